@@ -1,0 +1,79 @@
+//! Mermaid flowchart export.
+
+use std::fmt::Write as _;
+
+use super::{error_handlers, markers};
+use crate::blueprint::{Blueprint, EdgeKind, Endpoint};
+
+/// The blueprint as a Mermaid `flowchart`.
+///
+/// Node ids are prefixed (`n_review`) because Mermaid reserves words such as `end`.
+///
+/// ```
+/// let checked = trellis_dsl::check("graph G { node a; START -> a; a -> END; }");
+/// let mermaid = trellis_dsl::export::to_mermaid(&checked.module.graphs[0]);
+/// assert!(mermaid.starts_with("flowchart TD\n"));
+/// assert!(mermaid.contains("START --> n_a"));
+/// ```
+pub fn to_mermaid(blueprint: &Blueprint) -> String {
+    let handlers = error_handlers(blueprint);
+    let mut out = String::from("flowchart TD\n");
+    out.push_str("    START((START))\n");
+    out.push_str("    END(((END)))\n");
+    for node in &blueprint.nodes {
+        let is_handler = handlers.contains(node.id.as_str());
+        let mut label = node.id.clone();
+        for mark in markers(node, is_handler) {
+            label.push_str("<br/>");
+            label.push_str(mark);
+        }
+        let mut classes = Vec::new();
+        if node.interrupt.is_some() {
+            classes.push("interrupt");
+        }
+        if node.defer {
+            classes.push("deferred");
+        }
+        if is_handler {
+            classes.push("handler");
+        }
+        let class = if classes.is_empty() {
+            String::new()
+        } else {
+            format!(":::{}", classes.join(" "))
+        };
+        let _ = writeln!(out, "    n_{}[\"{}\"]{class}", node.id, escape(&label));
+    }
+    for edge in &blueprint.edges {
+        let arrow = match edge.kind {
+            EdgeKind::Static => "-->",
+            EdgeKind::Conditional => "-.->",
+            EdgeKind::Fork => "==>",
+        };
+        for target in &edge.targets {
+            let _ = writeln!(out, "    {} {arrow} {}", id(&edge.from), id(target));
+        }
+    }
+    for node in &blueprint.nodes {
+        if let Some(handler) = &node.on_error {
+            let _ = writeln!(out, "    n_{} -. on_error .-> n_{}", node.id, handler.id);
+        }
+    }
+    out.push_str("    classDef interrupt stroke:#d35400,stroke-width:3px\n");
+    out.push_str("    classDef deferred stroke-dasharray:5 5\n");
+    out.push_str("    classDef handler stroke:#c0392b,fill:#fdecea\n");
+    out
+}
+
+fn id(endpoint: &Endpoint) -> String {
+    match endpoint {
+        Endpoint::Start => "START".to_owned(),
+        Endpoint::End => "END".to_owned(),
+        Endpoint::Node(node) => format!("n_{node}"),
+    }
+}
+
+/// Text inside a quoted Mermaid label: quotes become entities.
+fn escape(text: &str) -> String {
+    text.replace('"', "#quot;")
+}

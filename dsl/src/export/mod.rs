@@ -1,0 +1,61 @@
+//! Exports of a blueprint: JSON (the shape of LANGUAGE.md §6), Graphviz DOT and Mermaid.
+//!
+//! Pure Rust, no external tool. In the pictures a static edge is a plain arrow, a conditional
+//! edge a dashed one, a fork a thick one and an `on_error` route a dotted, labelled one; START and
+//! END are terminals; interrupt, deferred and error-handler nodes are marked.
+
+mod dot;
+mod mermaid;
+
+pub use dot::to_dot;
+pub use mermaid::to_mermaid;
+
+use crate::blueprint::{Blueprint, Interrupt, Node};
+
+/// Why a blueprint could not be exported.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    /// JSON serialization failed.
+    #[error("could not serialize the blueprint as JSON: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+/// The blueprint as pretty-printed JSON, in the shape of LANGUAGE.md §6.
+///
+/// ```
+/// let checked = trellis_dsl::check("graph G { node a; START -> a; a -> END; }");
+/// let json = trellis_dsl::export::to_json(&checked.module.graphs[0])?;
+/// assert!(json.contains(r#""entry": "a""#));
+/// # Ok::<(), trellis_dsl::export::ExportError>(())
+/// ```
+pub fn to_json(blueprint: &Blueprint) -> Result<String, ExportError> {
+    let mut json = serde_json::to_string_pretty(blueprint)?;
+    json.push('\n');
+    Ok(json)
+}
+
+/// The nodes that some node's `on_error` names.
+fn error_handlers(blueprint: &Blueprint) -> std::collections::HashSet<&str> {
+    blueprint
+        .nodes
+        .iter()
+        .filter_map(|node| node.on_error.as_ref().map(|h| h.id.as_str()))
+        .collect()
+}
+
+/// The markers shown under a node's name: interrupt, deferred, error handler.
+fn markers(node: &Node, is_handler: bool) -> Vec<&'static str> {
+    let mut markers = Vec::new();
+    match node.interrupt {
+        Some(Interrupt::Before) => markers.push("⏸ interrupt before"),
+        Some(Interrupt::After) => markers.push("⏸ interrupt after"),
+        None => {}
+    }
+    if node.defer {
+        markers.push("⧗ deferred");
+    }
+    if is_handler {
+        markers.push("⚠ error handler");
+    }
+    markers
+}

@@ -1,0 +1,122 @@
+//! The `.graph` language of Trellis: parser, validated blueprint IR, diagnostics, formatter and
+//! exports.
+//!
+//! Source text goes through [`check`]: a pest grammar parses it piece by piece into a spanned
+//! AST, lowering turns that into a [`Module`] of [`Blueprint`]s, and validation adds every
+//! independent problem as a [`Diagnostic`] with a code, a span, labels and help. Code generation
+//! and every export read the blueprint, never the AST.
+//!
+//! ```
+//! let source = r#"
+//! graph Support {
+//!     node classify;
+//!     node draft { max_visits 2; }
+//!     START -> classify;
+//!     classify -> draft | END;
+//!     draft -> drfat;
+//! }
+//! "#;
+//! let checked = trellis_dsl::check(source);
+//! assert!(checked.has_errors());
+//! let error = &checked.diagnostics[0];
+//! assert_eq!(error.code, trellis_dsl::Code::E0202);
+//! assert_eq!(error.message, "node `drfat` is not declared in graph `Support`");
+//! assert_eq!(error.help.as_deref(), Some("did you mean `draft`?"));
+//! assert_eq!(&source[error.span.start..error.span.end], "drfat");
+//! ```
+//!
+//! With the `render` feature, [`render::human`] draws a diagnostic as a rustc-style report.
+
+mod ast;
+mod blueprint;
+mod check;
+mod diagnostic;
+pub mod export;
+mod format;
+mod literal;
+mod lower;
+mod names;
+mod parse;
+mod position;
+pub mod render;
+mod suggest;
+
+/// The pest parser generated from `grammar.pest`.
+#[allow(missing_docs, unreachable_pub)]
+mod syntax {
+    #[derive(pest_derive::Parser)]
+    #[grammar = "grammar.pest"]
+    pub struct GraphParser;
+}
+
+pub use blueprint::{
+    Blueprint, Edge, EdgeKind, Endpoint, Interrupt, JSON_FORMAT, MetaValue, Module, Node,
+    NodeKind, NodeRef, Retry,
+};
+pub use diagnostic::{Code, Diagnostic, Label, Severity, Span};
+pub use format::{FormatError, format};
+pub use position::{LineColumn, LineIndex};
+
+/// The outcome of checking a source: the lowered graphs and every diagnostic, in source order.
+#[derive(Debug)]
+pub struct Checked {
+    /// The graphs as far as they could be lowered. Only meaningful when there is no error.
+    pub module: Module,
+    /// Errors and warnings, sorted by position.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Checked {
+    /// Whether any diagnostic is an error.
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+
+    /// The errors.
+    pub fn errors(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.diagnostics.iter().filter(|d| d.is_error())
+    }
+
+    /// The warnings.
+    pub fn warnings(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.diagnostics.iter().filter(|d| !d.is_error())
+    }
+}
+
+/// Parses, lowers and validates a `.graph` source, reporting every independent problem.
+///
+/// Never panics, whatever the input; every diagnostic's span lies inside `text`.
+pub fn check(text: &str) -> Checked {
+    let mut diagnostics = diagnostic::Diagnostics::default();
+    let file = parse::parse(text, &mut diagnostics);
+    let (module, facts) = lower::lower(&file, &mut diagnostics);
+    check::check(&module, &facts, &mut diagnostics);
+    Checked {
+        module,
+        diagnostics: diagnostics.into_sorted(),
+    }
+}
+
+/// Decodes a source file's bytes as UTF-8.
+///
+/// On failure the diagnostic (E0001) points at the first invalid byte; its span indexes
+/// `String::from_utf8_lossy(bytes)`, which agrees with `bytes` up to that point.
+///
+/// ```
+/// assert!(trellis_dsl::decode(b"graph G {}").is_ok());
+/// let error = trellis_dsl::decode(b"graph \xff {}").unwrap_err();
+/// assert_eq!(error.span.start, 6);
+/// ```
+pub fn decode(bytes: &[u8]) -> Result<&str, Diagnostic> {
+    std::str::from_utf8(bytes).map_err(|error| {
+        let at = error.valid_up_to();
+        // The lossy text has U+FFFD (three bytes) where the invalid sequence was.
+        Diagnostic::new(
+            Code::E0001,
+            Span::new(at, at + '\u{FFFD}'.len_utf8()),
+            "the file is not valid UTF-8",
+            "invalid byte here",
+        )
+        .with_help("save the file as UTF-8")
+    })
+}

@@ -1,0 +1,499 @@
+//! AST → `Blueprint`: decodes literals and resolves each statement, reporting what is wrong
+//! within one declaration (E0002, E0102–E0105, E0107, misplaced doc comments).
+//!
+//! Checks that need the whole graph (edges, reachability, cycles) run afterwards, in `check`.
+
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+
+use crate::ast::{self, Attr, AttrKind, DocLine, ItemKind, KindSpec, MetaLiteral};
+use crate::blueprint::{
+    Blueprint, Edge, EdgeKind, Endpoint, Interrupt, MetaValue, Module, Node, NodeKind, NodeRef,
+    Retry,
+};
+use crate::diagnostic::{Code, Diagnostic, Diagnostics, Span};
+use crate::literal;
+use crate::names;
+use crate::suggest::did_you_mean;
+
+/// What the graph-wide checks need to know beyond the blueprint.
+#[derive(Debug, Default)]
+pub(crate) struct GraphFacts {
+    /// No syntax error inside the graph, so whole-graph checks (no entry, dead ends,
+    /// reachability) are meaningful.
+    pub(crate) complete: bool,
+    /// Names that broken declarations meant to declare.
+    pub(crate) poisoned: Vec<String>,
+    /// The whole graph in the source, from its name to its closing brace.
+    pub(crate) extent: Span,
+}
+
+const GRAPH_ITEMS: &[&str] = &["state", "max_steps", "node"];
+const ATTRIBUTES: &[&str] = &[
+    "retry",
+    "timeout",
+    "max_visits",
+    "interrupt",
+    "defer",
+    "on_error",
+    "kind",
+    "meta",
+];
+
+pub(crate) fn lower(file: &ast::File<'_>, diagnostics: &mut Diagnostics) -> (Module, Vec<GraphFacts>) {
+    let mut module = Module {
+        doc: literal::doc_text(&file.docs),
+        graphs: Vec::with_capacity(file.graphs.len()),
+    };
+    let mut facts = Vec::with_capacity(file.graphs.len());
+    for graph in &file.graphs {
+        let (blueprint, graph_facts) = lower_graph(graph, diagnostics);
+        module.graphs.push(blueprint);
+        facts.push(graph_facts);
+    }
+    (module, facts)
+}
+
+fn lower_graph(graph: &ast::Graph<'_>, diagnostics: &mut Diagnostics) -> (Blueprint, GraphFacts) {
+    let mut blueprint = Blueprint {
+        name: graph.name.map(|n| n.text.to_owned()).unwrap_or_default(),
+        doc: literal::doc_text(&graph.docs),
+        span: graph.name.map_or(graph.head_span, |n| n.span),
+        ..Blueprint::default()
+    };
+    if let Some(name) = graph.name {
+        check_graph_name(name, diagnostics);
+    }
+    misplaced_docs(&graph.stray_docs, diagnostics);
+
+    let declared: Vec<&str> = graph
+        .items
+        .iter()
+        .filter_map(|item| match &item.kind {
+            ItemKind::Node(node) => Some(node.name.text),
+            _ => None,
+        })
+        .collect();
+
+    let mut node_index: HashMap<&str, (usize, Span)> = HashMap::new();
+    let mut state_span: Option<Span> = None;
+    let mut max_steps_span: Option<Span> = None;
+    let mut saw_unknown_item = false;
+    for item in &graph.items {
+        if !matches!(item.kind, ItemKind::Node(_)) {
+            misplaced_docs(&item.docs, diagnostics);
+        }
+        match &item.kind {
+            ItemKind::State(path) => {
+                if let Some(first) = state_span {
+                    diagnostics.push(given_twice("`state`", "graph", &blueprint.name, first, path.span));
+                } else {
+                    state_span = Some(path.span);
+                    blueprint.state = Some(canonical_path(&path.tokens));
+                }
+            }
+            ItemKind::MaxSteps(value) => {
+                if let Some(first) = max_steps_span {
+                    diagnostics.push(given_twice("`max_steps`", "graph", &blueprint.name, first, value.span));
+                } else {
+                    max_steps_span = Some(value.span);
+                    match literal::integer(*value, "`max_steps`", 1) {
+                        Ok(steps) => blueprint.max_steps = Some(steps),
+                        Err(error) => diagnostics.push(error),
+                    }
+                }
+            }
+            ItemKind::Node(decl) => {
+                if decl.name.text.is_empty() {
+                    continue;
+                }
+                check_node_name(decl.name, diagnostics);
+                match node_index.entry(decl.name.text) {
+                    Entry::Occupied(first) => {
+                        diagnostics.push(
+                            Diagnostic::new(
+                                Code::E0102,
+                                decl.name.span,
+                                format!(
+                                    "node `{}` is declared twice in graph `{}`",
+                                    decl.name.text, blueprint.name
+                                ),
+                                "declared again here",
+                            )
+                            .with_label(first.get().1, "first declared here")
+                            .with_help("remove one declaration, or rename one of the nodes"),
+                        );
+                    }
+                    Entry::Vacant(slot) => {
+                        slot.insert((blueprint.nodes.len(), decl.name.span));
+                        let node = lower_node(decl, &item.docs, diagnostics);
+                        blueprint.nodes.push(node);
+                    }
+                }
+            }
+            ItemKind::Edge(edge) => lower_edge(edge, &mut blueprint.edges),
+            ItemKind::Unknown(word) => {
+                // Probably a mistyped declaration: whole-graph checks would only add noise.
+                saw_unknown_item = true;
+                if word.text.is_empty() {
+                    continue;
+                }
+                let help = if declared.contains(&word.text) {
+                    Some(format!(
+                        "to add an edge from node `{0}`, write `{0} -> …;`",
+                        word.text
+                    ))
+                } else {
+                    did_you_mean(word.text, GRAPH_ITEMS.iter().copied())
+                        .map(|keyword| format!("did you mean `{keyword}`?"))
+                };
+                diagnostics.push(
+                    Diagnostic::new(
+                        Code::E0107,
+                        word.span,
+                        format!("unknown graph item `{}`", word.text),
+                        "not a setting, a node or an edge",
+                    )
+                    .with_help(help.unwrap_or_else(|| {
+                        "a graph holds `state`, `max_steps`, `node` declarations and edges"
+                            .to_owned()
+                    })),
+                );
+            }
+        }
+    }
+    let facts = GraphFacts {
+        complete: !graph.had_syntax_error && !saw_unknown_item && graph.name.is_some(),
+        poisoned: graph.poisoned.iter().map(|name| (*name).to_owned()).collect(),
+        extent: graph.extent,
+    };
+    (blueprint, facts)
+}
+
+/// `a :: B < C , D >` → `a::B<C, D>`: one spelling whatever the layout, so the formatter cannot
+/// change what the state type exports as.
+fn canonical_path(tokens: &[&str]) -> String {
+    let mut out = String::new();
+    for token in tokens {
+        out.push_str(token);
+        if *token == "," {
+            out.push(' ');
+        }
+    }
+    out
+}
+
+fn check_graph_name(name: ast::Ident<'_>, diagnostics: &mut Diagnostics) {
+    if let Some(reason) = names::unusable_reason(name.text) {
+        diagnostics.push(
+            Diagnostic::new(
+                Code::E0103,
+                name.span,
+                format!("`{}` cannot name a graph", name.text),
+                reason,
+            )
+            .with_help("choose another name"),
+        );
+    } else if !names::is_pascal_case(name.text) {
+        let fixed = names::to_pascal_case(name.text);
+        let help = if names::is_pascal_case(&fixed) {
+            format!("rename it to `{fixed}`")
+        } else {
+            "a graph name starts with an uppercase letter and has only letters and digits".to_owned()
+        };
+        diagnostics.push(
+            Diagnostic::new(
+                Code::E0105,
+                name.span,
+                format!("graph name `{}` is not PascalCase", name.text),
+                "graph names are PascalCase",
+            )
+            .with_help(help),
+        );
+    }
+}
+
+fn check_node_name(name: ast::Ident<'_>, diagnostics: &mut Diagnostics) {
+    if let Some(reason) = names::unusable_reason(name.text) {
+        diagnostics.push(
+            Diagnostic::new(
+                Code::E0103,
+                name.span,
+                format!("`{}` cannot name a node", name.text),
+                reason,
+            )
+            .with_help("choose another name"),
+        );
+    } else if !names::is_snake_case(name.text) {
+        let fixed = names::to_snake_case(name.text);
+        let help = if names::is_snake_case(&fixed) && names::unusable_reason(&fixed).is_none() {
+            format!("rename it to `{fixed}`")
+        } else {
+            "a node name starts with a lowercase letter and has only lowercase letters, digits and `_`"
+                .to_owned()
+        };
+        diagnostics.push(
+            Diagnostic::new(
+                Code::E0105,
+                name.span,
+                format!("node name `{}` is not snake_case", name.text),
+                "node names are snake_case",
+            )
+            .with_help(help),
+        );
+    }
+}
+
+fn misplaced_docs(docs: &[DocLine<'_>], diagnostics: &mut Diagnostics) {
+    if let (Some(first), Some(last)) = (docs.first(), docs.last()) {
+        diagnostics.push(
+            Diagnostic::new(
+                Code::E0001,
+                first.span.to(last.span),
+                "doc comment documents nothing",
+                "`///` documents the `graph` or `node` that follows it",
+            )
+            .with_help("use `//` for a plain comment"),
+        );
+    }
+}
+
+fn given_twice(what: &str, owner_kind: &str, owner: &str, first: Span, again: Span) -> Diagnostic {
+    Diagnostic::new(
+        Code::E0104,
+        again,
+        format!("{what} is given twice in {owner_kind} `{owner}`"),
+        "given again here",
+    )
+    .with_label(first, "first given here")
+    .with_help("keep one of them")
+}
+
+fn lower_node(decl: &ast::NodeDecl<'_>, docs: &[DocLine<'_>], diagnostics: &mut Diagnostics) -> Node {
+    let mut node = Node {
+        id: decl.name.text.to_owned(),
+        doc: literal::doc_text(docs),
+        span: decl.name.span,
+        ..Node::default()
+    };
+    let mut seen: HashMap<String, Span> = HashMap::new();
+    let mut interrupt_span: Option<(Span, &str)> = None;
+    for attr in &decl.attrs {
+        let key = match &attr.kind {
+            AttrKind::Meta { key, .. } => format!("meta {}", key.text),
+            AttrKind::Unknown => String::new(),
+            _ => attr.keyword.text.to_owned(),
+        };
+        if !key.is_empty() {
+            if let Some(first) = seen.get(&key) {
+                let what = match &attr.kind {
+                    AttrKind::Meta { key, .. } => format!("meta key `{}`", key.text),
+                    _ => format!("attribute `{}`", attr.keyword.text),
+                };
+                diagnostics.push(given_twice(&what, "node", &node.id, *first, attr.span));
+                continue;
+            }
+            seen.insert(key, attr.span);
+        }
+        lower_attr(attr, &mut node, &mut interrupt_span, diagnostics);
+    }
+    node
+}
+
+fn lower_attr<'a>(
+    attr: &Attr<'a>,
+    node: &mut Node,
+    interrupt_span: &mut Option<(Span, &'a str)>,
+    diagnostics: &mut Diagnostics,
+) {
+    let mut report = |result: Result<(), Diagnostic>| {
+        if let Err(error) = result {
+            diagnostics.push(error);
+        }
+    };
+    match &attr.kind {
+        AttrKind::Retry { attempts, backoff } => report((|| {
+            let attempts = literal::integer(*attempts, "`retry`", 1)?;
+            let backoff_ms = backoff
+                .map(|b| literal::duration_ms(b, "`backoff`", true))
+                .transpose()?;
+            node.retry = Some(Retry {
+                attempts,
+                backoff_ms,
+            });
+            Ok(())
+        })()),
+        AttrKind::Timeout(value) => report(
+            literal::duration_ms(*value, "`timeout`", false).map(|ms| node.timeout_ms = Some(ms)),
+        ),
+        AttrKind::MaxVisits(value) => report(
+            literal::integer(*value, "`max_visits`", 1).map(|n| node.max_visits = Some(n)),
+        ),
+        AttrKind::Interrupt(when) => {
+            if let Some((first, first_when)) = *interrupt_span {
+                report(Err(Diagnostic::new(
+                    Code::E0104,
+                    attr.span,
+                    format!(
+                        "node `{}` has both `interrupt {first_when}` and `interrupt {}`",
+                        node.id, when.text
+                    ),
+                    "second interrupt here",
+                )
+                .with_label(first, "first interrupt here")
+                .with_help("a node pauses the run either before or after it runs: keep one")));
+                return;
+            }
+            *interrupt_span = Some((attr.span, when.text));
+            node.interrupt = Some(if when.text == "before" {
+                Interrupt::Before
+            } else {
+                Interrupt::After
+            });
+        }
+        AttrKind::Defer => node.defer = true,
+        AttrKind::OnError(target) => match target {
+            ast::Endpoint::Node(handler) => {
+                node.on_error = Some(NodeRef {
+                    id: handler.text.to_owned(),
+                    span: handler.span,
+                });
+            }
+            ast::Endpoint::Start(span) | ast::Endpoint::End(span) => report(Err(Diagnostic::new(
+                Code::E0207,
+                *span,
+                "`on_error` must name a node",
+                "not a node",
+            )
+            .with_help("name the node that handles this node's errors"))),
+        },
+        AttrKind::Kind(spec) => report(lower_kind(spec).map(|kind| node.kind = Some(kind))),
+        AttrKind::Meta { key, value } => {
+            let value = match value {
+                MetaLiteral::String(text) => match literal::string(*text) {
+                    Ok(text) => MetaValue::String(text),
+                    Err(errors) => {
+                        errors.into_iter().for_each(|e| diagnostics.push(e));
+                        return;
+                    }
+                },
+                MetaLiteral::Integer(number) => match literal::integer(*number, "a `meta` number", 0) {
+                    Ok(n) => MetaValue::Integer(n),
+                    Err(error) => {
+                        diagnostics.push(error);
+                        return;
+                    }
+                },
+                MetaLiteral::Bool(flag) => MetaValue::Bool(*flag),
+            };
+            node.meta.push((key.text.to_owned(), value));
+        }
+        AttrKind::Unknown => {
+            let word = attr.keyword;
+            let help = match did_you_mean(word.text, ATTRIBUTES.iter().copied()) {
+                Some(known) => format!("did you mean `{known}`?"),
+                None => format!("the attributes are {}", quoted_list(ATTRIBUTES)),
+            };
+            report(Err(Diagnostic::new(
+                Code::E0107,
+                word.span,
+                format!("unknown attribute `{}`", word.text),
+                "unknown attribute",
+            )
+            .with_help(help)));
+        }
+    }
+}
+
+fn lower_kind(spec: &KindSpec<'_>) -> Result<NodeKind, Diagnostic> {
+    match spec {
+        KindSpec::Custom(text) => literal::string(*text)
+            .map(NodeKind::Custom)
+            .map_err(|mut errors| errors.remove(0)),
+        KindSpec::Named { name, argument } if name.text == "delegate" => match argument {
+            Some(target) => Ok(NodeKind::Delegate(target.text.to_owned())),
+            None => Err(Diagnostic::new(
+                Code::E0107,
+                name.span,
+                "kind `delegate` needs the graph it delegates to",
+                "no graph named",
+            )
+            .with_help("write `kind delegate(GraphName);`")),
+        },
+        KindSpec::Named { name, argument } => {
+            let Some((_, kind)) = NodeKind::BUILT_IN.iter().find(|(n, _)| *n == name.text) else {
+                let known = NodeKind::BUILT_IN
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .chain(std::iter::once("delegate"));
+                let help = match did_you_mean(name.text, known) {
+                    Some(kind) => format!("did you mean `{kind}`?"),
+                    None => format!(
+                        "use a string for a kind of your own: `kind \"{}\";`",
+                        name.text
+                    ),
+                };
+                return Err(Diagnostic::new(
+                    Code::E0107,
+                    name.span,
+                    format!("unknown node kind `{}`", name.text),
+                    "unknown kind",
+                )
+                .with_help(help));
+            };
+            if let Some(argument) = argument {
+                return Err(Diagnostic::new(
+                    Code::E0107,
+                    argument.span,
+                    format!("kind `{}` takes no argument", name.text),
+                    "unexpected argument",
+                )
+                .with_help(format!("write `kind {};`", name.text)));
+            }
+            Ok(kind.clone())
+        }
+    }
+}
+
+fn quoted_list(words: &[&str]) -> String {
+    let quoted: Vec<String> = words.iter().map(|w| format!("`{w}`")).collect();
+    match quoted.split_last() {
+        Some((last, init)) if !init.is_empty() => format!("{} and {last}", init.join(", ")),
+        _ => quoted.join(""),
+    }
+}
+
+fn endpoint(endpoint: &ast::Endpoint<'_>) -> Endpoint {
+    match endpoint {
+        ast::Endpoint::Start(_) => Endpoint::Start,
+        ast::Endpoint::End(_) => Endpoint::End,
+        ast::Endpoint::Node(name) => Endpoint::Node(name.text.to_owned()),
+    }
+}
+
+/// `a -> b -> c | d;` becomes `a -> b` (static) and `b -> c | d` (conditional).
+fn lower_edge(edge: &ast::EdgeStmt<'_>, edges: &mut Vec<Edge>) {
+    let mut from = &edge.source;
+    for hop in &edge.hops {
+        edges.push(Edge {
+            from: endpoint(from),
+            kind: EdgeKind::Static,
+            targets: vec![endpoint(hop)],
+            from_span: from.span(),
+            target_spans: vec![hop.span()],
+        });
+        from = hop;
+    }
+    let (kind, targets) = match &edge.target {
+        ast::Target::Single(target) => (EdgeKind::Static, std::slice::from_ref(target)),
+        ast::Target::Conditional(targets) => (EdgeKind::Conditional, targets.as_slice()),
+        ast::Target::Fork(targets) => (EdgeKind::Fork, targets.as_slice()),
+    };
+    edges.push(Edge {
+        from: endpoint(from),
+        kind,
+        targets: targets.iter().map(endpoint).collect(),
+        from_span: from.span(),
+        target_spans: targets.iter().map(ast::Endpoint::span).collect(),
+    });
+}

@@ -1,0 +1,954 @@
+//! Source text → spanned AST, one grammar piece at a time, recovering after syntax errors.
+//!
+//! The file is not handed to pest whole: the driver parses a graph header, then one graph item,
+//! then (inside a broken node block) one attribute at a time. A piece that does not parse yields
+//! one E0001 and the driver resumes at the next `;` or `}`, so later independent errors still
+//! show. Pieces are small, so pest's token queue stays small however large the file is.
+
+use pest::Parser as _;
+use pest::error::{ErrorVariant, InputLocation};
+use pest::iterators::Pair;
+
+use crate::ast::{
+    Attr, AttrKind, DocLine, EdgeStmt, Endpoint, File, Graph, Ident, Item, ItemKind, KindSpec,
+    Literal, MetaLiteral, NodeDecl, RustPath, Target,
+};
+use crate::diagnostic::{Code, Diagnostic, Diagnostics, Span};
+use crate::suggest::did_you_mean;
+use crate::syntax::{GraphParser, Rule};
+
+/// After this many syntax errors in one file the rest is skipped: past it, errors are noise.
+const MAX_SYNTAX_ERRORS: usize = 100;
+
+/// Parses `text`, reporting syntax errors (E0001) into `diagnostics`.
+pub(crate) fn parse<'a>(text: &'a str, diagnostics: &mut Diagnostics) -> File<'a> {
+    let mut parser = Parser {
+        text,
+        pos: 0,
+        diagnostics,
+        syntax_errors: 0,
+    };
+    parser.file()
+}
+
+/// Whether `text` parses without a syntax error.
+#[cfg(test)]
+pub(crate) fn is_syntactically_valid(text: &str) -> bool {
+    let mut diagnostics = Diagnostics::default();
+    parse(text, &mut diagnostics);
+    diagnostics.error_count() == 0
+}
+
+struct Parser<'a, 'd> {
+    text: &'a str,
+    pos: usize,
+    diagnostics: &'d mut Diagnostics,
+    syntax_errors: usize,
+}
+
+type PieceResult<'a> = Result<Pair<'a, Rule>, pest::error::Error<Rule>>;
+
+impl<'a> Parser<'a, '_> {
+    fn file(&mut self) -> File<'a> {
+        let mut file = File::default();
+        loop {
+            self.skip_trivia();
+            let Ok(doc) = self.piece(Rule::file_doc) else { break };
+            let base = self.pos;
+            self.pos += doc.as_str().len();
+            file.docs.extend(doc.into_inner().map(|p| doc_line(&p, base)));
+        }
+        loop {
+            self.skip_trivia();
+            if self.at_end() || self.gave_up() {
+                break;
+            }
+            let start = self.pos;
+            match self.piece(Rule::graph_head) {
+                Ok(head) => {
+                    self.pos += head.as_str().len();
+                    let mut docs = Vec::new();
+                    let mut name = None;
+                    let mut brace = Span::new(start, self.pos);
+                    for part in head.into_inner() {
+                        match part.as_rule() {
+                            Rule::outer_doc => docs.push(doc_line(&part, start)),
+                            Rule::ident => name = Some(ident(&part, start)),
+                            Rule::lbrace => brace = span(&part, start),
+                            _ => {}
+                        }
+                    }
+                    let head_span = Span::new(
+                        name.map_or(brace.start, |n: Ident<'_>| n.span.start),
+                        brace.end,
+                    );
+                    let mut graph = Graph::new(docs, name, head_span);
+                    self.graph_body(&mut graph, brace);
+                    graph.extent = Span::new(start, self.pos);
+                    file.graphs.push(graph);
+                }
+                Err(error) => {
+                    self.syntax_error(start, &error, None);
+                    match self.recover(start) {
+                        Some(b'{') => {
+                            // A malformed header: still check the body, as a graph without a name.
+                            let brace = Span::new(self.pos, self.pos + 1);
+                            self.pos += 1;
+                            let mut graph = Graph::new(Vec::new(), None, brace);
+                            graph.had_syntax_error = true;
+                            self.graph_body(&mut graph, brace);
+                            graph.extent = Span::new(start, self.pos);
+                            file.graphs.push(graph);
+                        }
+                        Some(_) => self.pos += 1,
+                        None => {}
+                    }
+                }
+            }
+        }
+        file
+    }
+
+    fn graph_body(&mut self, graph: &mut Graph<'a>, open_brace: Span) {
+        loop {
+            self.skip_trivia();
+            if self.gave_up() {
+                graph.had_syntax_error = true;
+                return;
+            }
+            if self.at_end() {
+                graph.had_syntax_error = true;
+                self.unclosed(open_brace, "this graph is never closed");
+                return;
+            }
+            let start = self.pos;
+            if let Ok(close) = self.piece(Rule::graph_close) {
+                self.pos += close.as_str().len();
+                graph.stray_docs.extend(
+                    close
+                        .into_inner()
+                        .filter(|p| p.as_rule() == Rule::outer_doc)
+                        .map(|p| doc_line(&p, start)),
+                );
+                return;
+            }
+            match self.piece(Rule::graph_item) {
+                Ok(item) => {
+                    self.pos += item.as_str().len();
+                    graph.items.push(build_item(item, start));
+                }
+                Err(error) => {
+                    graph.had_syntax_error = true;
+                    if let Ok(open) = self.piece(Rule::node_open) {
+                        self.pos += open.as_str().len();
+                        let item = self.node_block(open, start);
+                        graph.items.push(item);
+                        continue;
+                    }
+                    if let Ok(probe) = self.piece(Rule::node_name_probe) {
+                        if let Some(name) = probe.into_inner().find(|p| p.as_rule() == Rule::ident)
+                        {
+                            graph.poisoned.push(name.as_str());
+                        }
+                    }
+                    self.syntax_error(start, &error, None);
+                    self.resume_after_broken_piece(start);
+                }
+            }
+        }
+    }
+
+    /// Parses the attributes of a node block one by one, after `node name {` parsed but the
+    /// whole declaration did not.
+    fn node_block(&mut self, open: Pair<'a, Rule>, start: usize) -> Item<'a> {
+        let mut docs = Vec::new();
+        let mut name = None;
+        let mut brace = Span::new(start, self.pos);
+        for part in open.into_inner() {
+            match part.as_rule() {
+                Rule::outer_doc => docs.push(doc_line(&part, start)),
+                Rule::ident => name = Some(ident(&part, start)),
+                Rule::lbrace => brace = span(&part, start),
+                _ => {}
+            }
+        }
+        let mut attrs = Vec::new();
+        loop {
+            self.skip_trivia();
+            if self.gave_up() {
+                break;
+            }
+            if self.at_end() {
+                self.unclosed(brace, "this node block is never closed");
+                break;
+            }
+            if let Ok(close) = self.piece(Rule::rbrace) {
+                self.pos += close.as_str().len();
+                break;
+            }
+            let attr_start = self.pos;
+            match self.piece(Rule::attr) {
+                Ok(attr) => {
+                    self.pos += attr.as_str().len();
+                    attrs.push(build_attr(attr, attr_start));
+                }
+                Err(error) => {
+                    if self.piece(Rule::graph_item).is_ok() {
+                        // A graph item where an attribute should be: the block lacks its `}`.
+                        self.report_unexpected(
+                            attr_start,
+                            &[Rule::rbrace],
+                            Some((brace, "this node block is never closed")),
+                        );
+                        break;
+                    }
+                    self.syntax_error(attr_start, &error, None);
+                    self.resume_after_broken_piece(attr_start);
+                }
+            }
+        }
+        let name = name.unwrap_or(Ident {
+            text: "",
+            span: brace,
+        });
+        Item {
+            docs,
+            kind: ItemKind::Node(NodeDecl { name, attrs }),
+        }
+    }
+
+    fn at_end(&self) -> bool {
+        self.pos >= self.text.len()
+    }
+
+    fn gave_up(&self) -> bool {
+        self.syntax_errors >= MAX_SYNTAX_ERRORS
+    }
+
+    fn rest(&self) -> &'a str {
+        &self.text[self.pos..]
+    }
+
+    fn piece(&self, rule: Rule) -> PieceResult<'a> {
+        GraphParser::parse(rule, self.rest()).and_then(|mut pairs| {
+            pairs.next().ok_or_else(|| {
+                pest::error::Error::new_from_pos(
+                    ErrorVariant::ParsingError {
+                        positives: vec![rule],
+                        negatives: vec![],
+                    },
+                    pest::Position::from_start(self.rest()),
+                )
+            })
+        })
+    }
+
+    fn skip_trivia(&mut self) {
+        // Most pieces start right at a token; only call into pest when there is trivia.
+        match self.rest().as_bytes().first() {
+            Some(b' ' | b'\t' | b'\r' | b'\n' | b'/' | 0xEF) => {}
+            _ => return,
+        }
+        if let Ok(trivia) = self.piece(Rule::trivia) {
+            self.pos += trivia.as_str().len();
+        }
+    }
+
+    /// Skips from `start` to the next `;`, `{` or `}` outside strings and comments and returns
+    /// that byte (not consumed), or `None` at the end of the text.
+    fn recover(&mut self, start: usize) -> Option<u8> {
+        self.pos = start;
+        if let Ok(skipped) = self.piece(Rule::recover) {
+            self.pos += skipped.as_str().len();
+        }
+        self.text.as_bytes().get(self.pos).copied()
+    }
+
+    /// After a broken piece: consume up to and including its `;`, or its whole `{ … }` block;
+    /// stop before a `}`, which closes the enclosing block.
+    fn resume_after_broken_piece(&mut self, start: usize) {
+        match self.recover(start) {
+            Some(b';') => self.pos += 1,
+            Some(b'{') => self.skip_block(),
+            _ => {}
+        }
+    }
+
+    /// Skips a balanced `{ … }` starting at the current `{`.
+    fn skip_block(&mut self) {
+        let mut depth = 0usize;
+        loop {
+            match self.text.as_bytes().get(self.pos) {
+                Some(b'{') => depth += 1,
+                Some(b'}') => depth -= 1,
+                Some(b';') => {}
+                _ => return,
+            }
+            self.pos += 1;
+            if depth == 0 {
+                return;
+            }
+            let here = self.pos;
+            self.recover(here);
+        }
+    }
+
+    fn syntax_error(
+        &mut self,
+        base: usize,
+        error: &pest::error::Error<Rule>,
+        context: Option<(Span, &str)>,
+    ) {
+        let offset = match error.location {
+            InputLocation::Pos(at) => at,
+            InputLocation::Span((at, _)) => at,
+        };
+        let expected: Vec<Rule> = match &error.variant {
+            ErrorVariant::ParsingError { positives, .. } => {
+                positives.iter().flat_map(|rule| first_tokens(*rule)).collect()
+            }
+            ErrorVariant::CustomError { .. } => Vec::new(),
+        };
+        self.report_unexpected(base + offset, &expected, context);
+    }
+
+    fn unclosed(&mut self, open_brace: Span, label: &str) {
+        self.report_unexpected(self.text.len(), &[Rule::rbrace], Some((open_brace, label)));
+    }
+
+    fn report_unexpected(&mut self, at: usize, expected: &[Rule], context: Option<(Span, &str)>) {
+        if self.gave_up() {
+            return;
+        }
+        self.syntax_errors += 1;
+        let diagnostic = if self.gave_up() {
+            Diagnostic::new(
+                Code::E0001,
+                Span::new(at, at),
+                format!("too many syntax errors ({MAX_SYNTAX_ERRORS}); the rest of the file was not checked"),
+                "checking stopped here",
+            )
+            .with_help("fix the errors above and check again")
+        } else {
+            unexpected_token(self.text, at, expected)
+        };
+        let diagnostic = match context {
+            Some((span, label)) => diagnostic.with_label(span, label),
+            None => diagnostic,
+        };
+        self.diagnostics.push(diagnostic);
+    }
+}
+
+impl<'a> Graph<'a> {
+    fn new(docs: Vec<DocLine<'a>>, name: Option<Ident<'a>>, head_span: Span) -> Self {
+        Graph {
+            docs,
+            name,
+            head_span,
+            items: Vec::new(),
+            stray_docs: Vec::new(),
+            had_syntax_error: false,
+            poisoned: Vec::new(),
+            extent: head_span,
+        }
+    }
+}
+
+/// What stands at a syntax error's position.
+enum Found {
+    EndOfFile,
+    UnterminatedComment,
+    UnterminatedString,
+    Token { text: String, is_word: bool },
+    Described(&'static str),
+}
+
+/// Builds the E0001 for an unexpected token at `at`, saying what was expected.
+fn unexpected_token(text: &str, at: usize, expected: &[Rule]) -> Diagnostic {
+    let (span, found) = found_at(text, at);
+    match found {
+        Found::UnterminatedComment => Diagnostic::new(
+            Code::E0001,
+            span,
+            "unterminated block comment",
+            "this comment is never closed",
+        )
+        .with_help("close it with `*/`; each nested `/*` needs its own `*/`"),
+        Found::UnterminatedString => Diagnostic::new(
+            Code::E0001,
+            span,
+            "unterminated string",
+            "this string is never closed",
+        )
+        .with_help("close it with `\"`; write a quote inside a string as `\\\"`"),
+        found => {
+            let expected_list = describe_expected(expected);
+            let found_text = match &found {
+                Found::EndOfFile => "end of file".to_owned(),
+                Found::Token { text, is_word } if *is_word && is_keyword(text) => {
+                    format!("keyword `{text}`")
+                }
+                Found::Token { text, .. } => format!("`{text}`"),
+                Found::Described(what) => (*what).to_owned(),
+                Found::UnterminatedComment | Found::UnterminatedString => String::new(),
+            };
+            let help = match &found {
+                Found::Token {
+                    text,
+                    is_word: true,
+                } => did_you_mean(text, expected.iter().filter_map(|r| keyword_text(*r)))
+                    .map(|keyword| format!("did you mean `{keyword}`?")),
+                Found::Described("`//!` doc comment") => {
+                    Some("`//!` documents the whole file and goes at its top".to_owned())
+                }
+                _ => None,
+            };
+            let (message, label) = if expected_list.is_empty() {
+                (
+                    format!("unexpected {found_text}"),
+                    "unexpected here".to_owned(),
+                )
+            } else {
+                (
+                    format!("expected {expected_list}, found {found_text}"),
+                    format!("expected {expected_list}"),
+                )
+            };
+            Diagnostic::new(Code::E0001, span, message, label).with_optional_help(help)
+        }
+    }
+}
+
+/// The token at `at`: its span and a description.
+fn found_at(text: &str, at: usize) -> (Span, Found) {
+    let rest = &text[at..];
+    let Some(first) = rest.chars().next() else {
+        return (Span::new(at, at), Found::EndOfFile);
+    };
+    if rest.starts_with("/*") {
+        return (Span::new(at, at + 2), Found::UnterminatedComment);
+    }
+    if first == '"' {
+        // The string rule failed here, so the string never closes.
+        return (Span::new(at, at + 1), Found::UnterminatedString);
+    }
+    if rest.starts_with("//!") {
+        let end = rest.find('\n').unwrap_or(rest.len());
+        return (
+            Span::new(at, at + end.min(3)),
+            Found::Described("`//!` doc comment"),
+        );
+    }
+    if rest.starts_with("///") {
+        return (Span::new(at, at + 3), Found::Described("doc comment"));
+    }
+    if rest.starts_with("->") || rest.starts_with("::") {
+        return (
+            Span::new(at, at + 2),
+            Found::Token {
+                text: rest[..2].to_owned(),
+                is_word: false,
+            },
+        );
+    }
+    if first.is_ascii_alphanumeric() || first == '_' {
+        let len = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        // Quote at most a screenful of a very long word.
+        let shown: String = rest[..len].chars().take(40).collect();
+        let text = if shown.len() < len {
+            format!("{shown}…")
+        } else {
+            shown
+        };
+        return (
+            Span::new(at, at + len),
+            Found::Token {
+                text,
+                is_word: !first.is_ascii_digit(),
+            },
+        );
+    }
+    let span = Span::new(at, at + first.len_utf8());
+    let text = if first.is_control() || first.is_whitespace() {
+        first.escape_default().to_string()
+    } else {
+        first.to_string()
+    };
+    (
+        span,
+        Found::Token {
+            text,
+            is_word: false,
+        },
+    )
+}
+
+/// The tokens a rule can start with. pest names the rule itself, not its first tokens, when it
+/// fails at its own start; this spells such rules out so messages list tokens.
+fn first_tokens(rule: Rule) -> Vec<Rule> {
+    match rule {
+        Rule::graph_head => vec![Rule::kw_graph],
+        Rule::graph_item => vec![
+            Rule::kw_node,
+            Rule::kw_state,
+            Rule::kw_max_steps,
+            Rule::kw_start,
+            Rule::ident,
+            Rule::rbrace,
+        ],
+        Rule::attr => vec![
+            Rule::kw_retry,
+            Rule::kw_timeout,
+            Rule::kw_max_visits,
+            Rule::kw_interrupt,
+            Rule::kw_defer,
+            Rule::kw_on_error,
+            Rule::kw_kind,
+            Rule::kw_meta,
+            Rule::rbrace,
+        ],
+        Rule::endpoint | Rule::target => vec![Rule::kw_start, Rule::kw_end, Rule::ident],
+        Rule::rust_path => vec![Rule::path_sep, Rule::ident],
+        other => vec![other],
+    }
+}
+
+/// "`;`", "one of `;` or `{`", "one of `a`, `b`, or `c`".
+fn describe_expected(expected: &[Rule]) -> String {
+    let mut names: Vec<(usize, String)> = expected
+        .iter()
+        .filter_map(|rule| rule_description(*rule))
+        .collect();
+    // Doc comments are allowed in many places; listing them only adds noise.
+    if names.len() > 1 {
+        names.retain(|(_, name)| *name != "doc comment");
+    }
+    names.sort();
+    names.dedup();
+    let names: Vec<String> = names.into_iter().map(|(_, name)| name).collect();
+    match names.as_slice() {
+        [] => String::new(),
+        [one] => one.clone(),
+        [one, other] => format!("one of {one} or {other}"),
+        [init @ .., last] => format!("one of {}, or {last}", init.join(", ")),
+    }
+}
+
+/// How a token rule is named in "expected …", with its rank in such lists (keywords first).
+fn rule_description(rule: Rule) -> Option<(usize, String)> {
+    let name = match rule {
+        Rule::semi => "`;`",
+        Rule::arrow => "`->`",
+        Rule::pipe => "`|`",
+        Rule::amp => "`&`",
+        Rule::eq => "`=`",
+        Rule::lbrace => "`{`",
+        Rule::rbrace => "`}`",
+        Rule::lparen => "`(`",
+        Rule::rparen => "`)`",
+        Rule::path_sep => "`::`",
+        Rule::lt => "`<`",
+        Rule::gt => "`>`",
+        Rule::comma => "`,`",
+        Rule::ident => "a name",
+        Rule::number => "a number",
+        Rule::string => "a string",
+        Rule::outer_doc => "doc comment",
+        Rule::inner_doc => "`//!` doc comment",
+        Rule::EOI => "end of file",
+        other => return keyword_text(other).map(|keyword| (0, format!("`{keyword}`"))),
+    };
+    Some((1, name.to_owned()))
+}
+
+/// The words reserved by the language (LANGUAGE.md §2).
+pub(crate) const KEYWORDS: &[&str] = &[
+    "graph",
+    "state",
+    "max_steps",
+    "node",
+    "START",
+    "END",
+    "retry",
+    "backoff",
+    "timeout",
+    "max_visits",
+    "interrupt",
+    "before",
+    "after",
+    "defer",
+    "on_error",
+    "kind",
+    "meta",
+    "use",
+    "true",
+    "false",
+];
+
+pub(crate) fn is_keyword(word: &str) -> bool {
+    KEYWORDS.contains(&word)
+}
+
+fn keyword_text(rule: Rule) -> Option<&'static str> {
+    Some(match rule {
+        Rule::kw_graph => "graph",
+        Rule::kw_state => "state",
+        Rule::kw_max_steps => "max_steps",
+        Rule::kw_node => "node",
+        Rule::kw_start => "START",
+        Rule::kw_end => "END",
+        Rule::kw_retry => "retry",
+        Rule::kw_backoff => "backoff",
+        Rule::kw_timeout => "timeout",
+        Rule::kw_max_visits => "max_visits",
+        Rule::kw_interrupt => "interrupt",
+        Rule::kw_before => "before",
+        Rule::kw_after => "after",
+        Rule::kw_defer => "defer",
+        Rule::kw_on_error => "on_error",
+        Rule::kw_kind => "kind",
+        Rule::kw_meta => "meta",
+        Rule::kw_use => "use",
+        Rule::kw_true => "true",
+        Rule::kw_false => "false",
+        _ => return None,
+    })
+}
+
+// ---- pairs → AST -------------------------------------------------------------------------------
+
+fn span(pair: &Pair<'_, Rule>, base: usize) -> Span {
+    let inner = pair.as_span();
+    Span::new(base + inner.start(), base + inner.end())
+}
+
+fn ident<'a>(pair: &Pair<'a, Rule>, base: usize) -> Ident<'a> {
+    Ident {
+        text: pair.as_str(),
+        span: span(pair, base),
+    }
+}
+
+fn literal<'a>(pair: &Pair<'a, Rule>, base: usize) -> Literal<'a> {
+    Literal {
+        text: pair.as_str(),
+        span: span(pair, base),
+    }
+}
+
+fn doc_line<'a>(pair: &Pair<'a, Rule>, base: usize) -> DocLine<'a> {
+    DocLine {
+        text: pair.as_str(),
+        span: span(pair, base),
+    }
+}
+
+fn build_item(pair: Pair<'_, Rule>, base: usize) -> Item<'_> {
+    let item_span = span(&pair, base);
+    let mut docs = Vec::new();
+    let mut kind = None;
+    for part in pair.into_inner() {
+        match part.as_rule() {
+            Rule::outer_doc => docs.push(doc_line(&part, base)),
+            Rule::state_decl => {
+                let path = part
+                    .into_inner()
+                    .find(|p| p.as_rule() == Rule::rust_path)
+                    .map(|p| rust_path(p, base));
+                kind = path.map(ItemKind::State);
+            }
+            Rule::max_steps_decl => {
+                kind = part
+                    .into_inner()
+                    .find(|p| p.as_rule() == Rule::number)
+                    .map(|p| ItemKind::MaxSteps(literal(&p, base)));
+            }
+            Rule::node_decl => {
+                let mut name = None;
+                let mut attrs = Vec::new();
+                for piece in part.into_inner() {
+                    match piece.as_rule() {
+                        Rule::ident => name = Some(ident(&piece, base)),
+                        Rule::attr => attrs.push(build_attr(piece, base)),
+                        _ => {}
+                    }
+                }
+                kind = name.map(|name| ItemKind::Node(NodeDecl { name, attrs }));
+            }
+            Rule::edge => kind = Some(ItemKind::Edge(build_edge(part, base))),
+            Rule::unknown_setting => {
+                kind = part
+                    .into_inner()
+                    .find(|p| p.as_rule() == Rule::ident)
+                    .map(|p| ItemKind::Unknown(ident(&p, base)));
+            }
+            _ => {}
+        }
+    }
+    Item {
+        docs,
+        // Every alternative of `graph_item` yields its parts; the fallback is unreachable but
+        // keeps the builder total.
+        kind: kind.unwrap_or(ItemKind::Unknown(Ident {
+            text: "",
+            span: item_span,
+        })),
+    }
+}
+
+fn rust_path(pair: Pair<'_, Rule>, base: usize) -> RustPath<'_> {
+    let path_span = span(&pair, base);
+    let mut tokens = Vec::new();
+    for part in pair.into_inner() {
+        if part.as_rule() == Rule::generic_args {
+            tokens.extend(part.into_inner().map(|p| p.as_str()));
+        } else {
+            tokens.push(part.as_str());
+        }
+    }
+    RustPath {
+        tokens,
+        span: path_span,
+    }
+}
+
+fn endpoint(pair: Pair<'_, Rule>, base: usize) -> Endpoint<'_> {
+    let inner = pair.into_inner().next();
+    match inner {
+        Some(p) if p.as_rule() == Rule::kw_start => Endpoint::Start(span(&p, base)),
+        Some(p) if p.as_rule() == Rule::kw_end => Endpoint::End(span(&p, base)),
+        Some(p) => Endpoint::Node(ident(&p, base)),
+        None => Endpoint::Node(Ident {
+            text: "",
+            span: Span::new(base, base),
+        }),
+    }
+}
+
+fn build_edge(pair: Pair<'_, Rule>, base: usize) -> EdgeStmt<'_> {
+    let mut endpoints = Vec::new();
+    let mut target = None;
+    for part in pair.into_inner() {
+        match part.as_rule() {
+            Rule::endpoint => endpoints.push(endpoint(part, base)),
+            Rule::target => {
+                let mut fork = false;
+                let mut branch = false;
+                let mut targets = Vec::new();
+                for piece in part.into_inner() {
+                    match piece.as_rule() {
+                        Rule::endpoint => targets.push(endpoint(piece, base)),
+                        Rule::pipe => branch = true,
+                        Rule::amp => fork = true,
+                        _ => {}
+                    }
+                }
+                target = Some(if fork {
+                    Target::Fork(targets)
+                } else if branch {
+                    Target::Conditional(targets)
+                } else {
+                    match targets.pop() {
+                        Some(single) => Target::Single(single),
+                        None => Target::Conditional(Vec::new()),
+                    }
+                });
+            }
+            _ => {}
+        }
+    }
+    let mut endpoints = endpoints.into_iter();
+    let source = endpoints.next().unwrap_or(Endpoint::Node(Ident {
+        text: "",
+        span: Span::new(base, base),
+    }));
+    EdgeStmt {
+        source,
+        hops: endpoints.collect(),
+        target: target.unwrap_or(Target::Conditional(Vec::new())),
+    }
+}
+
+fn build_attr(pair: Pair<'_, Rule>, base: usize) -> Attr<'_> {
+    let attr_span = span(&pair, base);
+    let Some(specific) = pair.into_inner().next() else {
+        return unknown_attr(attr_span);
+    };
+    let rule = specific.as_rule();
+    let mut parts = specific.into_inner().filter(|p| {
+        !matches!(
+            p.as_rule(),
+            Rule::semi | Rule::lparen | Rule::rparen | Rule::eq | Rule::kw_backoff
+        )
+    });
+    let Some(first) = parts.next() else {
+        return unknown_attr(attr_span);
+    };
+    let keyword = ident(&first, base);
+    let rest: Vec<Pair<'_, Rule>> = parts.collect();
+    let lit = |i: usize| rest.get(i).map(|p| literal(p, base));
+    let kind = match rule {
+        Rule::retry_attr => lit(0).map(|attempts| AttrKind::Retry {
+            attempts,
+            backoff: lit(1),
+        }),
+        Rule::timeout_attr => lit(0).map(AttrKind::Timeout),
+        Rule::max_visits_attr => lit(0).map(AttrKind::MaxVisits),
+        Rule::interrupt_attr => rest.first().map(|p| AttrKind::Interrupt(ident(p, base))),
+        Rule::defer_attr => Some(AttrKind::Defer),
+        Rule::on_error_attr => rest
+            .first()
+            .cloned()
+            .map(|p| AttrKind::OnError(endpoint(p, base))),
+        Rule::kind_attr => rest.first().map(|p| {
+            if p.as_rule() == Rule::string {
+                AttrKind::Kind(KindSpec::Custom(literal(p, base)))
+            } else {
+                AttrKind::Kind(KindSpec::Named {
+                    name: ident(p, base),
+                    argument: rest.get(1).map(|a| ident(a, base)),
+                })
+            }
+        }),
+        Rule::meta_attr => match (rest.first(), rest.get(1)) {
+            (Some(key), Some(value)) => Some(AttrKind::Meta {
+                key: ident(key, base),
+                value: match value.as_rule() {
+                    Rule::string => MetaLiteral::String(literal(value, base)),
+                    Rule::number => MetaLiteral::Integer(literal(value, base)),
+                    other => MetaLiteral::Bool(other == Rule::kw_true),
+                },
+            }),
+            _ => None,
+        },
+        _ => Some(AttrKind::Unknown),
+    };
+    Attr {
+        keyword,
+        kind: kind.unwrap_or(AttrKind::Unknown),
+        span: attr_span,
+    }
+}
+
+fn unknown_attr(span: Span) -> Attr<'static> {
+    Attr {
+        keyword: Ident { text: "", span },
+        kind: AttrKind::Unknown,
+        span,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn errors(text: &str) -> Vec<Diagnostic> {
+        let mut diagnostics = Diagnostics::default();
+        parse(text, &mut diagnostics);
+        diagnostics.into_sorted()
+    }
+
+    #[test]
+    fn a_valid_file_parses_into_graphs_items_and_attributes() {
+        let text = "//! file\n/// doc\ngraph G {\n  state a::B<C, D<E>>;\n  node x { retry 3 backoff 200ms; meta owner = \"me\"; }\n  START -> x -> y | END;\n}\n";
+        let mut diagnostics = Diagnostics::default();
+        let file = parse(text, &mut diagnostics);
+        assert!(diagnostics.into_sorted().is_empty());
+        assert_eq!(file.docs.len(), 1);
+        let graph = &file.graphs[0];
+        assert_eq!(graph.name.map(|n| n.text), Some("G"));
+        assert_eq!(graph.items.len(), 3);
+        match &graph.items[0].kind {
+            ItemKind::State(path) => {
+                assert_eq!(path.tokens, ["a", "::", "B", "<", "C", ",", "D", "<", "E", ">", ">"]);
+            }
+            other => panic!("expected state, got {other:?}"),
+        }
+        match &graph.items[1].kind {
+            ItemKind::Node(node) => {
+                assert_eq!(node.name.text, "x");
+                assert_eq!(node.attrs.len(), 2);
+                assert!(matches!(node.attrs[0].kind, AttrKind::Retry { backoff: Some(_), .. }));
+            }
+            other => panic!("expected node, got {other:?}"),
+        }
+        match &graph.items[2].kind {
+            ItemKind::Edge(edge) => {
+                assert!(matches!(edge.source, Endpoint::Start(_)));
+                assert_eq!(edge.hops.len(), 1);
+                assert!(matches!(&edge.target, Target::Conditional(t) if t.len() == 2));
+            }
+            other => panic!("expected edge, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn recovers_at_the_next_semicolon_and_reports_each_error() {
+        let found = errors("graph G {\n node a b;\n node c;\n c -> -> d;\n}\n");
+        let messages: Vec<&str> = found.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(
+            messages,
+            [
+                "expected one of `;` or `{`, found `b`",
+                "expected one of `END`, `START`, or a name, found `->`"
+            ]
+        );
+    }
+
+    #[test]
+    fn recovers_inside_a_node_block_attribute_by_attribute() {
+        let found = errors("graph G {\n node a { retry; timeout 1s; max_visits ; }\n}\n");
+        assert_eq!(found.len(), 2);
+        assert!(found.iter().all(|d| d.message == "expected a number, found `;`"));
+    }
+
+    #[test]
+    fn a_node_block_without_its_brace_is_closed_at_the_next_graph_item() {
+        let found = errors("graph G {\n node a { retry 2;\n a -> END;\n}\n");
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].message, "expected `}`, found `a`");
+        assert_eq!(found[0].labels[0].message, "this node block is never closed");
+    }
+
+    #[test]
+    fn a_misspelled_keyword_gets_a_suggestion() {
+        let found = errors("grahp G {}\n");
+        assert_eq!(found[0].message, "expected `graph`, found `grahp`");
+        assert_eq!(found[0].help.as_deref(), Some("did you mean `graph`?"));
+        // A misspelled item keyword is no syntax error: lowering reports it as unknown (E0107).
+        let checked = crate::check("graph G { nodee a; }");
+        assert_eq!(checked.diagnostics[0].code, Code::E0107);
+        assert_eq!(checked.diagnostics[0].help.as_deref(), Some("did you mean `node`?"));
+        let found = errors("graph G { node a { retry 3 backof 1s; } }");
+        assert_eq!(found[0].help.as_deref(), Some("did you mean `backoff`?"));
+    }
+
+    #[test]
+    fn unterminated_comments_and_strings_say_so() {
+        let found = errors("graph G { node a; /* open\n");
+        assert_eq!(found[0].message, "unterminated block comment");
+        let found = errors("graph G { node a { kind \"open; } }");
+        assert_eq!(found[0].message, "unterminated string");
+    }
+
+    #[test]
+    fn an_unclosed_graph_points_at_its_brace() {
+        let text = "graph G {\n node a;\n";
+        let found = errors(text);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].message, "expected `}`, found end of file");
+        assert_eq!(found[0].span, Span::new(text.len(), text.len()));
+        assert_eq!(found[0].labels[0].span, Span::new(8, 9));
+    }
+
+    #[test]
+    fn syntax_errors_stop_after_the_limit() {
+        let text = format!("graph G {{ {} }}", "@;".repeat(500));
+        let found = errors(&text);
+        assert_eq!(found.len(), MAX_SYNTAX_ERRORS);
+        assert!(found[MAX_SYNTAX_ERRORS - 1].message.starts_with("too many syntax errors"));
+    }
+}
