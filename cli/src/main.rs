@@ -1,2 +1,305 @@
-//! x
-fn main(){}
+//! `trellis`: check, format and export `.graph` files (the CLI contract of LANGUAGE.md §6).
+//!
+//! Exit codes: 0 when all is well, 1 when a file has errors (or warnings under
+//! `--deny-warnings`, or would be reformatted under `fmt --check`), 2 on usage or I/O errors.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use trellis_dsl::render::{self, HumanStyle};
+use trellis_dsl::{Checked, Diagnostic, export};
+
+#[derive(Parser)]
+#[command(name = "trellis", version, about = "Check, format and export Trellis `.graph` files")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Report every error and warning in the given files.
+    Check {
+        /// How to print diagnostics.
+        #[arg(long, value_enum, default_value_t = CheckFormat::Human)]
+        format: CheckFormat,
+        /// Fail (exit 1) on warnings too.
+        #[arg(long)]
+        deny_warnings: bool,
+        /// The `.graph` files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Rewrite files in the canonical layout, keeping every comment.
+    Fmt {
+        /// Change nothing; exit 1 if a file is not formatted.
+        #[arg(long)]
+        check: bool,
+        /// The `.graph` files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Print a graph's blueprint as JSON, Graphviz DOT or Mermaid.
+    Export {
+        /// The output format.
+        #[arg(long, value_enum)]
+        format: ExportFormat,
+        /// The graph to export, when the file holds more than one.
+        #[arg(long)]
+        graph: Option<String>,
+        /// The `.graph` file.
+        file: PathBuf,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum CheckFormat {
+    Human,
+    Json,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ExportFormat {
+    Json,
+    Dot,
+    Mermaid,
+}
+
+/// A failure that ends the command with exit code 2.
+#[derive(Debug, thiserror::Error)]
+enum UsageError {
+    #[error("cannot read `{path}`: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("cannot write `{path}`: {source}")]
+    Write {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Graph(String),
+    #[error("cannot export: {0}")]
+    Export(#[from] export::ExportError),
+    #[error("cannot write to standard output: {0}")]
+    Stdout(std::io::Error),
+}
+
+/// How a command ended when it did not fail to run.
+enum Outcome {
+    Clean,
+    Problems,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Check {
+            format,
+            deny_warnings,
+            files,
+        } => check(&files, format, deny_warnings),
+        Command::Fmt { check, files } => fmt(&files, check),
+        Command::Export {
+            format,
+            graph,
+            file,
+        } => export(&file, format, graph.as_deref()),
+    };
+    match result {
+        Ok(Outcome::Clean) => ExitCode::SUCCESS,
+        Ok(Outcome::Problems) => ExitCode::from(1),
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// A source file as read: its text (lossy if it was not UTF-8) and its decoding error, if any.
+struct Source {
+    name: String,
+    text: String,
+    decode_error: Option<Diagnostic>,
+}
+
+fn read(path: &Path) -> Result<Source, UsageError> {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|source| UsageError::Read {
+        path: name.clone(),
+        source,
+    })?;
+    Ok(match trellis_dsl::decode(&bytes) {
+        Ok(text) => Source {
+            name,
+            text: text.to_owned(),
+            decode_error: None,
+        },
+        Err(error) => Source {
+            name,
+            text: String::from_utf8_lossy(&bytes).into_owned(),
+            decode_error: Some(error),
+        },
+    })
+}
+
+/// Checks a source; an undecodable file yields just its decoding error.
+fn check_source(source: &Source) -> Checked {
+    match &source.decode_error {
+        Some(error) => Checked {
+            module: trellis_dsl::Module::default(),
+            diagnostics: vec![error.clone()],
+        },
+        None => trellis_dsl::check(&source.text),
+    }
+}
+
+fn human_style() -> HumanStyle {
+    let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    HumanStyle { color, width: 100 }
+}
+
+fn print_human(source: &Source, diagnostics: &[Diagnostic]) {
+    let style = human_style();
+    let mut stderr = std::io::stderr().lock();
+    for diagnostic in diagnostics {
+        let _ = writeln!(
+            stderr,
+            "{}",
+            render::human(diagnostic, &source.name, &source.text, style)
+        );
+    }
+}
+
+fn check(files: &[PathBuf], format: CheckFormat, deny_warnings: bool) -> Result<Outcome, UsageError> {
+    let mut errors = 0;
+    let mut warnings = 0;
+    let mut stdout = std::io::stdout().lock();
+    for path in files {
+        let source = read(path)?;
+        let checked = check_source(&source);
+        errors += checked.errors().count();
+        warnings += checked.warnings().count();
+        match format {
+            CheckFormat::Human => print_human(&source, &checked.diagnostics),
+            CheckFormat::Json => {
+                for diagnostic in &checked.diagnostics {
+                    writeln!(
+                        stdout,
+                        "{}",
+                        render::json_line(diagnostic, &source.name, &source.text)
+                    )
+                    .map_err(UsageError::Stdout)?;
+                }
+            }
+        }
+    }
+    if matches!(format, CheckFormat::Human) {
+        eprintln!("{}", summary(files.len(), errors, warnings));
+    }
+    Ok(if errors > 0 || (deny_warnings && warnings > 0) {
+        Outcome::Problems
+    } else {
+        Outcome::Clean
+    })
+}
+
+fn summary(files: usize, errors: usize, warnings: usize) -> String {
+    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    format!(
+        "checked {}: {}, {}",
+        plural(files, "file"),
+        plural(errors, "error"),
+        plural(warnings, "warning")
+    )
+}
+
+fn fmt(files: &[PathBuf], check_only: bool) -> Result<Outcome, UsageError> {
+    let mut outcome = Outcome::Clean;
+    for path in files {
+        let source = read(path)?;
+        if let Some(error) = &source.decode_error {
+            print_human(&source, std::slice::from_ref(error));
+            outcome = Outcome::Problems;
+            continue;
+        }
+        let formatted = match trellis_dsl::format(&source.text) {
+            Ok(formatted) => formatted,
+            Err(trellis_dsl::FormatError::Syntax(errors)) => {
+                print_human(&source, &errors);
+                eprintln!("{}: not formatted: it has syntax errors", source.name);
+                outcome = Outcome::Problems;
+                continue;
+            }
+            Err(error) => {
+                eprintln!("{}: not formatted: {error}", source.name);
+                outcome = Outcome::Problems;
+                continue;
+            }
+        };
+        if formatted == source.text {
+            continue;
+        }
+        if check_only {
+            eprintln!("{}: would be reformatted", source.name);
+            outcome = Outcome::Problems;
+        } else {
+            std::fs::write(path, formatted).map_err(|source_error| UsageError::Write {
+                path: source.name.clone(),
+                source: source_error,
+            })?;
+        }
+    }
+    Ok(outcome)
+}
+
+fn export(path: &Path, format: ExportFormat, graph: Option<&str>) -> Result<Outcome, UsageError> {
+    let source = read(path)?;
+    let checked = check_source(&source);
+    if checked.has_errors() {
+        print_human(&source, &checked.diagnostics);
+        eprintln!("{}: not exported: it has errors", source.name);
+        return Ok(Outcome::Problems);
+    }
+    let graphs = &checked.module.graphs;
+    let names = || {
+        graphs
+            .iter()
+            .map(|g| format!("`{}`", g.name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let blueprint = match (graph, graphs.as_slice()) {
+        (Some(name), _) => checked.module.graph(name).ok_or_else(|| {
+            UsageError::Graph(format!(
+                "`{}` has no graph `{name}`; it has {}",
+                source.name,
+                names()
+            ))
+        })?,
+        (None, [only]) => only,
+        (None, []) => {
+            return Err(UsageError::Graph(format!("`{}` has no graph", source.name)));
+        }
+        (None, _) => {
+            return Err(UsageError::Graph(format!(
+                "`{}` has several graphs ({}); choose one with --graph",
+                source.name,
+                names()
+            )));
+        }
+    };
+    let text = match format {
+        ExportFormat::Json => export::to_json(blueprint)?,
+        ExportFormat::Dot => export::to_dot(blueprint),
+        ExportFormat::Mermaid => export::to_mermaid(blueprint),
+    };
+    std::io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .map_err(UsageError::Stdout)?;
+    Ok(Outcome::Clean)
+}

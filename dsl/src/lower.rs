@@ -78,7 +78,7 @@ fn lower_graph(graph: &ast::Graph<'_>, diagnostics: &mut Diagnostics) -> (Bluepr
     let mut node_index: HashMap<&str, (usize, Span)> = HashMap::new();
     let mut state_span: Option<Span> = None;
     let mut max_steps_span: Option<Span> = None;
-    let mut saw_unknown_item = false;
+    let mut incomplete = false;
     for item in &graph.items {
         if !matches!(item.kind, ItemKind::Node(_)) {
             misplaced_docs(&item.docs, diagnostics);
@@ -86,7 +86,7 @@ fn lower_graph(graph: &ast::Graph<'_>, diagnostics: &mut Diagnostics) -> (Bluepr
         match &item.kind {
             ItemKind::State(path) => {
                 if let Some(first) = state_span {
-                    diagnostics.push(given_twice("`state`", "graph", &blueprint.name, first, path.span));
+                    diagnostics.push(given_twice("`state`", "in graph", &blueprint.name, first, path.span));
                 } else {
                     state_span = Some(path.span);
                     blueprint.state = Some(canonical_path(&path.tokens));
@@ -94,7 +94,7 @@ fn lower_graph(graph: &ast::Graph<'_>, diagnostics: &mut Diagnostics) -> (Bluepr
             }
             ItemKind::MaxSteps(value) => {
                 if let Some(first) = max_steps_span {
-                    diagnostics.push(given_twice("`max_steps`", "graph", &blueprint.name, first, value.span));
+                    diagnostics.push(given_twice("`max_steps`", "in graph", &blueprint.name, first, value.span));
                 } else {
                     max_steps_span = Some(value.span);
                     match literal::integer(*value, "`max_steps`", 1) {
@@ -107,7 +107,9 @@ fn lower_graph(graph: &ast::Graph<'_>, diagnostics: &mut Diagnostics) -> (Bluepr
                 if decl.name.text.is_empty() {
                     continue;
                 }
-                check_node_name(decl.name, diagnostics);
+                // A node that cannot be named would only cause follow-on errors (START has no
+                // outgoing edge, …): the whole-graph checks are skipped, as after a syntax error.
+                incomplete |= !check_node_name(decl.name, diagnostics);
                 match node_index.entry(decl.name.text) {
                     Entry::Occupied(first) => {
                         diagnostics.push(
@@ -134,7 +136,7 @@ fn lower_graph(graph: &ast::Graph<'_>, diagnostics: &mut Diagnostics) -> (Bluepr
             ItemKind::Edge(edge) => lower_edge(edge, &mut blueprint.edges),
             ItemKind::Unknown(word) => {
                 // Probably a mistyped declaration: whole-graph checks would only add noise.
-                saw_unknown_item = true;
+                incomplete = true;
                 if word.text.is_empty() {
                     continue;
                 }
@@ -163,7 +165,7 @@ fn lower_graph(graph: &ast::Graph<'_>, diagnostics: &mut Diagnostics) -> (Bluepr
         }
     }
     let facts = GraphFacts {
-        complete: !graph.had_syntax_error && !saw_unknown_item && graph.name.is_some(),
+        complete: !graph.had_syntax_error && !incomplete && graph.name.is_some(),
         poisoned: graph.poisoned.iter().map(|name| (*name).to_owned()).collect(),
         extent: graph.extent,
     };
@@ -213,7 +215,8 @@ fn check_graph_name(name: ast::Ident<'_>, diagnostics: &mut Diagnostics) {
     }
 }
 
-fn check_node_name(name: ast::Ident<'_>, diagnostics: &mut Diagnostics) {
+/// Reports a node name that cannot be used or is in the wrong case; false if it cannot be used.
+fn check_node_name(name: ast::Ident<'_>, diagnostics: &mut Diagnostics) -> bool {
     if let Some(reason) = names::unusable_reason(name.text) {
         diagnostics.push(
             Diagnostic::new(
@@ -224,7 +227,9 @@ fn check_node_name(name: ast::Ident<'_>, diagnostics: &mut Diagnostics) {
             )
             .with_help("choose another name"),
         );
-    } else if !names::is_snake_case(name.text) {
+        return false;
+    }
+    if !names::is_snake_case(name.text) {
         let fixed = names::to_snake_case(name.text);
         let help = if names::is_snake_case(&fixed) && names::unusable_reason(&fixed).is_none() {
             format!("rename it to `{fixed}`")
@@ -242,6 +247,7 @@ fn check_node_name(name: ast::Ident<'_>, diagnostics: &mut Diagnostics) {
             .with_help(help),
         );
     }
+    true
 }
 
 fn misplaced_docs(docs: &[DocLine<'_>], diagnostics: &mut Diagnostics) {
@@ -258,11 +264,12 @@ fn misplaced_docs(docs: &[DocLine<'_>], diagnostics: &mut Diagnostics) {
     }
 }
 
-fn given_twice(what: &str, owner_kind: &str, owner: &str, first: Span, again: Span) -> Diagnostic {
+/// E0104 for `what` given twice; `place` is "on node" or "in graph".
+fn given_twice(what: &str, place: &str, owner: &str, first: Span, again: Span) -> Diagnostic {
     Diagnostic::new(
         Code::E0104,
         again,
-        format!("{what} is given twice in {owner_kind} `{owner}`"),
+        format!("{what} is given twice {place} `{owner}`"),
         "given again here",
     )
     .with_label(first, "first given here")
@@ -281,7 +288,8 @@ fn lower_node(decl: &ast::NodeDecl<'_>, docs: &[DocLine<'_>], diagnostics: &mut 
     for attr in &decl.attrs {
         let key = match &attr.kind {
             AttrKind::Meta { key, .. } => format!("meta {}", key.text),
-            AttrKind::Unknown => String::new(),
+            // Interrupts get their own message (`before` and `after` both, or one twice).
+            AttrKind::Unknown | AttrKind::Interrupt(_) => String::new(),
             _ => attr.keyword.text.to_owned(),
         };
         if !key.is_empty() {
@@ -290,7 +298,7 @@ fn lower_node(decl: &ast::NodeDecl<'_>, docs: &[DocLine<'_>], diagnostics: &mut 
                     AttrKind::Meta { key, .. } => format!("meta key `{}`", key.text),
                     _ => format!("attribute `{}`", attr.keyword.text),
                 };
-                diagnostics.push(given_twice(&what, "node", &node.id, *first, attr.span));
+                diagnostics.push(given_twice(&what, "on node", &node.id, *first, attr.span));
                 continue;
             }
             seen.insert(key, attr.span);
@@ -331,17 +339,22 @@ fn lower_attr<'a>(
         ),
         AttrKind::Interrupt(when) => {
             if let Some((first, first_when)) = *interrupt_span {
-                report(Err(Diagnostic::new(
-                    Code::E0104,
-                    attr.span,
-                    format!(
-                        "node `{}` has both `interrupt {first_when}` and `interrupt {}`",
-                        node.id, when.text
-                    ),
-                    "second interrupt here",
-                )
-                .with_label(first, "first interrupt here")
-                .with_help("a node pauses the run either before or after it runs: keep one")));
+                let diagnostic = if first_when == when.text {
+                    given_twice("attribute `interrupt`", "on node", &node.id, first, attr.span)
+                } else {
+                    Diagnostic::new(
+                        Code::E0104,
+                        attr.span,
+                        format!(
+                            "node `{}` has both `interrupt {first_when}` and `interrupt {}`",
+                            node.id, when.text
+                        ),
+                        "second interrupt here",
+                    )
+                    .with_label(first, "first interrupt here")
+                    .with_help("a node pauses the run either before or after it runs: keep one")
+                };
+                report(Err(diagnostic));
                 return;
             }
             *interrupt_span = Some((attr.span, when.text));

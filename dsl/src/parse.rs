@@ -88,7 +88,7 @@ impl<'a> Parser<'a, '_> {
                     file.graphs.push(graph);
                 }
                 Err(error) => {
-                    self.syntax_error(start, &error, None);
+                    self.syntax_error(start, &error, Piece::GraphHead);
                     match self.recover(start) {
                         Some(b'{') => {
                             // A malformed header: still check the body, as a graph without a name.
@@ -151,7 +151,7 @@ impl<'a> Parser<'a, '_> {
                             graph.poisoned.push(name.as_str());
                         }
                     }
-                    self.syntax_error(start, &error, None);
+                    self.syntax_error(start, &error, Piece::GraphItem);
                     self.resume_after_broken_piece(start);
                 }
             }
@@ -199,10 +199,11 @@ impl<'a> Parser<'a, '_> {
                             attr_start,
                             &[Rule::rbrace],
                             Some((brace, "this node block is never closed")),
+                            Some("add the missing `}` after the last attribute"),
                         );
                         break;
                     }
-                    self.syntax_error(attr_start, &error, None);
+                    self.syntax_error(attr_start, &error, Piece::Attribute);
                     self.resume_after_broken_piece(attr_start);
                 }
             }
@@ -293,12 +294,7 @@ impl<'a> Parser<'a, '_> {
         }
     }
 
-    fn syntax_error(
-        &mut self,
-        base: usize,
-        error: &pest::error::Error<Rule>,
-        context: Option<(Span, &str)>,
-    ) {
+    fn syntax_error(&mut self, base: usize, error: &pest::error::Error<Rule>, piece: Piece) {
         let offset = match error.location {
             InputLocation::Pos(at) => at,
             InputLocation::Span((at, _)) => at,
@@ -309,14 +305,26 @@ impl<'a> Parser<'a, '_> {
             }
             ErrorVariant::CustomError { .. } => Vec::new(),
         };
-        self.report_unexpected(base + offset, &expected, context);
+        let hint = syntax_hint(&self.text[base..], piece);
+        self.report_unexpected(base + offset, &expected, None, hint);
     }
 
     fn unclosed(&mut self, open_brace: Span, label: &str) {
-        self.report_unexpected(self.text.len(), &[Rule::rbrace], Some((open_brace, label)));
+        self.report_unexpected(
+            self.text.len(),
+            &[Rule::rbrace],
+            Some((open_brace, label)),
+            Some("add the missing `}`"),
+        );
     }
 
-    fn report_unexpected(&mut self, at: usize, expected: &[Rule], context: Option<(Span, &str)>) {
+    fn report_unexpected(
+        &mut self,
+        at: usize,
+        expected: &[Rule],
+        context: Option<(Span, &str)>,
+        hint: Option<&str>,
+    ) {
         if self.gave_up() {
             return;
         }
@@ -330,7 +338,11 @@ impl<'a> Parser<'a, '_> {
             )
             .with_help("fix the errors above and check again")
         } else {
-            unexpected_token(self.text, at, expected)
+            let diagnostic = unexpected_token(self.text, at, expected);
+            match (&diagnostic.help, hint) {
+                (None, Some(hint)) => diagnostic.with_help(hint),
+                _ => diagnostic,
+            }
         };
         let diagnostic = match context {
             Some((span, label)) => diagnostic.with_label(span, label),
@@ -338,6 +350,47 @@ impl<'a> Parser<'a, '_> {
         };
         self.diagnostics.push(diagnostic);
     }
+}
+
+/// The grammar piece a syntax error was found in, for the reminder in its help.
+#[derive(Clone, Copy)]
+enum Piece {
+    GraphHead,
+    GraphItem,
+    Attribute,
+}
+
+/// The form of the statement or attribute that failed to parse, told by its first word.
+fn syntax_hint(piece_text: &str, piece: Piece) -> Option<&'static str> {
+    let word: String = piece_text
+        .trim_start_matches(|c: char| c == '/' || c.is_whitespace())
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    Some(match (piece, word.as_str()) {
+        (Piece::GraphHead, _) => "a graph is written `graph Name { … }`",
+        (Piece::GraphItem, "node") => {
+            "a node is declared `node name;` or `node name { attribute; … }`"
+        }
+        (Piece::GraphItem, "state") => "`state` takes a Rust type path: `state my_crate::Ticket;`",
+        (Piece::GraphItem, "max_steps") => "write `max_steps N;`",
+        (Piece::GraphItem, _) => {
+            "an edge is `a -> b;`, `a -> b | c;` (a router picks one) or `a -> b & c;` (all run)"
+        }
+        (Piece::Attribute, "retry") => "write `retry N;` or `retry N backoff 200ms;`",
+        (Piece::Attribute, "timeout") => "write `timeout 10s;` (units `ms`, `s`, `m`, `h`)",
+        (Piece::Attribute, "max_visits") => "write `max_visits N;`",
+        (Piece::Attribute, "interrupt") => "write `interrupt before;` or `interrupt after;`",
+        (Piece::Attribute, "defer") => "write `defer;`",
+        (Piece::Attribute, "on_error") => "write `on_error handler_node;`",
+        (Piece::Attribute, "kind") => {
+            "write `kind dispatch;`, `kind delegate(GraphName);` or `kind \"my_kind\";`"
+        }
+        (Piece::Attribute, "meta") => {
+            "write `meta key = \"text\";`, `meta key = 3;` or `meta key = true;`"
+        }
+        (Piece::Attribute, _) => "an attribute is one of `retry`, `timeout`, `max_visits`, `interrupt`, `defer`, `on_error`, `kind` or `meta`, ending in `;`",
+    })
 }
 
 impl<'a> Graph<'a> {

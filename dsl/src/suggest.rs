@@ -77,5 +77,6 @@ mod tests {
         assert_eq!(did_you_mean("archive", nodes), None);
         assert_eq!(did_you_mean("send", nodes), None);
         assert_eq!(did_you_mean("backof", ["backoff", "timeout"]), Some("backoff"));
+        assert_eq!(did_you_mean("reviewer", ["review", "send"]), Some("review"));
     }
 }

@@ -206,8 +206,9 @@ fn merge_help(from: &str, first: &Edge, second: &Edge) -> String {
     let branch = format!("{from} -> {};", targets.join(" | "));
     let nodes: Vec<&str> = targets.iter().copied().filter(|t| *t != "END").collect();
     if nodes.len() >= 2 && nodes.len() == targets.len() {
+        let all = if nodes.len() == 2 { "runs both" } else { "runs them all" };
         format!(
-            "write one statement: `{branch}` lets a router choose, `{from} -> {};` runs all",
+            "write one statement: `{branch}` lets a router choose, `{from} -> {};` {all}",
             nodes.join(" & ")
         )
     } else {

@@ -140,9 +140,12 @@ fn check_dead_ends(
                     Code::W0302,
                     node.span,
                     format!("END cannot be reached from node `{}`", node.id),
-                    "a run that gets here never ends",
+                    "no path from here leads to END",
                 )
-                .with_help("only `max_steps` will stop such a run; add a path from here to END"),
+                .with_help(
+                    "a run that gets here can only stop by failing at `max_steps` or \
+                     `max_visits`; add a path from here to END",
+                ),
             );
         }
     }

@@ -1,0 +1,73 @@
+//! One fixture per diagnostic code: each must report exactly its own code, and its rendered
+//! report (no colour, fixed width) and JSON line are snapshots, reviewed like code.
+
+use std::path::Path;
+
+use trellis_dsl::render::{self, HumanStyle};
+use trellis_dsl::{Code, check};
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/diagnostics");
+
+fn fixtures() -> Vec<(String, String)> {
+    let mut fixtures: Vec<(String, String)> = std::fs::read_dir(FIXTURES)
+        .expect("the fixtures folder exists")
+        .map(|entry| entry.expect("a readable folder entry").path())
+        .filter(|path| path.extension().is_some_and(|e| e == "graph"))
+        .map(|path| {
+            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_owned();
+            let text = std::fs::read_to_string(&path).expect("a readable fixture");
+            (stem, text)
+        })
+        .collect();
+    fixtures.sort();
+    fixtures
+}
+
+#[test]
+fn every_code_has_a_fixture() {
+    let fixtures = fixtures();
+    for code in Code::ALL {
+        assert!(
+            fixtures.iter().any(|(stem, _)| stem.starts_with(code.as_str())),
+            "no fixture for {code} in {FIXTURES}"
+        );
+    }
+}
+
+#[test]
+fn each_fixture_reports_exactly_its_code() {
+    for (stem, text) in fixtures() {
+        let expected = &stem[..5];
+        let checked = check(&text);
+        let codes: Vec<&str> = checked.diagnostics.iter().map(|d| d.code.as_str()).collect();
+        assert!(
+            !codes.is_empty() && codes.iter().all(|code| code == &expected),
+            "{stem}: expected only {expected}, got {codes:?}"
+        );
+        for diagnostic in &checked.diagnostics {
+            assert!(diagnostic.span.end <= text.len(), "{stem}: span outside the input");
+            assert!(diagnostic.help.is_some(), "{stem}: every diagnostic says what to do");
+        }
+    }
+}
+
+#[test]
+fn rendered_reports() {
+    for (stem, text) in fixtures() {
+        let file = Path::new("fixtures").join(format!("{stem}.graph"));
+        let file = file.to_string_lossy();
+        let checked = check(&text);
+        let style = HumanStyle { color: false, width: 80 };
+        let mut snapshot = String::new();
+        for diagnostic in &checked.diagnostics {
+            snapshot.push_str(&render::human(diagnostic, &file, &text, style));
+            snapshot.push('\n');
+        }
+        snapshot.push_str("---- json ----\n");
+        for diagnostic in &checked.diagnostics {
+            snapshot.push_str(&render::json_line(diagnostic, &file, &text));
+            snapshot.push('\n');
+        }
+        insta::assert_snapshot!(stem.clone(), snapshot);
+    }
+}
