@@ -22,13 +22,63 @@ const MAX_SYNTAX_ERRORS: usize = 100;
 
 /// Parses `text`, reporting syntax errors (E0001) into `diagnostics`.
 pub(crate) fn parse<'a>(text: &'a str, diagnostics: &mut Diagnostics) -> File<'a> {
+    parse_in_windows(text, diagnostics, FIRST_WINDOW)
+}
+
+/// The text pest first sees of a piece, at least; most statements are far shorter.
+const FIRST_WINDOW: usize = 512;
+
+fn parse_in_windows<'a>(
+    text: &'a str,
+    diagnostics: &mut Diagnostics,
+    first_window: usize,
+) -> File<'a> {
+    let open_comment = unterminated_comment(text);
     let mut parser = Parser {
         text,
         pos: 0,
         diagnostics,
         syntax_errors: 0,
+        open_comment: open_comment.is_some(),
+        cuts: cut_points(text),
+        first_window,
     };
+    if let Some(at) = open_comment {
+        parser.report_unexpected(at, &[], None, None);
+    }
     parser.file()
+}
+
+/// Where a block comment that is never closed starts. Such a comment runs to the end of the
+/// file, so only the last comment can be one; the file is lexed only if it has a `/*` at all.
+fn unterminated_comment(text: &str) -> Option<usize> {
+    if !text.contains("/*") {
+        return None;
+    }
+    let stream = GraphParser::parse(Rule::token_stream, text).ok()?.next()?;
+    let last = stream
+        .into_inner()
+        .filter(|pair| pair.as_rule() == Rule::comment)
+        .last()?;
+    let comment = last.as_str();
+    if !comment.starts_with("/*") || last.as_span().end() != text.len() {
+        return None;
+    }
+    let mut depth = 0usize;
+    let mut rest = comment;
+    while !rest.is_empty() {
+        if rest.starts_with("/*") {
+            depth += 1;
+            rest = &rest[2..];
+        } else if rest.starts_with("*/") {
+            depth -= 1;
+            rest = &rest[2..];
+        } else {
+            let skip = rest.chars().next().map_or(1, char::len_utf8);
+            rest = &rest[skip..];
+        }
+    }
+    (depth > 0).then(|| last.as_span().start())
 }
 
 /// Whether `text` parses without a syntax error.
@@ -44,6 +94,75 @@ struct Parser<'a, 'd> {
     pos: usize,
     diagnostics: &'d mut Diagnostics,
     syntax_errors: usize,
+    /// A block comment swallows the end of the file (already reported): running into the end
+    /// of the file is that same mistake, not another one.
+    open_comment: bool,
+    /// Where pest's view of the text may end (see [`cut_points`]).
+    cuts: Vec<usize>,
+    first_window: usize,
+}
+
+/// Byte offsets just after each `;` and `}` that stands outside strings and comments.
+///
+/// pest builds an error by walking from the end of its input back to the error, so a failed
+/// parse of a piece would cost the whole rest of the file, and recovering from many errors in a
+/// large file would be quadratic. Pieces are therefore parsed on a window of the text that ends
+/// at one of these points. No piece spans one except a node block, which then fails right at the
+/// window's end; a result that touches the window's end is redone on a larger window, so windows
+/// change the cost of parsing, never its result (a test compares with unwindowed parsing).
+///
+/// The scan follows the grammar's lexical rules for strings and comments (nested block comments;
+/// a comment left open runs to the end; a string left open hides everything after it, which only
+/// makes windows larger).
+fn cut_points(text: &str) -> Vec<usize> {
+    let bytes = text.as_bytes();
+    let mut cuts = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        match bytes[at] {
+            b';' | b'}' => {
+                cuts.push(at + 1);
+                at += 1;
+            }
+            b'"' => {
+                at += 1;
+                loop {
+                    match bytes.get(at) {
+                        None => return cuts,
+                        Some(b'"') => break,
+                        Some(b'\\') => at += 2,
+                        Some(_) => at += 1,
+                    }
+                }
+                at += 1;
+            }
+            b'/' if bytes.get(at + 1) == Some(&b'/') => {
+                at = bytes[at..]
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .map_or(bytes.len(), |newline| at + newline);
+            }
+            b'/' if bytes.get(at + 1) == Some(&b'*') => {
+                let mut depth = 0usize;
+                while at < bytes.len() {
+                    if bytes[at..].starts_with(b"/*") {
+                        depth += 1;
+                        at += 2;
+                    } else if bytes[at..].starts_with(b"*/") {
+                        depth -= 1;
+                        at += 2;
+                        if depth == 0 {
+                            break;
+                        }
+                    } else {
+                        at += 1;
+                    }
+                }
+            }
+            _ => at += 1,
+        }
+    }
+    cuts
 }
 
 type PieceResult<'a> = Result<Pair<'a, Rule>, pest::error::Error<Rule>>;
@@ -122,22 +241,23 @@ impl<'a> Parser<'a, '_> {
                 return;
             }
             let start = self.pos;
-            if let Ok(close) = self.piece(Rule::graph_close) {
-                self.pos += close.as_str().len();
-                graph.stray_docs.extend(
-                    close
-                        .into_inner()
-                        .filter(|p| p.as_rule() == Rule::outer_doc)
-                        .map(|p| doc_line(&p, start)),
-                );
-                return;
-            }
+            // The item first: in a valid file every piece then parses at the first try.
             match self.piece(Rule::graph_item) {
                 Ok(item) => {
                     self.pos += item.as_str().len();
                     graph.items.push(build_item(item, start));
                 }
                 Err(error) => {
+                    if let Ok(close) = self.piece(Rule::graph_close) {
+                        self.pos += close.as_str().len();
+                        graph.stray_docs.extend(
+                            close
+                                .into_inner()
+                                .filter(|p| p.as_rule() == Rule::outer_doc)
+                                .map(|p| doc_line(&p, start)),
+                        );
+                        return;
+                    }
                     graph.had_syntax_error = true;
                     if let Ok(open) = self.piece(Rule::node_open) {
                         self.pos += open.as_str().len();
@@ -182,8 +302,8 @@ impl<'a> Parser<'a, '_> {
                 self.unclosed(brace, "this node block is never closed");
                 break;
             }
-            if let Ok(close) = self.piece(Rule::rbrace) {
-                self.pos += close.as_str().len();
+            if self.rest().starts_with('}') {
+                self.pos += 1;
                 break;
             }
             let attr_start = self.pos;
@@ -230,18 +350,36 @@ impl<'a> Parser<'a, '_> {
         &self.text[self.pos..]
     }
 
+    /// Parses one piece at the current position, on a window of the text (see [`cut_points`]).
     fn piece(&self, rule: Rule) -> PieceResult<'a> {
-        GraphParser::parse(rule, self.rest()).and_then(|mut pairs| {
-            pairs.next().ok_or_else(|| {
-                pest::error::Error::new_from_pos(
-                    ErrorVariant::ParsingError {
-                        positives: vec![rule],
-                        negatives: vec![],
-                    },
-                    pest::Position::from_start(self.rest()),
-                )
-            })
-        })
+        let mut window = self.first_window;
+        loop {
+            let wanted = self.pos.saturating_add(window);
+            let end = match self.cuts.binary_search(&wanted) {
+                Ok(at) | Err(at) => self.cuts.get(at).copied().unwrap_or(self.text.len()),
+            };
+            let slice = &self.text[self.pos..end];
+            let result = GraphParser::parse(rule, slice);
+            let trusted = end == self.text.len()
+                || match &result {
+                    Ok(_) => true,
+                    Err(error) => error_offset(error) < slice.len(),
+                };
+            if trusted {
+                return result.and_then(|mut pairs| {
+                    pairs.next().ok_or_else(|| {
+                        pest::error::Error::new_from_pos(
+                            ErrorVariant::ParsingError {
+                                positives: vec![rule],
+                                negatives: vec![],
+                            },
+                            pest::Position::from_start(slice),
+                        )
+                    })
+                });
+            }
+            window = window.saturating_mul(4);
+        }
     }
 
     fn skip_trivia(&mut self) {
@@ -295,10 +433,7 @@ impl<'a> Parser<'a, '_> {
     }
 
     fn syntax_error(&mut self, base: usize, error: &pest::error::Error<Rule>, piece: Piece) {
-        let offset = match error.location {
-            InputLocation::Pos(at) => at,
-            InputLocation::Span((at, _)) => at,
-        };
+        let offset = error_offset(error);
         let expected: Vec<Rule> = match &error.variant {
             ErrorVariant::ParsingError { positives, .. } => {
                 positives.iter().flat_map(|rule| first_tokens(*rule)).collect()
@@ -310,6 +445,9 @@ impl<'a> Parser<'a, '_> {
     }
 
     fn unclosed(&mut self, open_brace: Span, label: &str) {
+        if self.open_comment {
+            return;
+        }
         self.report_unexpected(
             self.text.len(),
             &[Rule::rbrace],
@@ -349,6 +487,13 @@ impl<'a> Parser<'a, '_> {
             None => diagnostic,
         };
         self.diagnostics.push(diagnostic);
+    }
+}
+
+/// Where in its input a pest error is.
+fn error_offset(error: &pest::error::Error<Rule>) -> usize {
+    match error.location {
+        InputLocation::Pos(at) | InputLocation::Span((at, _)) => at,
     }
 }
 
@@ -995,6 +1140,49 @@ mod tests {
         assert_eq!(found[0].message, "expected `}`, found end of file");
         assert_eq!(found[0].span, Span::new(text.len(), text.len()));
         assert_eq!(found[0].labels[0].span, Span::new(8, 9));
+    }
+
+    #[test]
+    fn cut_points_skip_strings_and_comments() {
+        let text = "a; \"x;}\" // c;\n /* ; /* } */ ; */ b } \"open;";
+        let cuts = cut_points(text);
+        let cut_chars: Vec<char> = cuts.iter().map(|&at| text.as_bytes()[at - 1] as char).collect();
+        assert_eq!(cut_chars, [';', '}']);
+        assert_eq!(cuts, [2, text.find(" b }").map(|at| at + 4).unwrap_or_default()]);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(400))]
+        /// Windows change what parsing costs, never what it finds.
+        #[test]
+        fn windows_do_not_change_results(text in window_soup()) {
+            let mut tiny = Diagnostics::default();
+            let with_tiny = format!("{:?}", parse_in_windows(&text, &mut tiny, 1));
+            let mut whole = Diagnostics::default();
+            let with_whole = format!("{:?}", parse_in_windows(&text, &mut whole, usize::MAX));
+            proptest::prop_assert_eq!(with_tiny, with_whole);
+            proptest::prop_assert_eq!(tiny.into_sorted(), whole.into_sorted());
+        }
+
+        /// The piecewise parser accepts exactly what the grammar's `file` rule accepts (the
+        /// grammar lets a comment left open run to the end; the front end reports it).
+        #[test]
+        fn pieces_accept_what_the_file_rule_accepts(text in window_soup()) {
+            let whole = GraphParser::parse(Rule::file, &text).is_ok()
+                && unterminated_comment(&text).is_none();
+            proptest::prop_assert_eq!(is_syntactically_valid(&text), whole, "{:?}", text);
+        }
+    }
+
+    fn window_soup() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        const WORDS: &[&str] = &[
+            "graph", "G", "{", "}", "node", "a", "b", ";", "->", "|", "&", "START", "END", "retry",
+            "3", "backoff", "1s", "state", "T", "<", ">", ",", "kind", "\"s;}\"", "\"open",
+            "meta", "=", "/* ; } */", "/*", "*/", "// ; }\n", "/// d\n", "//! f\n", "\n", "x",
+            "defer", "max_visits", "@",
+        ];
+        prop::collection::vec(prop::sample::select(WORDS), 0..60).prop_map(|w| w.join(" "))
     }
 
     #[test]
