@@ -27,6 +27,11 @@
 //!
 //! With the `render` feature, [`render::human`] draws a diagnostic as a rustc-style report.
 
+// The parser pest generates without its `std` feature names `alloc`. pest is used without `std`
+// because that feature probes the native stack on every rule call; the grammar never recurses on
+// input depth (nesting is counted on pest's own stack), so the probe would buy nothing.
+extern crate alloc;
+
 mod ast;
 mod blueprint;
 mod check;

@@ -283,17 +283,18 @@ fn lower_node(decl: &ast::NodeDecl<'_>, docs: &[DocLine<'_>], diagnostics: &mut 
         span: decl.name.span,
         ..Node::default()
     };
-    let mut seen: HashMap<String, Span> = HashMap::new();
+    // Nodes have a handful of attributes: a list beats a map.
+    let mut seen: Vec<((bool, &str), Span)> = Vec::new();
     let mut interrupt_span: Option<(Span, &str)> = None;
     for attr in &decl.attrs {
         let key = match &attr.kind {
-            AttrKind::Meta { key, .. } => format!("meta {}", key.text),
+            AttrKind::Meta { key, .. } => Some((true, key.text)),
             // Interrupts get their own message (`before` and `after` both, or one twice).
-            AttrKind::Unknown | AttrKind::Interrupt(_) => String::new(),
-            _ => attr.keyword.text.to_owned(),
+            AttrKind::Unknown | AttrKind::Interrupt(_) => None,
+            _ => Some((false, attr.keyword.text)),
         };
-        if !key.is_empty() {
-            if let Some(first) = seen.get(&key) {
+        if let Some(key) = key {
+            if let Some((_, first)) = seen.iter().find(|(k, _)| *k == key) {
                 let what = match &attr.kind {
                     AttrKind::Meta { key, .. } => format!("meta key `{}`", key.text),
                     _ => format!("attribute `{}`", attr.keyword.text),
@@ -301,7 +302,7 @@ fn lower_node(decl: &ast::NodeDecl<'_>, docs: &[DocLine<'_>], diagnostics: &mut 
                 diagnostics.push(given_twice(&what, "on node", &node.id, *first, attr.span));
                 continue;
             }
-            seen.insert(key, attr.span);
+            seen.push((key, attr.span));
         }
         lower_attr(attr, &mut node, &mut interrupt_span, diagnostics);
     }

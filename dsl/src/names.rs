@@ -31,27 +31,28 @@ pub(crate) fn is_pascal_case(name: &str) -> bool {
 }
 
 /// Splits a name into words at `_` and at lower→upper case changes (`lookupInvoice_2` →
-/// `lookup`, `invoice`, `2`).
-fn words(name: &str) -> Vec<String> {
+/// `lookup`, `Invoice`, `2`).
+fn words(name: &str) -> Vec<&str> {
     let mut words = Vec::new();
-    let mut current = String::new();
+    let mut start = 0;
     let mut previous_lower = false;
-    for c in name.chars() {
+    for (at, c) in name.char_indices() {
         if c == '_' {
-            if !current.is_empty() {
-                words.push(std::mem::take(&mut current));
+            if start < at {
+                words.push(&name[start..at]);
             }
+            start = at + 1;
             previous_lower = false;
             continue;
         }
-        if c.is_ascii_uppercase() && previous_lower && !current.is_empty() {
-            words.push(std::mem::take(&mut current));
+        if c.is_ascii_uppercase() && previous_lower && start < at {
+            words.push(&name[start..at]);
+            start = at;
         }
         previous_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
-        current.push(c);
     }
-    if !current.is_empty() {
-        words.push(current);
+    if start < name.len() {
+        words.push(&name[start..]);
     }
     words
 }
@@ -67,15 +68,15 @@ pub(crate) fn to_snake_case(name: &str) -> String {
 
 /// `lookup_invoice` → `LookupInvoice`: the node enum's variant for a node.
 pub(crate) fn to_pascal_case(name: &str) -> String {
-    words(name)
-        .iter()
-        .map(|word| {
-            let mut chars = word.chars();
-            chars.next().map_or_else(String::new, |first| {
-                first.to_ascii_uppercase().to_string() + &chars.as_str().to_ascii_lowercase()
-            })
-        })
-        .collect()
+    let mut pascal = String::with_capacity(name.len());
+    for word in words(name) {
+        let mut chars = word.chars();
+        if let Some(first) = chars.next() {
+            pascal.push(first.to_ascii_uppercase());
+            pascal.extend(chars.map(|c| c.to_ascii_lowercase()));
+        }
+    }
+    pascal
 }
 
 #[cfg(test)]

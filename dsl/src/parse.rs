@@ -22,18 +22,27 @@ const MAX_SYNTAX_ERRORS: usize = 100;
 
 /// Parses `text`, reporting syntax errors (E0001) into `diagnostics`.
 pub(crate) fn parse<'a>(text: &'a str, diagnostics: &mut Diagnostics) -> File<'a> {
-    parse_in_windows(text, diagnostics, FIRST_WINDOW)
+    parse_with(text, diagnostics, true, FIRST_WINDOW)
 }
 
 /// The text pest first sees of a piece, at least; most statements are far shorter.
-const FIRST_WINDOW: usize = 512;
+const FIRST_WINDOW: usize = 64;
 
-fn parse_in_windows<'a>(
+/// Parses `text`: first in one go with the `file` rule when `whole_file_first` (the common,
+/// valid case, without per-statement overhead), else — or when that fails — piece by piece
+/// with recovery, on windows of at least `first_window` bytes.
+fn parse_with<'a>(
     text: &'a str,
     diagnostics: &mut Diagnostics,
+    whole_file_first: bool,
     first_window: usize,
 ) -> File<'a> {
     let open_comment = unterminated_comment(text);
+    if whole_file_first && open_comment.is_none() {
+        if let Some(file) = parse_whole(text) {
+            return file;
+        }
+    }
     let mut parser = Parser {
         text,
         pos: 0,
@@ -47,6 +56,59 @@ fn parse_in_windows<'a>(
         parser.report_unexpected(at, &[], None, None);
     }
     parser.file()
+}
+
+/// The whole file through the grammar's `file` rule, if it parses.
+fn parse_whole(text: &str) -> Option<File<'_>> {
+    let file_pair = GraphParser::parse(Rule::file, text).ok()?.next()?;
+    let mut file = File::default();
+    for part in file_pair.into_inner() {
+        match part.as_rule() {
+            Rule::inner_doc => file.docs.push(doc_line(&part, 0)),
+            Rule::graph => {
+                let extent = span(&part, 0);
+                let mut graph: Option<Graph<'_>> = None;
+                for piece in part.into_inner() {
+                    match (piece.as_rule(), graph.as_mut()) {
+                        (Rule::graph_head, _) => {
+                            let (docs, name, brace) = head_parts(piece, 0);
+                            let head = Span::new(name.map_or(brace.start, |n| n.span.start), brace.end);
+                            graph = Some(Graph::new(docs, name, head));
+                        }
+                        (Rule::graph_item, Some(graph)) => graph.items.push(build_item(piece, 0)),
+                        (Rule::graph_close, Some(graph)) => graph.stray_docs.extend(
+                            piece
+                                .into_inner()
+                                .filter(|p| p.as_rule() == Rule::outer_doc)
+                                .map(|p| doc_line(&p, 0)),
+                        ),
+                        _ => {}
+                    }
+                }
+                let mut graph = graph?;
+                graph.extent = extent;
+                file.graphs.push(graph);
+            }
+            _ => {}
+        }
+    }
+    Some(file)
+}
+
+/// The doc lines, name and brace of a `graph_head` or `node_open` pair.
+fn head_parts(head: Pair<'_, Rule>, base: usize) -> (Vec<DocLine<'_>>, Option<Ident<'_>>, Span) {
+    let mut docs = Vec::new();
+    let mut name = None;
+    let mut brace = span(&head, base);
+    for part in head.into_inner() {
+        match part.as_rule() {
+            Rule::outer_doc => docs.push(doc_line(&part, base)),
+            Rule::ident => name = Some(ident(&part, base)),
+            Rule::lbrace => brace = span(&part, base),
+            _ => {}
+        }
+    }
+    (docs, name, brace)
 }
 
 /// Where a block comment that is never closed starts. Such a comment runs to the end of the
@@ -81,11 +143,11 @@ fn unterminated_comment(text: &str) -> Option<usize> {
     (depth > 0).then(|| last.as_span().start())
 }
 
-/// Whether `text` parses without a syntax error.
+/// Whether `text` parses piece by piece without a syntax error.
 #[cfg(test)]
 pub(crate) fn is_syntactically_valid(text: &str) -> bool {
     let mut diagnostics = Diagnostics::default();
-    parse(text, &mut diagnostics);
+    parse_with(text, &mut diagnostics, false, FIRST_WINDOW);
     diagnostics.error_count() == 0
 }
 
@@ -186,17 +248,7 @@ impl<'a> Parser<'a, '_> {
             match self.piece(Rule::graph_head) {
                 Ok(head) => {
                     self.pos += head.as_str().len();
-                    let mut docs = Vec::new();
-                    let mut name = None;
-                    let mut brace = Span::new(start, self.pos);
-                    for part in head.into_inner() {
-                        match part.as_rule() {
-                            Rule::outer_doc => docs.push(doc_line(&part, start)),
-                            Rule::ident => name = Some(ident(&part, start)),
-                            Rule::lbrace => brace = span(&part, start),
-                            _ => {}
-                        }
-                    }
+                    let (docs, name, brace) = head_parts(head, start);
                     let head_span = Span::new(
                         name.map_or(brace.start, |n: Ident<'_>| n.span.start),
                         brace.end,
@@ -281,17 +333,7 @@ impl<'a> Parser<'a, '_> {
     /// Parses the attributes of a node block one by one, after `node name {` parsed but the
     /// whole declaration did not.
     fn node_block(&mut self, open: Pair<'a, Rule>, start: usize) -> Item<'a> {
-        let mut docs = Vec::new();
-        let mut name = None;
-        let mut brace = Span::new(start, self.pos);
-        for part in open.into_inner() {
-            match part.as_rule() {
-                Rule::outer_doc => docs.push(doc_line(&part, start)),
-                Rule::ident => name = Some(ident(&part, start)),
-                Rule::lbrace => brace = span(&part, start),
-                _ => {}
-            }
-        }
+        let (docs, name, brace) = head_parts(open, start);
         let mut attrs = Vec::new();
         loop {
             self.skip_trivia();
@@ -1153,15 +1195,21 @@ mod tests {
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(400))]
-        /// Windows change what parsing costs, never what it finds.
+        /// Windows, and parsing the whole file in one go, change what parsing costs, never what
+        /// it finds.
         #[test]
         fn windows_do_not_change_results(text in window_soup()) {
             let mut tiny = Diagnostics::default();
-            let with_tiny = format!("{:?}", parse_in_windows(&text, &mut tiny, 1));
+            let with_tiny = format!("{:?}", parse_with(&text, &mut tiny, false, 1));
             let mut whole = Diagnostics::default();
-            let with_whole = format!("{:?}", parse_in_windows(&text, &mut whole, usize::MAX));
-            proptest::prop_assert_eq!(with_tiny, with_whole);
-            proptest::prop_assert_eq!(tiny.into_sorted(), whole.into_sorted());
+            let with_whole = format!("{:?}", parse_with(&text, &mut whole, false, usize::MAX));
+            proptest::prop_assert_eq!(&with_tiny, &with_whole);
+            let mut fast = Diagnostics::default();
+            let with_fast = format!("{:?}", parse_with(&text, &mut fast, true, FIRST_WINDOW));
+            proptest::prop_assert_eq!(&with_tiny, &with_fast);
+            let tiny = tiny.into_sorted();
+            proptest::prop_assert_eq!(&tiny, &whole.into_sorted());
+            proptest::prop_assert_eq!(&tiny, &fast.into_sorted());
         }
 
         /// The piecewise parser accepts exactly what the grammar's `file` rule accepts (the

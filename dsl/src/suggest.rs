@@ -30,7 +30,9 @@ pub(crate) fn did_you_mean<'c>(
             continue;
         }
         let distance = edit_distance(word, candidate);
-        if distance <= limit && best.is_none_or(|(d, _)| distance < d) {
+        // Replacing every character is no typo (`b` is not a misspelled `a`).
+        let plausible = distance <= limit && distance < word.chars().count();
+        if plausible && best.is_none_or(|(d, _)| distance < d) {
             best = Some((distance, candidate));
         }
     }
@@ -83,6 +85,8 @@ mod tests {
         assert_eq!(did_you_mean("Review", nodes), Some("review"));
         assert_eq!(did_you_mean("archive", nodes), None);
         assert_eq!(did_you_mean("send", nodes), None);
+        assert_eq!(did_you_mean("b", ["a"]), None);
+        assert_eq!(did_you_mean("ab", ["ac"]), Some("ac"));
         assert_eq!(did_you_mean("backof", ["backoff", "timeout"]), Some("backoff"));
         assert_eq!(did_you_mean("reviewer", ["review", "send"]), Some("review"));
     }

@@ -1,0 +1,223 @@
+//! The `trellis` binary, run as a user runs it: exit codes, JSON shape, fmt, exports.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const SUPPORT: &str = include_str!("../../examples/graphs/support.graph");
+
+/// A scratch folder of this test's own, emptied first.
+fn scratch(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("trellis-cli-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    dir
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("a scratch file");
+    path
+}
+
+fn trellis(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_trellis"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the trellis binary runs")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn check_exits_0_on_a_clean_file_and_1_on_errors() {
+    let dir = scratch("check");
+    let good = write(&dir, "good.graph", SUPPORT);
+    let out = trellis(&["check", good.to_str().unwrap_or_default()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("0 errors, 0 warnings"));
+
+    let typo = SUPPORT.replace("classify -> lookup_invoice", "classify -> lookup_invoce");
+    let bad = write(&dir, "bad.graph", &typo);
+    let out = trellis(&["check", good.to_str().unwrap_or_default(), bad.to_str().unwrap_or_default()]);
+    assert_eq!(out.status.code(), Some(1));
+    let report = stderr(&out);
+    assert!(report.contains("E0202"), "{report}");
+    assert!(report.contains("node `lookup_invoce` is not declared in graph `Support`"));
+    assert!(report.contains("help: did you mean `lookup_invoice`?"));
+    assert!(report.contains("bad.graph:16:17"), "{report}");
+    assert!(report.contains("checked 2 files: 1 error, 0 warnings"), "{report}");
+}
+
+#[test]
+fn warnings_fail_only_under_deny_warnings() {
+    let dir = scratch("warnings");
+    let path = write(
+        &dir,
+        "cycle.graph",
+        "graph G {\n    node a;\n    node b;\n    START -> a -> b;\n    b -> a | END;\n}\n",
+    );
+    let path = path.to_str().unwrap_or_default();
+    let out = trellis(&["check", path]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stderr(&out).contains("W0303"));
+    let out = trellis(&["check", "--deny-warnings", path]);
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn check_json_prints_one_object_per_line_in_the_contract_shape() {
+    let dir = scratch("json");
+    let path = write(
+        &dir,
+        "two.graph",
+        "graph G {\n    node a;\n    node a;\n    START -> a -> b;\n}\n",
+    );
+    let out = trellis(&["check", "--format", "json", path.to_str().unwrap_or_default()]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("each line is a JSON object"))
+        .collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    let keys = [
+        "severity", "code", "message", "file", "line", "column", "end_line", "end_column", "help",
+        "labels",
+    ];
+    for line in &lines {
+        let object = line.as_object().expect("an object");
+        let mut found: Vec<&str> = object.keys().map(String::as_str).collect();
+        found.sort_unstable();
+        let mut wanted = keys.to_vec();
+        wanted.sort_unstable();
+        assert_eq!(found, wanted);
+    }
+    let duplicate = &lines[0];
+    assert_eq!(duplicate["severity"], "error");
+    assert_eq!(duplicate["code"], "E0102");
+    assert_eq!(duplicate["file"], path.to_str().unwrap_or_default());
+    assert_eq!((duplicate["line"].as_u64(), duplicate["column"].as_u64()), (Some(3), Some(10)));
+    assert_eq!((duplicate["end_line"].as_u64(), duplicate["end_column"].as_u64()), (Some(3), Some(11)));
+    assert_eq!(duplicate["labels"][0]["message"], "first declared here");
+    assert_eq!(duplicate["labels"][0]["line"], 2);
+    assert_eq!(duplicate["labels"][0]["column"], 10);
+    assert_eq!(lines[1]["code"], "E0202");
+    assert_eq!(lines[1]["help"], "declare it with `node b;`");
+}
+
+#[test]
+fn usage_and_io_errors_exit_2() {
+    let out = trellis(&["check", "/nonexistent/nowhere.graph"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("cannot read `/nonexistent/nowhere.graph`"));
+    assert_eq!(trellis(&["check"]).status.code(), Some(2));
+    assert_eq!(trellis(&["frobnicate"]).status.code(), Some(2));
+    assert_eq!(trellis(&["export", "--format", "png", "x.graph"]).status.code(), Some(2));
+}
+
+#[test]
+fn invalid_utf8_is_an_error_with_a_place() {
+    let dir = scratch("utf8");
+    let path = dir.join("latin1.graph");
+    std::fs::write(&path, b"graph G {\n    node caf\xe9;\n}\n").expect("written");
+    let out = trellis(&["check", "--format", "json", path.to_str().unwrap_or_default()]);
+    assert_eq!(out.status.code(), Some(1));
+    let line: serde_json::Value = serde_json::from_str(stdout(&out).trim()).expect("JSON");
+    assert_eq!(line["message"], "the file is not valid UTF-8");
+    assert_eq!((line["line"].as_u64(), line["column"].as_u64()), (Some(2), Some(13)));
+}
+
+#[test]
+fn fmt_rewrites_and_check_reports() {
+    let dir = scratch("fmt");
+    let messy = "graph G{node a;START->a;a->END;}";
+    let path = write(&dir, "messy.graph", messy);
+    let path_str = path.to_str().unwrap_or_default();
+
+    let out = trellis(&["fmt", "--check", path_str]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("would be reformatted"));
+    assert_eq!(std::fs::read_to_string(&path).unwrap_or_default(), messy, "--check writes nothing");
+
+    let out = trellis(&["fmt", path_str]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap_or_default(),
+        "graph G {\n    node a;\n    START -> a;\n    a -> END;\n}\n"
+    );
+    assert_eq!(trellis(&["fmt", "--check", path_str]).status.code(), Some(0));
+
+    let broken = write(&dir, "broken.graph", "graph G { node }");
+    let out = trellis(&["fmt", broken.to_str().unwrap_or_default()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("not formatted: it has syntax errors"));
+    assert_eq!(std::fs::read_to_string(&broken).unwrap_or_default(), "graph G { node }");
+}
+
+#[test]
+fn export_json_has_the_contract_shape() {
+    let dir = scratch("export-json");
+    let path = write(&dir, "support.graph", SUPPORT);
+    let out = trellis(&["export", "--format", "json", path.to_str().unwrap_or_default()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    assert_eq!(json["format"], 1);
+    assert_eq!(json["name"], "Support");
+    assert_eq!(json["doc"], "Answers one support ticket.");
+    assert_eq!(json["state"], "Ticket");
+    assert_eq!(json["max_steps"], 25);
+    assert_eq!(json["entry"], "classify");
+    assert_eq!(json["finish"], serde_json::json!(["send"]));
+    let lookup = &json["nodes"][1];
+    assert_eq!(lookup["id"], "lookup_invoice");
+    assert_eq!(lookup["retry"], 3);
+    assert_eq!(lookup["backoff_ms"], 200);
+    assert_eq!(lookup["timeout_ms"], 10_000);
+    assert_eq!(json["nodes"][4]["interrupt"], "before");
+    assert_eq!(json["edges"][0], serde_json::json!({"kind": "static", "from": "__start__", "to": "classify"}));
+    assert_eq!(
+        json["edges"][1],
+        serde_json::json!({"kind": "conditional", "from": "classify", "targets": ["lookup_invoice", "draft"]})
+    );
+    assert_eq!(json["edges"].as_array().map(Vec::len), Some(6));
+}
+
+#[test]
+fn export_pictures() {
+    let dir = scratch("export-pictures");
+    let path = write(&dir, "support.graph", SUPPORT);
+    let path = path.to_str().unwrap_or_default();
+    let dot = stdout(&trellis(&["export", "--format", "dot", path]));
+    insta::assert_snapshot!("support_dot", dot);
+    let mermaid = stdout(&trellis(&["export", "--format", "mermaid", path]));
+    insta::assert_snapshot!("support_mermaid", mermaid);
+}
+
+#[test]
+fn export_picks_a_graph_by_name() {
+    let dir = scratch("export-pick");
+    let two = "graph A {\n    node a;\n    START -> a -> END;\n}\n\ngraph B {\n    node b;\n    START -> b -> END;\n}\n";
+    let path = write(&dir, "two.graph", two);
+    let path = path.to_str().unwrap_or_default();
+    let out = trellis(&["export", "--format", "json", path]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("several graphs (`A`, `B`); choose one with --graph"));
+    let out = trellis(&["export", "--format", "json", "--graph", "B", path]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stdout(&out).contains(r#""name": "B""#));
+    let out = trellis(&["export", "--format", "json", "--graph", "C", path]);
+    assert_eq!(out.status.code(), Some(2));
+
+    let broken = write(&dir, "broken.graph", "graph A { node a; }");
+    let out = trellis(&["export", "--format", "dot", broken.to_str().unwrap_or_default()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).is_empty());
+    assert!(stderr(&out).contains("E0201"));
+}
