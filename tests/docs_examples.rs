@@ -25,7 +25,9 @@ fn examples(file: &Path) -> Vec<Example> {
                 example.text.push('\n');
             }
             None => {
-                let Some(info) = trimmed.strip_prefix("```") else { continue };
+                let Some(info) = trimmed.strip_prefix("```") else {
+                    continue;
+                };
                 let mut parts = info.split(',').map(str::trim);
                 if parts.next() == Some("graph") {
                     open = Some(Example {
@@ -62,8 +64,11 @@ fn graph_examples_in_the_docs_check_as_they_claim() {
     for document in documents() {
         for example in examples(&document) {
             let result = trellis_dsl::check(&example.text);
-            let mut codes: Vec<String> =
-                result.diagnostics.iter().map(|d| d.code.to_string()).collect();
+            let mut codes: Vec<String> = result
+                .diagnostics
+                .iter()
+                .map(|d| d.code.to_string())
+                .collect();
             codes.dedup();
             let mut expected = example.expected.clone();
             expected.sort();
@@ -77,7 +82,11 @@ fn graph_examples_in_the_docs_check_as_they_claim() {
                 example.file.display(),
                 example.line,
                 example.expected,
-                result.diagnostics.iter().map(|d| &d.message).collect::<Vec<_>>()
+                result
+                    .diagnostics
+                    .iter()
+                    .map(|d| &d.message)
+                    .collect::<Vec<_>>()
             );
             codes_shown.extend(codes);
             checked += 1;

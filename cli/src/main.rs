@@ -12,7 +12,11 @@ use trellis_dsl::render::{self, HumanStyle};
 use trellis_dsl::{Checked, Diagnostic, export};
 
 #[derive(Parser)]
-#[command(name = "trellis", version, about = "Check, format and export Trellis `.graph` files")]
+#[command(
+    name = "trellis",
+    version,
+    about = "Check, format and export Trellis `.graph` files"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -174,7 +178,11 @@ fn print_human(source: &Source, diagnostics: &[Diagnostic]) {
     }
 }
 
-fn check(files: &[PathBuf], format: CheckFormat, deny_warnings: bool) -> Result<Outcome, UsageError> {
+fn check(
+    files: &[PathBuf],
+    format: CheckFormat,
+    deny_warnings: bool,
+) -> Result<Outcome, UsageError> {
     let mut errors = 0;
     let mut warnings = 0;
     let mut stdout = std::io::stdout().lock();

@@ -45,14 +45,21 @@ fn check_exits_0_on_a_clean_file_and_1_on_errors() {
 
     let typo = SUPPORT.replace("classify -> lookup_invoice", "classify -> lookup_invoce");
     let bad = write(&dir, "bad.graph", &typo);
-    let out = trellis(&["check", good.to_str().unwrap_or_default(), bad.to_str().unwrap_or_default()]);
+    let out = trellis(&[
+        "check",
+        good.to_str().unwrap_or_default(),
+        bad.to_str().unwrap_or_default(),
+    ]);
     assert_eq!(out.status.code(), Some(1));
     let report = stderr(&out);
     assert!(report.contains("E0202"), "{report}");
     assert!(report.contains("node `lookup_invoce` is not declared in graph `Support`"));
     assert!(report.contains("help: did you mean `lookup_invoice`?"));
     assert!(report.contains("bad.graph:16:17"), "{report}");
-    assert!(report.contains("checked 2 files: 1 error, 0 warnings"), "{report}");
+    assert!(
+        report.contains("checked 2 files: 1 error, 0 warnings"),
+        "{report}"
+    );
 }
 
 #[test]
@@ -79,7 +86,12 @@ fn check_json_prints_one_object_per_line_in_the_contract_shape() {
         "two.graph",
         "graph G {\n    node a;\n    node a;\n    START -> a -> b;\n}\n",
     );
-    let out = trellis(&["check", "--format", "json", path.to_str().unwrap_or_default()]);
+    let out = trellis(&[
+        "check",
+        "--format",
+        "json",
+        path.to_str().unwrap_or_default(),
+    ]);
     assert_eq!(out.status.code(), Some(1));
     let text = stdout(&out);
     let lines: Vec<serde_json::Value> = text
@@ -88,7 +100,15 @@ fn check_json_prints_one_object_per_line_in_the_contract_shape() {
         .collect();
     assert_eq!(lines.len(), 2, "{text}");
     let keys = [
-        "severity", "code", "message", "file", "line", "column", "end_line", "end_column", "help",
+        "severity",
+        "code",
+        "message",
+        "file",
+        "line",
+        "column",
+        "end_line",
+        "end_column",
+        "help",
         "labels",
     ];
     for line in &lines {
@@ -103,8 +123,17 @@ fn check_json_prints_one_object_per_line_in_the_contract_shape() {
     assert_eq!(duplicate["severity"], "error");
     assert_eq!(duplicate["code"], "E0102");
     assert_eq!(duplicate["file"], path.to_str().unwrap_or_default());
-    assert_eq!((duplicate["line"].as_u64(), duplicate["column"].as_u64()), (Some(3), Some(10)));
-    assert_eq!((duplicate["end_line"].as_u64(), duplicate["end_column"].as_u64()), (Some(3), Some(11)));
+    assert_eq!(
+        (duplicate["line"].as_u64(), duplicate["column"].as_u64()),
+        (Some(3), Some(10))
+    );
+    assert_eq!(
+        (
+            duplicate["end_line"].as_u64(),
+            duplicate["end_column"].as_u64()
+        ),
+        (Some(3), Some(11))
+    );
     assert_eq!(duplicate["labels"][0]["message"], "first declared here");
     assert_eq!(duplicate["labels"][0]["line"], 2);
     assert_eq!(duplicate["labels"][0]["column"], 10);
@@ -119,7 +148,12 @@ fn usage_and_io_errors_exit_2() {
     assert!(stderr(&out).contains("cannot read `/nonexistent/nowhere.graph`"));
     assert_eq!(trellis(&["check"]).status.code(), Some(2));
     assert_eq!(trellis(&["frobnicate"]).status.code(), Some(2));
-    assert_eq!(trellis(&["export", "--format", "png", "x.graph"]).status.code(), Some(2));
+    assert_eq!(
+        trellis(&["export", "--format", "png", "x.graph"])
+            .status
+            .code(),
+        Some(2)
+    );
 }
 
 #[test]
@@ -127,11 +161,19 @@ fn invalid_utf8_is_an_error_with_a_place() {
     let dir = scratch("utf8");
     let path = dir.join("latin1.graph");
     std::fs::write(&path, b"graph G {\n    node caf\xe9;\n}\n").expect("written");
-    let out = trellis(&["check", "--format", "json", path.to_str().unwrap_or_default()]);
+    let out = trellis(&[
+        "check",
+        "--format",
+        "json",
+        path.to_str().unwrap_or_default(),
+    ]);
     assert_eq!(out.status.code(), Some(1));
     let line: serde_json::Value = serde_json::from_str(stdout(&out).trim()).expect("JSON");
     assert_eq!(line["message"], "the file is not valid UTF-8");
-    assert_eq!((line["line"].as_u64(), line["column"].as_u64()), (Some(2), Some(13)));
+    assert_eq!(
+        (line["line"].as_u64(), line["column"].as_u64()),
+        (Some(2), Some(13))
+    );
 }
 
 #[test]
@@ -144,7 +186,11 @@ fn fmt_rewrites_and_check_reports() {
     let out = trellis(&["fmt", "--check", path_str]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("would be reformatted"));
-    assert_eq!(std::fs::read_to_string(&path).unwrap_or_default(), messy, "--check writes nothing");
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap_or_default(),
+        messy,
+        "--check writes nothing"
+    );
 
     let out = trellis(&["fmt", path_str]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -152,20 +198,31 @@ fn fmt_rewrites_and_check_reports() {
         std::fs::read_to_string(&path).unwrap_or_default(),
         "graph G {\n    node a;\n    START -> a;\n    a -> END;\n}\n"
     );
-    assert_eq!(trellis(&["fmt", "--check", path_str]).status.code(), Some(0));
+    assert_eq!(
+        trellis(&["fmt", "--check", path_str]).status.code(),
+        Some(0)
+    );
 
     let broken = write(&dir, "broken.graph", "graph G { node }");
     let out = trellis(&["fmt", broken.to_str().unwrap_or_default()]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("not formatted: it has syntax errors"));
-    assert_eq!(std::fs::read_to_string(&broken).unwrap_or_default(), "graph G { node }");
+    assert_eq!(
+        std::fs::read_to_string(&broken).unwrap_or_default(),
+        "graph G { node }"
+    );
 }
 
 #[test]
 fn export_json_has_the_contract_shape() {
     let dir = scratch("export-json");
     let path = write(&dir, "support.graph", SUPPORT);
-    let out = trellis(&["export", "--format", "json", path.to_str().unwrap_or_default()]);
+    let out = trellis(&[
+        "export",
+        "--format",
+        "json",
+        path.to_str().unwrap_or_default(),
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let json: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON");
     assert_eq!(json["format"], 1);
@@ -181,7 +238,10 @@ fn export_json_has_the_contract_shape() {
     assert_eq!(lookup["backoff_ms"], 200);
     assert_eq!(lookup["timeout_ms"], 10_000);
     assert_eq!(json["nodes"][4]["interrupt"], "before");
-    assert_eq!(json["edges"][0], serde_json::json!({"kind": "static", "from": "__start__", "to": "classify"}));
+    assert_eq!(
+        json["edges"][0],
+        serde_json::json!({"kind": "static", "from": "__start__", "to": "classify"})
+    );
     assert_eq!(
         json["edges"][1],
         serde_json::json!({"kind": "conditional", "from": "classify", "targets": ["lookup_invoice", "draft"]})
@@ -216,7 +276,12 @@ fn export_picks_a_graph_by_name() {
     assert_eq!(out.status.code(), Some(2));
 
     let broken = write(&dir, "broken.graph", "graph A { node a; }");
-    let out = trellis(&["export", "--format", "dot", broken.to_str().unwrap_or_default()]);
+    let out = trellis(&[
+        "export",
+        "--format",
+        "dot",
+        broken.to_str().unwrap_or_default(),
+    ]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stdout(&out).is_empty());
     assert!(stderr(&out).contains("E0201"));

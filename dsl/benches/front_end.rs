@@ -15,7 +15,9 @@ const SIZES: &[usize] = &[100, 1_000, 10_000];
 /// A valid graph of `nodes` nodes: a chain with a conditional back edge every tenth node (into
 /// a node bounded by `max_visits`), a fork and join every seventh, docs and attributes.
 fn generated(nodes: usize) -> String {
-    let mut text = String::from("//! Generated for the benchmark.\n\n/// A big graph.\ngraph Big {\n    state bench::State<Vec<u8>>;\n    max_steps 100000;\n\n");
+    let mut text = String::from(
+        "//! Generated for the benchmark.\n\n/// A big graph.\ngraph Big {\n    state bench::State<Vec<u8>>;\n    max_steps 100000;\n\n",
+    );
     for i in 0..nodes {
         if i % 4 == 0 {
             text.push_str(&format!("    /// Node number {i}.\n"));

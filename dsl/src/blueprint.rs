@@ -60,12 +60,14 @@ impl Blueprint {
 
     /// The nodes with a static edge to END, in edge order.
     pub fn finish(&self) -> impl Iterator<Item = &str> {
-        self.edges.iter().filter_map(|edge| match (&edge.from, edge.kind) {
-            (Endpoint::Node(id), EdgeKind::Static) if edge.targets == [Endpoint::End] => {
-                Some(id.as_str())
-            }
-            _ => None,
-        })
+        self.edges
+            .iter()
+            .filter_map(|edge| match (&edge.from, edge.kind) {
+                (Endpoint::Node(id), EdgeKind::Static) if edge.targets == [Endpoint::End] => {
+                    Some(id.as_str())
+                }
+                _ => None,
+            })
     }
 }
 

@@ -143,7 +143,12 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     /// A diagnostic with a message and the label under its caret.
-    pub fn new(code: Code, span: Span, message: impl Into<String>, label: impl Into<String>) -> Self {
+    pub fn new(
+        code: Code,
+        span: Span,
+        message: impl Into<String>,
+        label: impl Into<String>,
+    ) -> Self {
         Self {
             code,
             message: message.into(),

@@ -142,7 +142,10 @@ impl Printer {
         while at < elements.len() {
             let element = elements[at];
             let trailing_comment = !element.newline_before
-                && matches!(element.piece, Piece::LineComment(_) | Piece::BlockComment(_));
+                && matches!(
+                    element.piece,
+                    Piece::LineComment(_) | Piece::BlockComment(_)
+                );
             if self.pending_newline && !trailing_comment {
                 self.newline();
             }
@@ -382,21 +385,28 @@ mod tests {
             fmt(text),
             "graph G {\n    node a {\n        retry 2; // twice\n        timeout 1s;\n    }\n}\n"
         );
-        let long = format!("graph G {{ node a {{ meta note = \"{}\"; }} }}", "x".repeat(90));
+        let long = format!(
+            "graph G {{ node a {{ meta note = \"{}\"; }} }}",
+            "x".repeat(90)
+        );
         assert!(fmt(&long).contains("node a {\n        meta note"));
     }
 
     #[test]
     fn graphs_are_separated_by_one_empty_line() {
         assert_eq!(
-            fmt("graph A { node a; START -> a; a -> END; }\n\n\n\ngraph B { node b; START -> b; b -> END; }"),
+            fmt(
+                "graph A { node a; START -> a; a -> END; }\n\n\n\ngraph B { node b; START -> b; b -> END; }"
+            ),
             "graph A {\n    node a;\n    START -> a;\n    a -> END;\n}\n\ngraph B {\n    node b;\n    START -> b;\n    b -> END;\n}\n"
         );
     }
 
     #[test]
     fn syntax_errors_are_refused() {
-        assert!(matches!(format("graph G { node }"), Err(FormatError::Syntax(errors)) if errors.len() == 1));
+        assert!(
+            matches!(format("graph G { node }"), Err(FormatError::Syntax(errors)) if errors.len() == 1)
+        );
     }
 
     #[test]

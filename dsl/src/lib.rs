@@ -55,8 +55,8 @@ mod syntax {
 }
 
 pub use blueprint::{
-    Blueprint, Edge, EdgeKind, Endpoint, Interrupt, JSON_FORMAT, MetaValue, Module, Node,
-    NodeKind, NodeRef, Retry,
+    Blueprint, Edge, EdgeKind, Endpoint, Interrupt, JSON_FORMAT, MetaValue, Module, Node, NodeKind,
+    NodeRef, Retry,
 };
 pub use diagnostic::{Code, Diagnostic, Label, Severity, Span};
 pub use format::{FormatError, format};

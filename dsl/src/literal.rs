@@ -108,7 +108,9 @@ pub(crate) fn string(literal: Literal<'_>) -> Result<String, Vec<Diagnostic>> {
             out.push(c);
             continue;
         }
-        let Some((_, escaped)) = chars.next() else { break };
+        let Some((_, escaped)) = chars.next() else {
+            break;
+        };
         match escaped {
             '"' => out.push('"'),
             '\\' => out.push('\\'),
@@ -128,7 +130,11 @@ pub(crate) fn string(literal: Literal<'_>) -> Result<String, Vec<Diagnostic>> {
             }
         }
     }
-    if errors.is_empty() { Ok(out) } else { Err(errors) }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
 }
 
 /// The text of `///` or `//!` lines: prefix and one following space removed, lines joined.
@@ -174,7 +180,10 @@ mod tests {
         assert_eq!(duration_ms(lit("200ms"), "t", false), Ok(200));
         assert_eq!(duration_ms(lit("5s"), "t", false), Ok(5_000));
         assert_eq!(duration_ms(lit("2m"), "t", false), Ok(120_000));
-        assert_eq!(duration_ms(lit("4294967295h"), "t", false), Ok(4_294_967_295 * 3_600_000));
+        assert_eq!(
+            duration_ms(lit("4294967295h"), "t", false),
+            Ok(4_294_967_295 * 3_600_000)
+        );
         assert_eq!(duration_ms(lit("0ms"), "t", true), Ok(0));
         assert!(duration_ms(lit("0s"), "t", false).is_err());
         let bare = duration_ms(lit("200"), "t", false).unwrap_err();
@@ -187,7 +196,10 @@ mod tests {
 
     #[test]
     fn strings() {
-        assert_eq!(string(lit(r#""a\"b\\c\nd\te""#)), Ok("a\"b\\c\nd\te".to_owned()));
+        assert_eq!(
+            string(lit(r#""a\"b\\c\nd\te""#)),
+            Ok("a\"b\\c\nd\te".to_owned())
+        );
         let errors = string(lit(r#""\q and \x""#)).unwrap_err();
         assert_eq!(errors.len(), 2);
         assert_eq!(errors[0].span, Span::new(11, 13));
@@ -197,11 +209,23 @@ mod tests {
     #[test]
     fn doc_lines() {
         let lines = [
-            DocLine { text: "/// Answers one ticket.  ", span: Span::default() },
-            DocLine { text: "///", span: Span::default() },
-            DocLine { text: "///  indented", span: Span::default() },
+            DocLine {
+                text: "/// Answers one ticket.  ",
+                span: Span::default(),
+            },
+            DocLine {
+                text: "///",
+                span: Span::default(),
+            },
+            DocLine {
+                text: "///  indented",
+                span: Span::default(),
+            },
         ];
-        assert_eq!(doc_text(&lines).as_deref(), Some("Answers one ticket.\n\n indented"));
+        assert_eq!(
+            doc_text(&lines).as_deref(),
+            Some("Answers one ticket.\n\n indented")
+        );
         assert_eq!(doc_text(&[]), None);
     }
 }

@@ -40,7 +40,10 @@ const ATTRIBUTES: &[&str] = &[
     "meta",
 ];
 
-pub(crate) fn lower(file: &ast::File<'_>, diagnostics: &mut Diagnostics) -> (Module, Vec<GraphFacts>) {
+pub(crate) fn lower(
+    file: &ast::File<'_>,
+    diagnostics: &mut Diagnostics,
+) -> (Module, Vec<GraphFacts>) {
     let mut module = Module {
         doc: literal::doc_text(&file.docs),
         graphs: Vec::with_capacity(file.graphs.len()),
@@ -86,7 +89,13 @@ fn lower_graph(graph: &ast::Graph<'_>, diagnostics: &mut Diagnostics) -> (Bluepr
         match &item.kind {
             ItemKind::State(path) => {
                 if let Some(first) = state_span {
-                    diagnostics.push(given_twice("`state`", "in graph", &blueprint.name, first, path.span));
+                    diagnostics.push(given_twice(
+                        "`state`",
+                        "in graph",
+                        &blueprint.name,
+                        first,
+                        path.span,
+                    ));
                 } else {
                     state_span = Some(path.span);
                     blueprint.state = Some(canonical_path(&path.tokens));
@@ -94,7 +103,13 @@ fn lower_graph(graph: &ast::Graph<'_>, diagnostics: &mut Diagnostics) -> (Bluepr
             }
             ItemKind::MaxSteps(value) => {
                 if let Some(first) = max_steps_span {
-                    diagnostics.push(given_twice("`max_steps`", "in graph", &blueprint.name, first, value.span));
+                    diagnostics.push(given_twice(
+                        "`max_steps`",
+                        "in graph",
+                        &blueprint.name,
+                        first,
+                        value.span,
+                    ));
                 } else {
                     max_steps_span = Some(value.span);
                     match literal::integer(*value, "`max_steps`", 1) {
@@ -166,7 +181,11 @@ fn lower_graph(graph: &ast::Graph<'_>, diagnostics: &mut Diagnostics) -> (Bluepr
     }
     let facts = GraphFacts {
         complete: !graph.had_syntax_error && !incomplete && graph.name.is_some(),
-        poisoned: graph.poisoned.iter().map(|name| (*name).to_owned()).collect(),
+        poisoned: graph
+            .poisoned
+            .iter()
+            .map(|name| (*name).to_owned())
+            .collect(),
         extent: graph.extent,
     };
     (blueprint, facts)
@@ -201,7 +220,8 @@ fn check_graph_name(name: ast::Ident<'_>, diagnostics: &mut Diagnostics) {
         let help = if names::is_pascal_case(&fixed) {
             format!("rename it to `{fixed}`")
         } else {
-            "a graph name starts with an uppercase letter and has only letters and digits".to_owned()
+            "a graph name starts with an uppercase letter and has only letters and digits"
+                .to_owned()
         };
         diagnostics.push(
             Diagnostic::new(
@@ -276,7 +296,11 @@ fn given_twice(what: &str, place: &str, owner: &str, first: Span, again: Span) -
     .with_help("keep one of them")
 }
 
-fn lower_node(decl: &ast::NodeDecl<'_>, docs: &[DocLine<'_>], diagnostics: &mut Diagnostics) -> Node {
+fn lower_node(
+    decl: &ast::NodeDecl<'_>,
+    docs: &[DocLine<'_>],
+    diagnostics: &mut Diagnostics,
+) -> Node {
     let mut node = Node {
         id: decl.name.text.to_owned(),
         doc: literal::doc_text(docs),
@@ -335,13 +359,19 @@ fn lower_attr<'a>(
         AttrKind::Timeout(value) => report(
             literal::duration_ms(*value, "`timeout`", false).map(|ms| node.timeout_ms = Some(ms)),
         ),
-        AttrKind::MaxVisits(value) => report(
-            literal::integer(*value, "`max_visits`", 1).map(|n| node.max_visits = Some(n)),
-        ),
+        AttrKind::MaxVisits(value) => {
+            report(literal::integer(*value, "`max_visits`", 1).map(|n| node.max_visits = Some(n)))
+        }
         AttrKind::Interrupt(when) => {
             if let Some((first, first_when)) = *interrupt_span {
                 let diagnostic = if first_when == when.text {
-                    given_twice("attribute `interrupt`", "on node", &node.id, first, attr.span)
+                    given_twice(
+                        "attribute `interrupt`",
+                        "on node",
+                        &node.id,
+                        first,
+                        attr.span,
+                    )
                 } else {
                     Diagnostic::new(
                         Code::E0104,
@@ -391,13 +421,15 @@ fn lower_attr<'a>(
                         return;
                     }
                 },
-                MetaLiteral::Integer(number) => match literal::integer(*number, "a `meta` number", 0) {
-                    Ok(n) => MetaValue::Integer(n),
-                    Err(error) => {
-                        diagnostics.push(error);
-                        return;
+                MetaLiteral::Integer(number) => {
+                    match literal::integer(*number, "a `meta` number", 0) {
+                        Ok(n) => MetaValue::Integer(n),
+                        Err(error) => {
+                            diagnostics.push(error);
+                            return;
+                        }
                     }
-                },
+                }
                 MetaLiteral::Bool(flag) => MetaValue::Bool(*flag),
             };
             node.meta.push((key.text.to_owned(), value));

@@ -26,8 +26,7 @@ pub(crate) fn is_snake_case(name: &str) -> bool {
 /// `[A-Z][A-Za-z0-9]*`.
 pub(crate) fn is_pascal_case(name: &str) -> bool {
     let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_uppercase())
-        && chars.all(|c| c.is_ascii_alphanumeric())
+    chars.next().is_some_and(|c| c.is_ascii_uppercase()) && chars.all(|c| c.is_ascii_alphanumeric())
 }
 
 /// Splits a name into words at `_` and at lower→upper case changes (`lookupInvoice_2` →
@@ -109,6 +108,9 @@ mod tests {
         assert!(unusable_reason("START").is_some());
         assert!(unusable_reason("retry").is_some());
         assert!(unusable_reason("crate").is_some());
-        assert!(unusable_reason("type").is_none(), "raw identifiers cover Rust keywords");
+        assert!(
+            unusable_reason("type").is_none(),
+            "raw identifiers cover Rust keywords"
+        );
     }
 }

@@ -72,7 +72,8 @@ fn parse_whole(text: &str) -> Option<File<'_>> {
                     match (piece.as_rule(), graph.as_mut()) {
                         (Rule::graph_head, _) => {
                             let (docs, name, brace) = head_parts(piece, 0);
-                            let head = Span::new(name.map_or(brace.start, |n| n.span.start), brace.end);
+                            let head =
+                                Span::new(name.map_or(brace.start, |n| n.span.start), brace.end);
                             graph = Some(Graph::new(docs, name, head));
                         }
                         (Rule::graph_item, Some(graph)) => graph.items.push(build_item(piece, 0)),
@@ -234,10 +235,13 @@ impl<'a> Parser<'a, '_> {
         let mut file = File::default();
         loop {
             self.skip_trivia();
-            let Ok(doc) = self.piece(Rule::file_doc) else { break };
+            let Ok(doc) = self.piece(Rule::file_doc) else {
+                break;
+            };
             let base = self.pos;
             self.pos += doc.as_str().len();
-            file.docs.extend(doc.into_inner().map(|p| doc_line(&p, base)));
+            file.docs
+                .extend(doc.into_inner().map(|p| doc_line(&p, base)));
         }
         loop {
             self.skip_trivia();
@@ -477,9 +481,10 @@ impl<'a> Parser<'a, '_> {
     fn syntax_error(&mut self, base: usize, error: &pest::error::Error<Rule>, piece: Piece) {
         let offset = error_offset(error);
         let expected: Vec<Rule> = match &error.variant {
-            ErrorVariant::ParsingError { positives, .. } => {
-                positives.iter().flat_map(|rule| first_tokens(*rule)).collect()
-            }
+            ErrorVariant::ParsingError { positives, .. } => positives
+                .iter()
+                .flat_map(|rule| first_tokens(*rule))
+                .collect(),
             ErrorVariant::CustomError { .. } => Vec::new(),
         };
         let hint = syntax_hint(&self.text[base..], piece);
@@ -576,7 +581,9 @@ fn syntax_hint(piece_text: &str, piece: Piece) -> Option<&'static str> {
         (Piece::Attribute, "meta") => {
             "write `meta key = \"text\";`, `meta key = 3;` or `meta key = true;`"
         }
-        (Piece::Attribute, _) => "an attribute is one of `retry`, `timeout`, `max_visits`, `interrupt`, `defer`, `on_error`, `kind` or `meta`, ending in `;`",
+        (Piece::Attribute, _) => {
+            "an attribute is one of `retry`, `timeout`, `max_visits`, `interrupt`, `defer`, `on_error`, `kind` or `meta`, ending in `;`"
+        }
     })
 }
 
@@ -1103,7 +1110,10 @@ mod tests {
         assert_eq!(graph.items.len(), 3);
         match &graph.items[0].kind {
             ItemKind::State(path) => {
-                assert_eq!(path.tokens, ["a", "::", "B", "<", "C", ",", "D", "<", "E", ">", ">"]);
+                assert_eq!(
+                    path.tokens,
+                    ["a", "::", "B", "<", "C", ",", "D", "<", "E", ">", ">"]
+                );
             }
             other => panic!("expected state, got {other:?}"),
         }
@@ -1111,7 +1121,13 @@ mod tests {
             ItemKind::Node(node) => {
                 assert_eq!(node.name.text, "x");
                 assert_eq!(node.attrs.len(), 2);
-                assert!(matches!(node.attrs[0].kind, AttrKind::Retry { backoff: Some(_), .. }));
+                assert!(matches!(
+                    node.attrs[0].kind,
+                    AttrKind::Retry {
+                        backoff: Some(_),
+                        ..
+                    }
+                ));
             }
             other => panic!("expected node, got {other:?}"),
         }
@@ -1142,7 +1158,11 @@ mod tests {
     fn recovers_inside_a_node_block_attribute_by_attribute() {
         let found = errors("graph G {\n node a { retry; timeout 1s; max_visits ; }\n}\n");
         assert_eq!(found.len(), 2);
-        assert!(found.iter().all(|d| d.message == "expected a number, found `;`"));
+        assert!(
+            found
+                .iter()
+                .all(|d| d.message == "expected a number, found `;`")
+        );
     }
 
     #[test]
@@ -1150,7 +1170,10 @@ mod tests {
         let found = errors("graph G {\n node a { retry 2;\n a -> END;\n}\n");
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].message, "expected `}`, found `a`");
-        assert_eq!(found[0].labels[0].message, "this node block is never closed");
+        assert_eq!(
+            found[0].labels[0].message,
+            "this node block is never closed"
+        );
     }
 
     #[test]
@@ -1161,7 +1184,10 @@ mod tests {
         // A misspelled item keyword is no syntax error: lowering reports it as unknown (E0107).
         let checked = crate::check("graph G { nodee a; }");
         assert_eq!(checked.diagnostics[0].code, Code::E0107);
-        assert_eq!(checked.diagnostics[0].help.as_deref(), Some("did you mean `node`?"));
+        assert_eq!(
+            checked.diagnostics[0].help.as_deref(),
+            Some("did you mean `node`?")
+        );
         let found = errors("graph G { node a { retry 3 backof 1s; } }");
         assert_eq!(found[0].help.as_deref(), Some("did you mean `backoff`?"));
     }
@@ -1188,9 +1214,15 @@ mod tests {
     fn cut_points_skip_strings_and_comments() {
         let text = "a; \"x;}\" // c;\n /* ; /* } */ ; */ b } \"open;";
         let cuts = cut_points(text);
-        let cut_chars: Vec<char> = cuts.iter().map(|&at| text.as_bytes()[at - 1] as char).collect();
+        let cut_chars: Vec<char> = cuts
+            .iter()
+            .map(|&at| text.as_bytes()[at - 1] as char)
+            .collect();
         assert_eq!(cut_chars, [';', '}']);
-        assert_eq!(cuts, [2, text.find(" b }").map(|at| at + 4).unwrap_or_default()]);
+        assert_eq!(
+            cuts,
+            [2, text.find(" b }").map(|at| at + 4).unwrap_or_default()]
+        );
     }
 
     proptest::proptest! {
@@ -1225,10 +1257,44 @@ mod tests {
     fn window_soup() -> impl proptest::strategy::Strategy<Value = String> {
         use proptest::prelude::*;
         const WORDS: &[&str] = &[
-            "graph", "G", "{", "}", "node", "a", "b", ";", "->", "|", "&", "START", "END", "retry",
-            "3", "backoff", "1s", "state", "T", "<", ">", ",", "kind", "\"s;}\"", "\"open",
-            "meta", "=", "/* ; } */", "/*", "*/", "// ; }\n", "/// d\n", "//! f\n", "\n", "x",
-            "defer", "max_visits", "@",
+            "graph",
+            "G",
+            "{",
+            "}",
+            "node",
+            "a",
+            "b",
+            ";",
+            "->",
+            "|",
+            "&",
+            "START",
+            "END",
+            "retry",
+            "3",
+            "backoff",
+            "1s",
+            "state",
+            "T",
+            "<",
+            ">",
+            ",",
+            "kind",
+            "\"s;}\"",
+            "\"open",
+            "meta",
+            "=",
+            "/* ; } */",
+            "/*",
+            "*/",
+            "// ; }\n",
+            "/// d\n",
+            "//! f\n",
+            "\n",
+            "x",
+            "defer",
+            "max_visits",
+            "@",
         ];
         prop::collection::vec(prop::sample::select(WORDS), 0..60).prop_map(|w| w.join(" "))
     }
@@ -1238,6 +1304,10 @@ mod tests {
         let text = format!("graph G {{ {} }}", "@;".repeat(500));
         let found = errors(&text);
         assert_eq!(found.len(), MAX_SYNTAX_ERRORS);
-        assert!(found[MAX_SYNTAX_ERRORS - 1].message.starts_with("too many syntax errors"));
+        assert!(
+            found[MAX_SYNTAX_ERRORS - 1]
+                .message
+                .starts_with("too many syntax errors")
+        );
     }
 }

@@ -109,7 +109,12 @@ pub fn human(diagnostic: &Diagnostic, file: &str, text: &str, style: HumanStyle)
     let mut out = String::new();
     if handler.render_report(&mut out, &report).is_err() {
         // Rendering into a String cannot fail; keep the essentials if it ever does.
-        out = format!("{}[{}]: {}\n", diagnostic.severity().as_str(), diagnostic.code, diagnostic.message);
+        out = format!(
+            "{}[{}]: {}\n",
+            diagnostic.severity().as_str(),
+            diagnostic.code,
+            diagnostic.message
+        );
     }
     out
 }

@@ -87,7 +87,10 @@ mod tests {
         assert_eq!(did_you_mean("send", nodes), None);
         assert_eq!(did_you_mean("b", ["a"]), None);
         assert_eq!(did_you_mean("ab", ["ac"]), Some("ac"));
-        assert_eq!(did_you_mean("backof", ["backoff", "timeout"]), Some("backoff"));
+        assert_eq!(
+            did_you_mean("backof", ["backoff", "timeout"]),
+            Some("backoff")
+        );
         assert_eq!(did_you_mean("reviewer", ["review", "send"]), Some("review"));
     }
 }

@@ -14,7 +14,11 @@ fn fixtures() -> Vec<(String, String)> {
         .map(|entry| entry.expect("a readable folder entry").path())
         .filter(|path| path.extension().is_some_and(|e| e == "graph"))
         .map(|path| {
-            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_owned();
+            let stem = path
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or_default()
+                .to_owned();
             let text = std::fs::read_to_string(&path).expect("a readable fixture");
             (stem, text)
         })
@@ -28,7 +32,9 @@ fn every_code_has_a_fixture() {
     let fixtures = fixtures();
     for code in Code::ALL {
         assert!(
-            fixtures.iter().any(|(stem, _)| stem.starts_with(code.as_str())),
+            fixtures
+                .iter()
+                .any(|(stem, _)| stem.starts_with(code.as_str())),
             "no fixture for {code} in {FIXTURES}"
         );
     }
@@ -39,14 +45,24 @@ fn each_fixture_reports_exactly_its_code() {
     for (stem, text) in fixtures() {
         let expected = &stem[..5];
         let checked = check(&text);
-        let codes: Vec<&str> = checked.diagnostics.iter().map(|d| d.code.as_str()).collect();
+        let codes: Vec<&str> = checked
+            .diagnostics
+            .iter()
+            .map(|d| d.code.as_str())
+            .collect();
         assert!(
             !codes.is_empty() && codes.iter().all(|code| code == &expected),
             "{stem}: expected only {expected}, got {codes:?}"
         );
         for diagnostic in &checked.diagnostics {
-            assert!(diagnostic.span.end <= text.len(), "{stem}: span outside the input");
-            assert!(diagnostic.help.is_some(), "{stem}: every diagnostic says what to do");
+            assert!(
+                diagnostic.span.end <= text.len(),
+                "{stem}: span outside the input"
+            );
+            assert!(
+                diagnostic.help.is_some(),
+                "{stem}: every diagnostic says what to do"
+            );
         }
     }
 }
@@ -57,7 +73,10 @@ fn rendered_reports() {
         let file = Path::new("fixtures").join(format!("{stem}.graph"));
         let file = file.to_string_lossy();
         let checked = check(&text);
-        let style = HumanStyle { color: false, width: 80 };
+        let style = HumanStyle {
+            color: false,
+            width: 80,
+        };
         let mut snapshot = String::new();
         for diagnostic in &checked.diagnostics {
             snapshot.push_str(&render::human(diagnostic, &file, &text, style));

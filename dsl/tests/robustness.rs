@@ -6,13 +6,76 @@ use trellis_dsl::{Checked, Diagnostic, check, decode, format};
 
 /// Tokens, fragments and trivia of the language, some broken on purpose.
 const VOCABULARY: &[&str] = &[
-    "graph", "Support", "G", "{", "}", "node", "a", "b", "draft", "review", "state", "Ticket",
-    "::", "<", ">", ",", "max_steps", "25", "0", "99999999999", "200ms", "10us", "5", "START",
-    "END", "->", "|", "&", ";", "retry", "backoff", "timeout", "max_visits", "interrupt",
-    "before", "after", "defer", "on_error", "kind", "dispatch", "delegate", "(", ")", "meta",
-    "=", "\"text\"", "\"open", "\"bad \\q\"", "true", "false", "/* c */", "/*", "*/",
-    "// line\n", "/// doc\n", "//! inner\n", " ", "\n", "\t", "é", "@", "#", "_", "use",
-    "\u{FEFF}", "\r\n", "-", ">>", "Self", "r#x",
+    "graph",
+    "Support",
+    "G",
+    "{",
+    "}",
+    "node",
+    "a",
+    "b",
+    "draft",
+    "review",
+    "state",
+    "Ticket",
+    "::",
+    "<",
+    ">",
+    ",",
+    "max_steps",
+    "25",
+    "0",
+    "99999999999",
+    "200ms",
+    "10us",
+    "5",
+    "START",
+    "END",
+    "->",
+    "|",
+    "&",
+    ";",
+    "retry",
+    "backoff",
+    "timeout",
+    "max_visits",
+    "interrupt",
+    "before",
+    "after",
+    "defer",
+    "on_error",
+    "kind",
+    "dispatch",
+    "delegate",
+    "(",
+    ")",
+    "meta",
+    "=",
+    "\"text\"",
+    "\"open",
+    "\"bad \\q\"",
+    "true",
+    "false",
+    "/* c */",
+    "/*",
+    "*/",
+    "// line\n",
+    "/// doc\n",
+    "//! inner\n",
+    " ",
+    "\n",
+    "\t",
+    "é",
+    "@",
+    "#",
+    "_",
+    "use",
+    "\u{FEFF}",
+    "\r\n",
+    "-",
+    ">>",
+    "Self",
+    "r#x",
 ];
 
 const VALID: &[&str] = &[
@@ -67,9 +130,13 @@ fn mutation() -> impl Strategy<Value = String> {
 
 fn assert_spans_inside(text: &str, diagnostics: &[Diagnostic]) {
     for diagnostic in diagnostics {
-        let spans = std::iter::once(diagnostic.span).chain(diagnostic.labels.iter().map(|l| l.span));
+        let spans =
+            std::iter::once(diagnostic.span).chain(diagnostic.labels.iter().map(|l| l.span));
         for span in spans {
-            assert!(span.start <= span.end && span.end <= text.len(), "{span:?} outside {text:?}");
+            assert!(
+                span.start <= span.end && span.end <= text.len(),
+                "{span:?} outside {text:?}"
+            );
             assert!(text.is_char_boundary(span.start) && text.is_char_boundary(span.end));
         }
         assert!(!diagnostic.message.is_empty());
@@ -84,7 +151,11 @@ fn meaning(checked: &Checked) -> (Vec<String>, Vec<&'static str>) {
         .iter()
         .map(|graph| trellis_dsl::export::to_json(graph).expect("blueprints serialize"))
         .collect();
-    let mut codes: Vec<&str> = checked.diagnostics.iter().map(|d| d.code.as_str()).collect();
+    let mut codes: Vec<&str> = checked
+        .diagnostics
+        .iter()
+        .map(|d| d.code.as_str())
+        .collect();
     codes.sort_unstable();
     (graphs, codes)
 }
@@ -104,7 +175,10 @@ fn check_everything(text: &str) {
         }
         Err(trellis_dsl::FormatError::Syntax(errors)) => {
             assert!(!errors.is_empty());
-            assert!(checked.has_errors(), "fmt refused a file check accepts: {text:?}");
+            assert!(
+                checked.has_errors(),
+                "fmt refused a file check accepts: {text:?}"
+            );
             assert_spans_inside(text, &errors);
         }
         Err(error) => panic!("{error} for {text:?}"),
@@ -141,7 +215,11 @@ fn the_examples_are_clean_and_formatted() {
     for text in VALID {
         let checked = check(text);
         assert!(checked.diagnostics.is_empty(), "{:?}", checked.diagnostics);
-        assert_eq!(format(text).expect("formats"), *text, "examples are in canonical layout");
+        assert_eq!(
+            format(text).expect("formats"),
+            *text,
+            "examples are in canonical layout"
+        );
     }
 }
 

@@ -118,7 +118,11 @@ fn check_targets(
     let mut seen: Vec<(&Endpoint, Span)> = Vec::with_capacity(edge.targets.len());
     for (target, &span) in edge.targets.iter().zip(&edge.target_spans) {
         if let Some(&(_, first)) = seen.iter().find(|(t, _)| *t == target) {
-            let what = if edge.kind == EdgeKind::Fork { "fork" } else { "conditional edge" };
+            let what = if edge.kind == EdgeKind::Fork {
+                "fork"
+            } else {
+                "conditional edge"
+            };
             diagnostics.push(
                 Diagnostic::new(
                     Code::E0206,
@@ -206,7 +210,11 @@ fn merge_help(from: &str, first: &Edge, second: &Edge) -> String {
     let branch = format!("{from} -> {};", targets.join(" | "));
     let nodes: Vec<&str> = targets.iter().copied().filter(|t| *t != "END").collect();
     if nodes.len() >= 2 && nodes.len() == targets.len() {
-        let all = if nodes.len() == 2 { "runs both" } else { "runs them all" };
+        let all = if nodes.len() == 2 {
+            "runs both"
+        } else {
+            "runs them all"
+        };
         format!(
             "write one statement: `{branch}` lets a router choose, `{from} -> {};` {all}",
             nodes.join(" & ")

@@ -166,7 +166,10 @@ fn check_unbounded_cycles(graph: &Blueprint, topology: &Topology, diagnostics: &
             in_component[at] = true;
         }
         let cycle = cycle_through(root, &topology.next, &in_component);
-        let mut names: Vec<&str> = cycle.iter().map(|&at| graph.nodes[at].id.as_str()).collect();
+        let mut names: Vec<&str> = cycle
+            .iter()
+            .map(|&at| graph.nodes[at].id.as_str())
+            .collect();
         let spelled = if names.len() > CYCLE_SHOWN {
             names.truncate(CYCLE_SHOWN);
             format!("{} -> …", names.join(" -> "))

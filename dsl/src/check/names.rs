@@ -79,7 +79,11 @@ pub(super) fn check_graph(graph: &Blueprint, diagnostics: &mut Diagnostics) {
         }
     }
     // A route enum names END `End`; a node `end` among the same targets would clash with it.
-    for edge in graph.edges.iter().filter(|e| e.kind == EdgeKind::Conditional) {
+    for edge in graph
+        .edges
+        .iter()
+        .filter(|e| e.kind == EdgeKind::Conditional)
+    {
         if !edge.targets.contains(&Endpoint::End) {
             continue;
         }
@@ -90,9 +94,7 @@ pub(super) fn check_graph(graph: &Blueprint, diagnostics: &mut Diagnostics) {
                         Diagnostic::new(
                             Code::E0106,
                             *span,
-                            format!(
-                                "node `{id}` and END both become the route variant `End`"
-                            ),
+                            format!("node `{id}` and END both become the route variant `End`"),
                             "becomes `End`",
                         )
                         .with_help("rename the node"),
