@@ -43,19 +43,20 @@ fn error_handlers(blueprint: &Blueprint) -> std::collections::HashSet<&str> {
         .collect()
 }
 
-/// The markers shown under a node's name: interrupt, deferred, error handler.
+/// The markers shown under a node's name: interrupt, deferred, error handler. Plain words: symbols
+/// such as ⏸ are missing from common fonts and render as empty boxes.
 fn markers(node: &Node, is_handler: bool) -> Vec<&'static str> {
     let mut markers = Vec::new();
     match node.interrupt {
-        Some(Interrupt::Before) => markers.push("⏸ interrupt before"),
-        Some(Interrupt::After) => markers.push("⏸ interrupt after"),
+        Some(Interrupt::Before) => markers.push("(interrupt before)"),
+        Some(Interrupt::After) => markers.push("(interrupt after)"),
         None => {}
     }
     if node.defer {
-        markers.push("⧗ deferred");
+        markers.push("(deferred)");
     }
     if is_handler {
-        markers.push("⚠ error handler");
+        markers.push("(error handler)");
     }
     markers
 }
