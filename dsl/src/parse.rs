@@ -431,7 +431,8 @@ impl<'a> Parser<'a, '_> {
     fn skip_trivia(&mut self) {
         // Most pieces start right at a token; only call into pest when there is trivia.
         match self.rest().as_bytes().first() {
-            Some(b' ' | b'\t' | b'\r' | b'\n' | b'/' | 0xEF) => {}
+            // The grammar's whitespace (tab to carriage return, space, a BOM's first byte), comments.
+            Some(b'\t'..=b'\r' | b' ' | b'/' | 0xEF) => {}
             _ => return,
         }
         if let Ok(trivia) = self.piece(Rule::trivia) {
@@ -1211,6 +1212,16 @@ mod tests {
     }
 
     #[test]
+    fn every_whitespace_character_separates_pieces_during_recovery() {
+        // A vertical tab, a form feed and a BOM before attributes of a broken node block, and one
+        // real error: only the error is reported (recovery skips trivia itself between pieces).
+        let found =
+            errors("graph G {\n node a {\u{b}retry 2;\u{c}timeout 1s;\u{FEFF}max_visits; }\n}\n");
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].message, "expected a number, found `;`");
+    }
+
+    #[test]
     fn cut_points_skip_strings_and_comments() {
         let text = "a; \"x;}\" // c;\n /* ; /* } */ ; */ b } \"open;";
         let cuts = cut_points(text);
@@ -1295,6 +1306,10 @@ mod tests {
             "defer",
             "max_visits",
             "@",
+            "\u{b}",
+            "\u{c}",
+            "\u{FEFF}",
+            "\r\n",
         ];
         prop::collection::vec(prop::sample::select(WORDS), 0..60).prop_map(|w| w.join(" "))
     }
