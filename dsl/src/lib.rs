@@ -1,10 +1,11 @@
 //! The `.graph` language of Trellis: parser, validated blueprint IR, diagnostics, formatter and
 //! exports.
 //!
-//! Source text goes through [`check`]: a pest grammar parses it piece by piece into a spanned
-//! AST, lowering turns that into a [`Module`] of [`Blueprint`]s, and validation adds every
-//! independent problem as a [`Diagnostic`] with a code, a span, labels and help. Code generation
-//! and every export read the blueprint, never the AST.
+//! Source text goes through [`check()`]: a pest grammar parses it into a spanned AST (recovering
+//! after syntax errors, so later independent errors still show), lowering turns that into a
+//! [`Module`] of [`Blueprint`]s, and validation adds every independent problem as a [`Diagnostic`]
+//! with a code, a span, labels and help. Code generation and every export read the blueprint,
+//! never the AST.
 //!
 //! ```
 //! let source = r#"
@@ -25,7 +26,8 @@
 //! assert_eq!(&source[error.span.start..error.span.end], "drfat");
 //! ```
 //!
-//! With the `render` feature, [`render::human`] draws a diagnostic as a rustc-style report.
+//! [`render::json_line`] writes a diagnostic as the JSON of `trellis check --format json`; with the
+//! `render` feature, `render::human` draws it as a rustc-style report with the source snippet.
 
 // The parser pest generates without its `std` feature names `alloc`. pest is used without `std`
 // because that feature probes the native stack on every rule call; the grammar never recurses on
