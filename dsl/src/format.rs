@@ -46,7 +46,7 @@ pub fn format(text: &str) -> Result<String, FormatError> {
     let mut printer = Printer::default();
     printer.print(&elements);
     let formatted = printer.finish();
-    if !same_tokens(text, &formatted) {
+    if !same_pieces(&elements, &formatted) {
         return Err(FormatError::WouldChangeTokens);
     }
     Ok(formatted)
@@ -105,13 +105,12 @@ fn lex(text: &str) -> Option<Vec<Element<'_>>> {
     Some(elements)
 }
 
-/// Tokens and comments of a text with all layout dropped, for the safety check.
-fn same_tokens(before: &str, after: &str) -> bool {
-    let pieces = |text| lex(text).map(|e| e.into_iter().map(|e| e.piece).collect::<Vec<_>>());
-    match (pieces(before), pieces(after)) {
-        (Some(before), Some(after)) => before == after,
-        _ => false,
-    }
+/// Whether `formatted` holds exactly the tokens and comments of the input's `elements`, layout
+/// aside: the safety check before the formatter returns anything.
+fn same_pieces(elements: &[Element<'_>], formatted: &str) -> bool {
+    lex(formatted).is_some_and(|after| {
+        after.len() == elements.len() && after.iter().zip(elements).all(|(a, b)| a.piece == b.piece)
+    })
 }
 
 #[derive(Default)]

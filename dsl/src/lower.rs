@@ -3,8 +3,8 @@
 //!
 //! Checks that need the whole graph (edges, reachability, cycles) run afterwards, in `check`.
 
-use std::collections::HashMap;
 use std::collections::hash_map::Entry;
+use std::collections::{HashMap, HashSet};
 
 use crate::ast::{self, Attr, AttrKind, DocLine, ItemKind, KindSpec, MetaLiteral};
 use crate::blueprint::{
@@ -69,19 +69,11 @@ fn lower_graph(graph: &ast::Graph<'_>, diagnostics: &mut Diagnostics) -> (Bluepr
     }
     misplaced_docs(&graph.stray_docs, diagnostics);
 
-    let declared: Vec<&str> = graph
-        .items
-        .iter()
-        .filter_map(|item| match &item.kind {
-            ItemKind::Node(node) => Some(node.name.text),
-            _ => None,
-        })
-        .collect();
-
     let mut node_index: HashMap<&str, (usize, Span)> = HashMap::new();
     let mut state_span: Option<Span> = None;
     let mut max_steps_span: Option<Span> = None;
     let mut incomplete = false;
+    let mut declared: Option<HashSet<&str>> = None;
     for item in &graph.items {
         if !matches!(item.kind, ItemKind::Node(_)) {
             misplaced_docs(&item.docs, diagnostics);
@@ -155,7 +147,19 @@ fn lower_graph(graph: &ast::Graph<'_>, diagnostics: &mut Diagnostics) -> (Bluepr
                 if word.text.is_empty() {
                     continue;
                 }
-                let help = if declared.contains(&word.text) {
+                // Built on the first unknown item only: valid graphs never need it.
+                let declared = declared.get_or_insert_with(|| {
+                    graph
+                        .items
+                        .iter()
+                        .filter_map(|item| match &item.kind {
+                            ItemKind::Node(node) => Some(node.name.text),
+                            _ => None,
+                        })
+                        .collect::<HashSet<&str>>()
+                });
+                let names_a_node = declared.contains(word.text);
+                let help = if names_a_node {
                     Some(format!(
                         "to add an edge from node `{0}`, write `{0} -> …;`",
                         word.text

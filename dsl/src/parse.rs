@@ -77,12 +77,9 @@ fn parse_whole(text: &str) -> Option<File<'_>> {
                             graph = Some(Graph::new(docs, name, head));
                         }
                         (Rule::graph_item, Some(graph)) => graph.items.push(build_item(piece, 0)),
-                        (Rule::graph_close, Some(graph)) => graph.stray_docs.extend(
-                            piece
-                                .into_inner()
-                                .filter(|p| p.as_rule() == Rule::outer_doc)
-                                .map(|p| doc_line(&p, 0)),
-                        ),
+                        (Rule::graph_close, Some(graph)) => {
+                            graph.stray_docs.extend(docs_of(piece, 0));
+                        }
                         _ => {}
                     }
                 }
@@ -94,6 +91,13 @@ fn parse_whole(text: &str) -> Option<File<'_>> {
         }
     }
     Some(file)
+}
+
+/// The `///` lines directly inside a pair.
+fn docs_of(pair: Pair<'_, Rule>, base: usize) -> impl Iterator<Item = DocLine<'_>> {
+    pair.into_inner()
+        .filter(|p| p.as_rule() == Rule::outer_doc)
+        .map(move |p| doc_line(&p, base))
 }
 
 /// The doc lines, name and brace of a `graph_head` or `node_open` pair.
@@ -306,12 +310,7 @@ impl<'a> Parser<'a, '_> {
                 Err(error) => {
                     if let Ok(close) = self.piece(Rule::graph_close) {
                         self.pos += close.as_str().len();
-                        graph.stray_docs.extend(
-                            close
-                                .into_inner()
-                                .filter(|p| p.as_rule() == Rule::outer_doc)
-                                .map(|p| doc_line(&p, start)),
-                        );
+                        graph.stray_docs.extend(docs_of(close, start));
                         return;
                     }
                     graph.had_syntax_error = true;
@@ -812,58 +811,39 @@ fn rule_description(rule: Rule) -> Option<(usize, String)> {
     Some((1, name.to_owned()))
 }
 
-/// The words reserved by the language (LANGUAGE.md §2).
-pub(crate) const KEYWORDS: &[&str] = &[
-    "graph",
-    "state",
-    "max_steps",
-    "node",
-    "START",
-    "END",
-    "retry",
-    "backoff",
-    "timeout",
-    "max_visits",
-    "interrupt",
-    "before",
-    "after",
-    "defer",
-    "on_error",
-    "kind",
-    "meta",
-    "use",
-    "true",
-    "false",
+/// The words reserved by the language (LANGUAGE.md §2), with the grammar rule of each.
+const KEYWORDS: &[(Rule, &str)] = &[
+    (Rule::kw_graph, "graph"),
+    (Rule::kw_state, "state"),
+    (Rule::kw_max_steps, "max_steps"),
+    (Rule::kw_node, "node"),
+    (Rule::kw_start, "START"),
+    (Rule::kw_end, "END"),
+    (Rule::kw_retry, "retry"),
+    (Rule::kw_backoff, "backoff"),
+    (Rule::kw_timeout, "timeout"),
+    (Rule::kw_max_visits, "max_visits"),
+    (Rule::kw_interrupt, "interrupt"),
+    (Rule::kw_before, "before"),
+    (Rule::kw_after, "after"),
+    (Rule::kw_defer, "defer"),
+    (Rule::kw_on_error, "on_error"),
+    (Rule::kw_kind, "kind"),
+    (Rule::kw_meta, "meta"),
+    (Rule::kw_use, "use"),
+    (Rule::kw_true, "true"),
+    (Rule::kw_false, "false"),
 ];
 
 pub(crate) fn is_keyword(word: &str) -> bool {
-    KEYWORDS.contains(&word)
+    KEYWORDS.iter().any(|(_, keyword)| *keyword == word)
 }
 
 fn keyword_text(rule: Rule) -> Option<&'static str> {
-    Some(match rule {
-        Rule::kw_graph => "graph",
-        Rule::kw_state => "state",
-        Rule::kw_max_steps => "max_steps",
-        Rule::kw_node => "node",
-        Rule::kw_start => "START",
-        Rule::kw_end => "END",
-        Rule::kw_retry => "retry",
-        Rule::kw_backoff => "backoff",
-        Rule::kw_timeout => "timeout",
-        Rule::kw_max_visits => "max_visits",
-        Rule::kw_interrupt => "interrupt",
-        Rule::kw_before => "before",
-        Rule::kw_after => "after",
-        Rule::kw_defer => "defer",
-        Rule::kw_on_error => "on_error",
-        Rule::kw_kind => "kind",
-        Rule::kw_meta => "meta",
-        Rule::kw_use => "use",
-        Rule::kw_true => "true",
-        Rule::kw_false => "false",
-        _ => return None,
-    })
+    KEYWORDS
+        .iter()
+        .find(|(keyword_rule, _)| *keyword_rule == rule)
+        .map(|(_, keyword)| *keyword)
 }
 
 // ---- pairs → AST -------------------------------------------------------------------------------
