@@ -341,8 +341,22 @@ impl Printer {
     }
 }
 
-/// Whether one space separates two adjacent tokens on a line.
+/// Whether one space separates two adjacent tokens on a line. Tokens that would fuse into a
+/// different token (`-` `>` into `->`, `/` `/` into a comment) are always spaced.
 fn space_between(before: &str, token: &str) -> bool {
+    let fuses = match (before.chars().last(), token.chars().next()) {
+        (Some(last), Some(first)) => {
+            matches!(
+                (last, first),
+                ('-', '>') | (':', ':') | ('/', '/' | '*') | ('*', '/')
+            )
+        }
+        _ => false,
+    };
+    fuses || spaced(before, token)
+}
+
+fn spaced(before: &str, token: &str) -> bool {
     match token {
         ";" | "," | ")" | "(" | "<" | ">" => false,
         "::" => before == "state",
@@ -399,6 +413,16 @@ mod tests {
             ),
             "graph A {\n    node a;\n    START -> a;\n    a -> END;\n}\n\ngraph B {\n    node b;\n    START -> b;\n    b -> END;\n}\n"
         );
+    }
+
+    #[test]
+    fn tokens_are_never_fused_into_other_tokens() {
+        // Unknown graph items may hold any tokens; `- >` must not become `->`, `: ::` not `:::`.
+        let text = "graph G { node plan; plan - > b; x : :: y; START -> plan -> END; }";
+        let formatted = fmt(text);
+        assert!(formatted.contains("plan - > b;"), "{formatted}");
+        assert!(formatted.contains("x : ::y;"), "{formatted}");
+        assert_eq!(fmt(&formatted), formatted);
     }
 
     #[test]
