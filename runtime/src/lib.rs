@@ -1,3 +1,47 @@
-//! The Trellis runtime: state and reducers, nodes, `GraphBuilder`, the executor and checkpoints.
+//! Typed agent state graphs: state and reducers, nodes, `GraphBuilder`, a deterministic
+//! super-step executor with fork and join, human-in-the-loop interrupts, events and checkpoints.
 //!
-//! Empty until the runtime work lands; it will not depend on the `.graph` front end.
+//! A graph is declared with [`GraphBuilder`] (or generated from a `.graph` file), checked by
+//! [`GraphBuilder::compile`] with the same rules and codes as the `.graph` language, and run
+//! with [`CompiledGraph::invoke`], or step by step with [`CompiledGraph::start`].
+//!
+//! A run is a sequence of super-steps. Every node of a step reads the same committed state
+//! (shared through an `Arc`, never copied per branch) and returns an update; the updates are
+//! merged by the state's reducer in declaration order, so a run is deterministic whatever the
+//! timing of its branches. See `docs/runtime.md` in the repository for the whole model.
+
+mod activation;
+mod builder;
+mod cancel;
+pub mod checkpoint;
+mod error;
+mod event;
+mod graph;
+mod id;
+mod interrupt;
+mod node;
+mod run;
+mod state;
+
+pub use builder::{DEFAULT_MAX_STEPS, END, GraphBuilder, NodeOptions, START};
+pub use cancel::CancellationToken;
+pub use checkpoint::{
+    Checkpoint, CheckpointError, CheckpointLabel, Checkpointer, InMemoryCheckpointer, RunRecord,
+    RunStatus,
+};
+pub use error::{BuildDiagnostic, CompileError, RunError};
+pub use event::{DEFAULT_EVENT_CAPACITY, Event, EventStream};
+pub use graph::CompiledGraph;
+pub use id::{RunId, Timestamp, TimestampError};
+pub use interrupt::{Interrupt, InterruptPoint, InterruptRequest};
+pub use node::{
+    Command, FailureKind, FnNode, Node, NodeContext, NodeError, NodeFailure, NodeResult,
+};
+pub use run::{Outcome, Run, StepOutcome};
+pub use state::{ApplyResume, GraphState, MergeConflict, WholeState, reducers};
+
+/// `#[async_trait]`, re-exported so that node implementations need no extra dependency.
+pub use async_trait::async_trait;
+
+#[cfg(feature = "macros")]
+pub use trellis_macros::GraphState;

@@ -1,0 +1,350 @@
+//! `#[derive(GraphState)]`: per-field reducers and the update type they merge.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{Data, DeriveInput, Fields, GenericArgument, Ident, Path, PathArguments, Type};
+
+/// How one field merges the updates of a super-step.
+enum Reducer {
+    Overwrite,
+    Append(Type),
+    Extend,
+    Sum,
+    With(Path),
+}
+
+struct Field<'a> {
+    name: &'a Ident,
+    ty: &'a Type,
+    reducer: Reducer,
+}
+
+/// Collects every error of the input before reporting, so one build shows all of them.
+#[derive(Default)]
+struct Errors(Option<syn::Error>);
+
+impl Errors {
+    fn push(&mut self, error: syn::Error) {
+        match &mut self.0 {
+            Some(all) => all.combine(error),
+            None => self.0 = Some(error),
+        }
+    }
+}
+
+pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
+    let mut errors = Errors::default();
+    let mut krate: Path = syn::parse_quote!(::trellis);
+    let mut update = format_ident!("{}Update", input.ident);
+    for attr in input
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("graph_state"))
+    {
+        let parsed = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("crate") {
+                let text: syn::LitStr = meta.value()?.parse()?;
+                krate = text.parse()?;
+                Ok(())
+            } else if meta.path.is_ident("update") {
+                update = meta.value()?.parse()?;
+                Ok(())
+            } else {
+                Err(meta.error(
+                    "unknown graph_state option; expected `update = Name` or `crate = \"path\"`",
+                ))
+            }
+        });
+        if let Err(error) = parsed {
+            errors.push(error);
+        }
+    }
+
+    let named = match &input.data {
+        Data::Struct(data) => match &data.fields {
+            Fields::Named(fields) => Some(&fields.named),
+            other => {
+                errors.push(syn::Error::new(
+                    other.span(),
+                    "GraphState needs named fields: each field gets its own reducer",
+                ));
+                None
+            }
+        },
+        Data::Enum(data) => {
+            errors.push(syn::Error::new(
+                data.enum_token.span,
+                "GraphState cannot be derived for an enum; implement `WholeState` for it instead",
+            ));
+            None
+        }
+        Data::Union(data) => {
+            errors.push(syn::Error::new(
+                data.union_token.span,
+                "GraphState cannot be derived for a union",
+            ));
+            None
+        }
+    };
+    let mut fields = Vec::new();
+    for field in named.into_iter().flatten() {
+        let Some(name) = &field.ident else { continue };
+        match reducer_of(field) {
+            Ok(reducer) => fields.push(Field {
+                name,
+                ty: &field.ty,
+                reducer,
+            }),
+            Err(error) => errors.push(error),
+        }
+    }
+    if let Some(error) = errors.0 {
+        return Err(error);
+    }
+    Ok(generate(input, &krate, &update, &fields))
+}
+
+fn reducer_of(field: &syn::Field) -> syn::Result<Reducer> {
+    let mut reducer = None;
+    for attr in field.attrs.iter().filter(|a| a.path().is_ident("reducer")) {
+        attr.parse_nested_meta(|meta| {
+            if reducer.is_some() {
+                return Err(meta.error("a field has one reducer; remove this one"));
+            }
+            let chosen = if meta.path.is_ident("overwrite") {
+                Reducer::Overwrite
+            } else if meta.path.is_ident("append") {
+                Reducer::Append(vec_item(&field.ty).ok_or_else(|| {
+                    syn::Error::new(
+                        field.ty.span(),
+                        "`append` needs a `Vec<T>` field; use `extend` for other collections",
+                    )
+                })?)
+            } else if meta.path.is_ident("extend") {
+                Reducer::Extend
+            } else if meta.path.is_ident("sum") {
+                Reducer::Sum
+            } else if meta.path.is_ident("with") {
+                Reducer::With(meta.value()?.parse()?)
+            } else {
+                return Err(meta.error(
+                    "unknown reducer; expected `overwrite`, `append`, `extend`, `sum` or `with = path`",
+                ));
+            };
+            reducer = Some(chosen);
+            Ok(())
+        })?;
+    }
+    Ok(reducer.unwrap_or(Reducer::Overwrite))
+}
+
+/// `T` of a field written `Vec<T>` (or `…::Vec<T>`).
+fn vec_item(ty: &Type) -> Option<Type> {
+    let Type::Path(path) = ty else { return None };
+    let last = path.path.segments.last()?;
+    if last.ident != "Vec" {
+        return None;
+    }
+    let PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    match args.args.first()? {
+        GenericArgument::Type(item) if args.args.len() == 1 => Some(item.clone()),
+        _ => None,
+    }
+}
+
+fn generate(
+    input: &DeriveInput,
+    krate: &Path,
+    update: &Ident,
+    fields: &[Field<'_>],
+) -> TokenStream {
+    let state = &input.ident;
+    let vis = &input.vis;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    let generics = &input.generics;
+
+    let update_fields = fields.iter().map(|f| {
+        let (name, ty) = (f.name, f.ty);
+        let (doc, field_ty) = match &f.reducer {
+            Reducer::Overwrite => (
+                "Replaces the field; two nodes replacing it in one super-step conflict.",
+                quote!(::core::option::Option<#ty>),
+            ),
+            Reducer::Append(_) => (
+                "Items appended to the field, in declaration order of the nodes.",
+                quote!(#ty),
+            ),
+            Reducer::Extend => ("Items added to the field.", quote!(#ty)),
+            Reducer::Sum => ("Added to the field.", quote!(::core::option::Option<#ty>)),
+            Reducer::With(_) => (
+                "Folded into the field by its reducer function.",
+                quote!(::core::option::Option<#ty>),
+            ),
+        };
+        quote! { #[doc = #doc] pub #name: #field_ty }
+    });
+    let defaults = fields.iter().map(|f| {
+        let name = f.name;
+        match f.reducer {
+            Reducer::Append(_) | Reducer::Extend => {
+                quote!(#name: ::core::default::Default::default())
+            }
+            _ => quote!(#name: ::core::option::Option::None),
+        }
+    });
+    let extend_bounds: Vec<TokenStream> = fields
+        .iter()
+        .filter(|f| matches!(f.reducer, Reducer::Extend))
+        .map(|f| {
+            let ty = f.ty;
+            quote!(#ty: ::core::default::Default)
+        })
+        .collect();
+    let default_where = match (where_clause, extend_bounds.is_empty()) {
+        (None, true) => quote!(),
+        (None, false) => quote!(where #(#extend_bounds,)*),
+        (Some(clause), _) => {
+            let predicates = &clause.predicates;
+            quote!(where #predicates, #(#extend_bounds,)*)
+        }
+    };
+    let setters = fields.iter().map(|f| {
+        let (name, ty) = (f.name, f.ty);
+        match &f.reducer {
+            Reducer::Overwrite => quote! {
+                #[doc = concat!("Replaces `", stringify!(#name), "`.")]
+                #[must_use]
+                pub fn #name(mut self, value: impl ::core::convert::Into<#ty>) -> Self {
+                    self.#name = ::core::option::Option::Some(value.into());
+                    self
+                }
+            },
+            Reducer::Append(item) => quote! {
+                #[doc = concat!("Appends one item to `", stringify!(#name), "`.")]
+                #[must_use]
+                pub fn #name(mut self, item: impl ::core::convert::Into<#item>) -> Self {
+                    self.#name.push(item.into());
+                    self
+                }
+            },
+            Reducer::Extend => quote! {
+                #[doc = concat!("Adds items to `", stringify!(#name), "`.")]
+                #[must_use]
+                pub fn #name<I: ::core::iter::IntoIterator>(mut self, items: I) -> Self
+                where
+                    #ty: ::core::iter::Extend<I::Item>,
+                {
+                    self.#name.extend(items);
+                    self
+                }
+            },
+            Reducer::Sum => quote! {
+                #[doc = concat!("Adds to `", stringify!(#name), "`.")]
+                #[must_use]
+                pub fn #name(mut self, value: #ty) -> Self {
+                    self.#name = ::core::option::Option::Some(match self.#name.take() {
+                        ::core::option::Option::Some(mut sum) => {
+                            sum += value;
+                            sum
+                        }
+                        ::core::option::Option::None => value,
+                    });
+                    self
+                }
+            },
+            Reducer::With(_) => quote! {
+                #[doc = concat!("Folds `value` into `", stringify!(#name), "`.")]
+                #[must_use]
+                pub fn #name(mut self, value: #ty) -> Self {
+                    self.#name = ::core::option::Option::Some(value);
+                    self
+                }
+            },
+        }
+    });
+    let overwrites: Vec<&Ident> = fields
+        .iter()
+        .filter(|f| matches!(f.reducer, Reducer::Overwrite))
+        .map(|f| f.name)
+        .collect();
+    let conflicts = (!overwrites.is_empty()).then(|| {
+        let writers: Vec<Ident> = overwrites
+            .iter()
+            .map(|name| format_ident!("__writer_{}", name))
+            .collect();
+        quote! {
+            #(let mut #writers: ::core::option::Option<&str> = ::core::option::Option::None;)*
+            for (node, update) in &updates {
+                #(
+                    if update.#overwrites.is_some() {
+                        #krate::reducers::claim(&mut #writers, node, stringify!(#overwrites))?;
+                    }
+                )*
+            }
+        }
+    });
+    let folds = fields.iter().map(|f| {
+        let name = f.name;
+        let span = f.ty.span();
+        match &f.reducer {
+            Reducer::Overwrite => quote! {
+                if let ::core::option::Option::Some(value) = update.#name {
+                    self.#name = value;
+                }
+            },
+            Reducer::Append(_) | Reducer::Extend => quote_spanned! {span=>
+                ::core::iter::Extend::extend(&mut self.#name, update.#name);
+            },
+            Reducer::Sum => quote_spanned! {span=>
+                if let ::core::option::Option::Some(value) = update.#name {
+                    self.#name += value;
+                }
+            },
+            Reducer::With(path) => quote! {
+                if let ::core::option::Option::Some(value) = update.#name {
+                    #path(&mut self.#name, value);
+                }
+            },
+        }
+    });
+    let update_doc = format!(
+        "Changes to [`{state}`] that a node returns; the super-step's changes are merged field \
+         by field by each field's reducer."
+    );
+    quote! {
+        #[doc = #update_doc]
+        #vis struct #update #generics #where_clause {
+            #(#update_fields,)*
+        }
+
+        #[automatically_derived]
+        impl #impl_generics ::core::default::Default for #update #ty_generics #default_where {
+            fn default() -> Self {
+                Self { #(#defaults,)* }
+            }
+        }
+
+        impl #impl_generics #update #ty_generics #where_clause {
+            #(#setters)*
+        }
+
+        #[automatically_derived]
+        impl #impl_generics #krate::GraphState for #state #ty_generics #where_clause {
+            type Update = #update #ty_generics;
+
+            fn apply(
+                &mut self,
+                updates: ::std::vec::Vec<(&str, Self::Update)>,
+            ) -> ::core::result::Result<(), #krate::MergeConflict> {
+                #conflicts
+                for (_, update) in updates {
+                    #(#folds)*
+                }
+                ::core::result::Result::Ok(())
+            }
+        }
+    }
+}

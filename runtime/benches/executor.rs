@@ -1,0 +1,2 @@
+//! Executor benchmarks (written with the runtime).
+fn main() {}

@@ -1,0 +1,428 @@
+//! The conformance suite every `Checkpointer` backend must pass, generic over the backend.
+//!
+//! A backend's test calls [`run_all`] with a function that makes a fresh, empty store:
+//!
+//! ```
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! use trellis::InMemoryCheckpointer;
+//! use trellis::checkpoint::conformance;
+//!
+//! conformance::run_all(|| async { InMemoryCheckpointer::new() }).await.unwrap();
+//! # });
+//! ```
+
+use std::collections::BTreeMap;
+use std::future::Future;
+
+use serde_json::json;
+
+use super::{Checkpoint, CheckpointLabel, Checkpointer, RunRecord, RunStatus};
+use crate::id::{RunId, Timestamp};
+use crate::interrupt::{Interrupt, InterruptPoint, InterruptRequest};
+use crate::node::{FailureKind, NodeFailure};
+
+/// A backend broke the contract: which check, and what it saw.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("conformance check `{check}` failed: {detail}")]
+pub struct ConformanceError {
+    /// The check's name (the function of this module that failed).
+    pub check: &'static str,
+    /// What was expected and what the backend did.
+    pub detail: String,
+}
+
+macro_rules! ensure {
+    ($check:expr, $cond:expr, $($detail:tt)+) => {
+        if !$cond {
+            return Err(ConformanceError { check: $check, detail: format!($($detail)+) });
+        }
+    };
+}
+
+/// Runs every check, each on a fresh store from `fresh`; stops at the first failure.
+///
+/// # Errors
+/// The first [`ConformanceError`]; a backend error is reported as the failure of its check.
+pub async fn run_all<C, F, Fut>(mut fresh: F) -> Result<(), ConformanceError>
+where
+    C: Checkpointer,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = C>,
+{
+    empty_store(&fresh().await).await?;
+    run_round_trip(&fresh().await).await?;
+    run_upsert(&fresh().await).await?;
+    list_runs_newest_first(&fresh().await).await?;
+    list_runs_pages(&fresh().await).await?;
+    checkpoint_order_and_latest(&fresh().await).await?;
+    checkpoint_needs_run(&fresh().await).await?;
+    save_step_writes_both(&fresh().await).await?;
+    claim_run_once(&fresh().await).await
+}
+
+fn at(text: &str) -> Timestamp {
+    // The suite's own constants; a typo here is a bug in the suite, caught by its own test.
+    Timestamp::parse(text).unwrap_or_else(|e| panic!("conformance suite constant: {e}"))
+}
+
+fn backend<T>(
+    check: &'static str,
+    result: Result<T, super::CheckpointError>,
+) -> Result<T, ConformanceError> {
+    result.map_err(|e| ConformanceError {
+        check,
+        detail: format!("backend error: {e}"),
+    })
+}
+
+/// A run record with every field set to something a backend could get wrong.
+pub fn sample_run(run_id: RunId, created_at: Timestamp) -> RunRecord {
+    RunRecord {
+        run_id,
+        graph: "Support".to_owned(),
+        status: RunStatus::Paused,
+        created_at,
+        updated_at: created_at,
+        last_node: Some("review".to_owned()),
+        steps: 4,
+        state: json!({
+            "draft": "Grüße — «quoted» \"text\"\n\ttabbed",
+            "count": 18_446_744_073_709_551_615_u64,
+            "ratio": 0.1,
+            "log": [1, 2, 3],
+            "nested": { "empty": {}, "none": null, "flag": true },
+        }),
+        interrupts: vec![Interrupt {
+            id: "send@5".to_owned(),
+            node: "send".to_owned(),
+            step: 5,
+            point: InterruptPoint::Before,
+            request: InterruptRequest::new("approval", "send this reply?")
+                .with_options(["approve", "reject"])
+                .resume_to("send"),
+        }],
+        error: None,
+        transitions: 7,
+    }
+}
+
+/// A checkpoint with every field set.
+pub fn sample_checkpoint(run_id: &RunId, id: u64) -> Checkpoint {
+    Checkpoint {
+        id,
+        run_id: run_id.clone(),
+        step: id,
+        nodes: vec!["draft".to_owned(), "lookup".to_owned()],
+        label: CheckpointLabel::Pause("approval".to_owned()),
+        state: json!({ "step": id, "text": "ü\u{1F600}" }),
+        frontier: vec!["review".to_owned(), "send".to_owned()],
+        visits: BTreeMap::from([("draft".to_owned(), 2), ("review".to_owned(), 1)]),
+        released: vec!["send".to_owned()],
+        failures: vec![NodeFailure {
+            node: "lookup".to_owned(),
+            step: id,
+            attempts: 3,
+            kind: FailureKind::Timeout,
+            message: "timed out after 10s".to_owned(),
+        }],
+        created_at: at("2026-03-04T05:06:07.123456Z"),
+    }
+}
+
+async fn empty_store(store: &impl Checkpointer) -> Result<(), ConformanceError> {
+    const CHECK: &str = "empty_store";
+    let id = RunId::new();
+    ensure!(
+        CHECK,
+        backend(CHECK, store.load_run(&id).await)?.is_none(),
+        "load_run found a run in an empty store"
+    );
+    ensure!(
+        CHECK,
+        backend(CHECK, store.list_runs(10, 0).await)?.is_empty(),
+        "list_runs listed runs of an empty store"
+    );
+    ensure!(
+        CHECK,
+        backend(CHECK, store.list_checkpoints(&id).await)?.is_empty(),
+        "list_checkpoints listed checkpoints of a missing run"
+    );
+    ensure!(
+        CHECK,
+        backend(CHECK, store.latest_checkpoint(&id).await)?.is_none(),
+        "latest_checkpoint found a checkpoint of a missing run"
+    );
+    Ok(())
+}
+
+async fn run_round_trip(store: &impl Checkpointer) -> Result<(), ConformanceError> {
+    const CHECK: &str = "run_round_trip";
+    let run = sample_run(RunId::new(), at("2026-03-04T05:06:07.654321+02:00"));
+    backend(CHECK, store.save_run(&run).await)?;
+    let loaded = backend(CHECK, store.load_run(&run.run_id).await)?;
+    ensure!(
+        CHECK,
+        loaded.as_ref() == Some(&run),
+        "saved {run:?}, loaded {loaded:?}"
+    );
+    Ok(())
+}
+
+async fn run_upsert(store: &impl Checkpointer) -> Result<(), ConformanceError> {
+    const CHECK: &str = "run_upsert";
+    let mut run = sample_run(RunId::new(), at("2026-03-04T05:06:07Z"));
+    backend(CHECK, store.save_run(&run).await)?;
+    run.status = RunStatus::Failed;
+    run.error = Some("node `send` failed".to_owned());
+    run.steps = 9;
+    run.interrupts.clear();
+    run.state = json!({ "replaced": true });
+    run.updated_at = at("2026-03-04T06:00:00Z");
+    backend(CHECK, store.save_run(&run).await)?;
+    let loaded = backend(CHECK, store.load_run(&run.run_id).await)?;
+    ensure!(
+        CHECK,
+        loaded.as_ref() == Some(&run),
+        "after the second save, loaded {loaded:?}"
+    );
+    let listed = backend(CHECK, store.list_runs(10, 0).await)?;
+    ensure!(
+        CHECK,
+        listed.len() == 1,
+        "one run saved twice is listed {} times",
+        listed.len()
+    );
+    Ok(())
+}
+
+/// Five runs whose creation times, written with different offsets, order differently from both
+/// their text and their ids.
+fn scrambled_runs() -> Vec<RunRecord> {
+    [
+        "2026-05-01T12:00:00+05:00", // 07:00Z  (2nd oldest)
+        "2026-05-01T09:30:00Z",      // 09:30Z  (newest)
+        "2026-05-01T06:00:00Z",      // 06:00Z  (oldest)
+        "2026-05-01T10:00:00+01:00", // 09:00Z  (2nd newest)
+        "2026-05-01T03:00:00-05:00", // 08:00Z  (middle)
+    ]
+    .into_iter()
+    .map(|text| sample_run(RunId::new(), at(text)))
+    .collect()
+}
+
+async fn list_runs_newest_first(store: &impl Checkpointer) -> Result<(), ConformanceError> {
+    const CHECK: &str = "list_runs_newest_first";
+    let runs = scrambled_runs();
+    for run in &runs {
+        backend(CHECK, store.save_run(run).await)?;
+    }
+    let listed = backend(CHECK, store.list_runs(10, 0).await)?;
+    let order: Vec<&RunId> = listed.iter().map(|r| &r.run_id).collect();
+    let expected: Vec<&RunId> = [1, 3, 4, 0, 2].iter().map(|&i| &runs[i].run_id).collect();
+    ensure!(
+        CHECK,
+        order == expected,
+        "expected newest first by UTC instant {expected:?}, got {order:?}"
+    );
+    Ok(())
+}
+
+async fn list_runs_pages(store: &impl Checkpointer) -> Result<(), ConformanceError> {
+    const CHECK: &str = "list_runs_pages";
+    let runs = scrambled_runs();
+    for run in &runs {
+        backend(CHECK, store.save_run(run).await)?;
+    }
+    let all = backend(CHECK, store.list_runs(usize::MAX, 0).await)?;
+    ensure!(
+        CHECK,
+        all.len() == 5,
+        "limit usize::MAX listed {} of 5 runs",
+        all.len()
+    );
+    let mut paged = Vec::new();
+    for offset in [0, 2, 4] {
+        let page = backend(CHECK, store.list_runs(2, offset).await)?;
+        let expected = if offset == 4 { 1 } else { 2 };
+        ensure!(
+            CHECK,
+            page.len() == expected,
+            "page at offset {offset} has {} runs, expected {expected}",
+            page.len()
+        );
+        paged.extend(page);
+    }
+    ensure!(
+        CHECK,
+        paged == all,
+        "pages of 2 do not concatenate to the full listing"
+    );
+    ensure!(
+        CHECK,
+        backend(CHECK, store.list_runs(2, 5).await)?.is_empty(),
+        "a page past the end is not empty"
+    );
+    ensure!(
+        CHECK,
+        backend(CHECK, store.list_runs(0, 0).await)?.is_empty(),
+        "limit 0 listed runs"
+    );
+    Ok(())
+}
+
+async fn checkpoint_order_and_latest(store: &impl Checkpointer) -> Result<(), ConformanceError> {
+    const CHECK: &str = "checkpoint_order_and_latest";
+    let run = sample_run(RunId::new(), at("2026-03-04T05:06:07Z"));
+    let other = sample_run(RunId::new(), at("2026-03-04T05:06:08Z"));
+    backend(CHECK, store.save_run(&run).await)?;
+    backend(CHECK, store.save_run(&other).await)?;
+    for id in [3, 1, 10, 2] {
+        backend(
+            CHECK,
+            store
+                .save_checkpoint(&sample_checkpoint(&run.run_id, id))
+                .await,
+        )?;
+    }
+    backend(
+        CHECK,
+        store
+            .save_checkpoint(&sample_checkpoint(&other.run_id, 99))
+            .await,
+    )?;
+    let mut replaced = sample_checkpoint(&run.run_id, 2);
+    replaced.label = CheckpointLabel::Step;
+    replaced.state = json!({ "replaced": true });
+    backend(CHECK, store.save_checkpoint(&replaced).await)?;
+
+    let listed = backend(CHECK, store.list_checkpoints(&run.run_id).await)?;
+    let ids: Vec<u64> = listed.iter().map(|c| c.id).collect();
+    ensure!(
+        CHECK,
+        ids == [1, 2, 3, 10],
+        "expected checkpoints 1, 2, 3, 10 in order, got {ids:?}"
+    );
+    ensure!(
+        CHECK,
+        listed[1] == replaced,
+        "a checkpoint saved again with the same id was not replaced: {:?}",
+        listed[1]
+    );
+    ensure!(
+        CHECK,
+        listed[0] == sample_checkpoint(&run.run_id, 1),
+        "checkpoint did not round-trip: {:?}",
+        listed[0]
+    );
+    let latest = backend(CHECK, store.latest_checkpoint(&run.run_id).await)?;
+    ensure!(
+        CHECK,
+        latest.as_ref().map(|c| c.id) == Some(10),
+        "latest is {:?}, expected id 10 (not the last written, 2)",
+        latest.map(|c| c.id)
+    );
+    let others = backend(CHECK, store.list_checkpoints(&other.run_id).await)?;
+    ensure!(
+        CHECK,
+        others.len() == 1 && others[0].id == 99,
+        "another run's checkpoints leaked: {others:?}"
+    );
+    Ok(())
+}
+
+async fn checkpoint_needs_run(store: &impl Checkpointer) -> Result<(), ConformanceError> {
+    const CHECK: &str = "checkpoint_needs_run";
+    let orphan = sample_checkpoint(&RunId::new(), 1);
+    ensure!(
+        CHECK,
+        store.save_checkpoint(&orphan).await.is_err(),
+        "a checkpoint of a run with no record was accepted"
+    );
+    Ok(())
+}
+
+async fn save_step_writes_both(store: &impl Checkpointer) -> Result<(), ConformanceError> {
+    const CHECK: &str = "save_step_writes_both";
+    let mut run = sample_run(RunId::new(), at("2026-03-04T05:06:07Z"));
+    run.status = RunStatus::Running;
+    let checkpoint = sample_checkpoint(&run.run_id, 1);
+    backend(CHECK, store.save_step(&run, &checkpoint).await)?;
+    run.steps = 5;
+    let second = sample_checkpoint(&run.run_id, 2);
+    backend(CHECK, store.save_step(&run, &second).await)?;
+    let loaded = backend(CHECK, store.load_run(&run.run_id).await)?;
+    ensure!(
+        CHECK,
+        loaded.as_ref() == Some(&run),
+        "run record after save_step: {loaded:?}"
+    );
+    let listed = backend(CHECK, store.list_checkpoints(&run.run_id).await)?;
+    ensure!(
+        CHECK,
+        listed == [checkpoint, second],
+        "checkpoints after save_step: {listed:?}"
+    );
+    let foreign = sample_checkpoint(&RunId::new(), 3);
+    ensure!(
+        CHECK,
+        store.save_step(&run, &foreign).await.is_err(),
+        "save_step accepted a checkpoint of another run"
+    );
+    let listed = backend(CHECK, store.list_checkpoints(&run.run_id).await)?;
+    ensure!(
+        CHECK,
+        listed.len() == 2,
+        "a refused save_step still wrote: {listed:?}"
+    );
+    Ok(())
+}
+
+async fn claim_run_once(store: &impl Checkpointer) -> Result<(), ConformanceError> {
+    const CHECK: &str = "claim_run_once";
+    let paused = sample_run(RunId::new(), at("2026-03-04T05:06:07Z"));
+    backend(CHECK, store.save_run(&paused).await)?;
+    let mut claimed = paused.clone();
+    claimed.status = RunStatus::Running;
+    claimed.interrupts.clear();
+    ensure!(
+        CHECK,
+        backend(CHECK, store.claim_run(&claimed, RunStatus::Paused).await)?,
+        "claiming a paused run failed"
+    );
+    let loaded = backend(CHECK, store.load_run(&paused.run_id).await)?;
+    ensure!(
+        CHECK,
+        loaded.as_ref() == Some(&claimed),
+        "after the claim, loaded {loaded:?}"
+    );
+    ensure!(
+        CHECK,
+        !backend(CHECK, store.claim_run(&claimed, RunStatus::Paused).await)?,
+        "a second claim of the same paused run succeeded"
+    );
+    let missing = sample_run(RunId::new(), at("2026-03-04T05:06:07Z"));
+    ensure!(
+        CHECK,
+        !backend(CHECK, store.claim_run(&missing, RunStatus::Paused).await)?,
+        "claiming a missing run succeeded"
+    );
+    ensure!(
+        CHECK,
+        backend(CHECK, store.load_run(&missing.run_id).await)?.is_none(),
+        "claiming a missing run created it"
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::InMemoryCheckpointer;
+
+    #[tokio::test]
+    async fn in_memory_checkpointer_conforms() {
+        run_all(|| async { InMemoryCheckpointer::new() })
+            .await
+            .unwrap();
+    }
+}

@@ -1,0 +1,152 @@
+//! `InMemoryCheckpointer`: the contract kept in a process's memory, for tests and short runs.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard};
+
+use async_trait::async_trait;
+
+use super::{Checkpoint, CheckpointError, Checkpointer, RunRecord, RunStatus};
+use crate::id::RunId;
+
+/// Keeps runs and checkpoints in memory; everything is gone when it is dropped.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// use trellis::{Checkpointer, InMemoryCheckpointer};
+///
+/// let store = InMemoryCheckpointer::new();
+/// assert!(store.list_runs(10, 0).await.unwrap().is_empty());
+/// # });
+/// ```
+#[derive(Debug, Default)]
+pub struct InMemoryCheckpointer {
+    runs: Mutex<HashMap<RunId, Stored>>,
+}
+
+#[derive(Debug)]
+struct Stored {
+    record: RunRecord,
+    checkpoints: Vec<Checkpoint>,
+}
+
+impl InMemoryCheckpointer {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<RunId, Stored>> {
+        // A panic elsewhere while holding the lock cannot leave a half-written entry: every
+        // write below is a single insert or push.
+        self.runs
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+fn upsert(runs: &mut HashMap<RunId, Stored>, run: &RunRecord) {
+    runs.entry(run.run_id.clone())
+        .and_modify(|stored| stored.record = run.clone())
+        .or_insert_with(|| Stored {
+            record: run.clone(),
+            checkpoints: Vec::new(),
+        });
+}
+
+fn push(runs: &mut HashMap<RunId, Stored>, checkpoint: &Checkpoint) -> Result<(), CheckpointError> {
+    let stored = runs
+        .get_mut(&checkpoint.run_id)
+        .ok_or_else(|| CheckpointError::Corrupt {
+            what: format!("checkpoint {} of run {}", checkpoint.id, checkpoint.run_id),
+            reason: "no run record with this id".to_owned(),
+        })?;
+    match stored
+        .checkpoints
+        .binary_search_by_key(&checkpoint.id, |c| c.id)
+    {
+        Ok(at) => stored.checkpoints[at] = checkpoint.clone(),
+        Err(at) => stored.checkpoints.insert(at, checkpoint.clone()),
+    }
+    Ok(())
+}
+
+#[async_trait]
+impl Checkpointer for InMemoryCheckpointer {
+    async fn save_run(&self, run: &RunRecord) -> Result<(), CheckpointError> {
+        upsert(&mut self.lock(), run);
+        Ok(())
+    }
+
+    async fn claim_run(
+        &self,
+        run: &RunRecord,
+        expected: RunStatus,
+    ) -> Result<bool, CheckpointError> {
+        let mut runs = self.lock();
+        match runs.get_mut(&run.run_id) {
+            Some(stored) if stored.record.status == expected => {
+                stored.record = run.clone();
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<(), CheckpointError> {
+        push(&mut self.lock(), checkpoint)
+    }
+
+    async fn save_step(
+        &self,
+        run: &RunRecord,
+        checkpoint: &Checkpoint,
+    ) -> Result<(), CheckpointError> {
+        if run.run_id != checkpoint.run_id {
+            return Err(CheckpointError::Corrupt {
+                what: format!("checkpoint {} of run {}", checkpoint.id, checkpoint.run_id),
+                reason: format!("saved with the record of run {}", run.run_id),
+            });
+        }
+        let mut runs = self.lock();
+        upsert(&mut runs, run);
+        push(&mut runs, checkpoint)
+    }
+
+    async fn load_run(&self, run_id: &RunId) -> Result<Option<RunRecord>, CheckpointError> {
+        Ok(self.lock().get(run_id).map(|stored| stored.record.clone()))
+    }
+
+    async fn list_runs(
+        &self,
+        limit: usize,
+        offset: usize,
+    ) -> Result<Vec<RunRecord>, CheckpointError> {
+        let runs = self.lock();
+        let mut records: Vec<&RunRecord> = runs.values().map(|stored| &stored.record).collect();
+        records.sort_by(|a, b| (b.created_at, &b.run_id).cmp(&(a.created_at, &a.run_id)));
+        Ok(records
+            .into_iter()
+            .skip(offset)
+            .take(limit)
+            .cloned()
+            .collect())
+    }
+
+    async fn list_checkpoints(&self, run_id: &RunId) -> Result<Vec<Checkpoint>, CheckpointError> {
+        Ok(self
+            .lock()
+            .get(run_id)
+            .map(|stored| stored.checkpoints.clone())
+            .unwrap_or_default())
+    }
+
+    async fn latest_checkpoint(
+        &self,
+        run_id: &RunId,
+    ) -> Result<Option<Checkpoint>, CheckpointError> {
+        Ok(self
+            .lock()
+            .get(run_id)
+            .and_then(|stored| stored.checkpoints.last().cloned()))
+    }
+}

@@ -1,0 +1,248 @@
+//! The persistence contract: run records, checkpoints, and the `Checkpointer` every backend
+//! implements (in memory here; SQLite and PostgreSQL in their own crates).
+
+mod memory;
+
+pub mod conformance;
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::id::{RunId, Timestamp};
+use crate::interrupt::Interrupt;
+use crate::node::NodeFailure;
+
+pub use memory::InMemoryCheckpointer;
+
+/// Where a run stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Being executed (or its process died while executing it).
+    Running,
+    /// Waiting for a person's answer to its interrupts.
+    Paused,
+    /// Reached its end.
+    Completed,
+    /// Stopped by an error or a cancellation.
+    Failed,
+}
+
+impl RunStatus {
+    /// The status as stored: `running`, `paused`, `completed`, `failed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Paused => "paused",
+            RunStatus::Completed => "completed",
+            RunStatus::Failed => "failed",
+        }
+    }
+}
+
+impl fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One run, as a backend stores it; rewritten (upserted) at every checkpoint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// The run's id; sorts by creation time.
+    pub run_id: RunId,
+    /// The graph's name.
+    pub graph: String,
+    /// Where the run stands.
+    pub status: RunStatus,
+    /// When the run began.
+    pub created_at: Timestamp,
+    /// When the record was last written.
+    pub updated_at: Timestamp,
+    /// The last node that ran (the last in declaration order when a step ran several).
+    pub last_node: Option<String>,
+    /// Super-steps completed.
+    pub steps: u64,
+    /// The last committed state, as JSON.
+    pub state: serde_json::Value,
+    /// While paused: the questions waiting for an answer.
+    pub interrupts: Vec<Interrupt>,
+    /// When failed: why.
+    pub error: Option<String>,
+    /// Node activations so far (each one a transition of the run).
+    pub transitions: u64,
+}
+
+/// What moment of a run a checkpoint records.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum CheckpointLabel {
+    /// The input, before the first step.
+    Start,
+    /// After a super-step, the run going on.
+    Step,
+    /// At a pause, with the first interrupt's kind: `pause:approval`, `pause:before`.
+    Pause(String),
+    /// After a resume folded a person's answers into the state, before the run goes on.
+    Resume,
+    /// At the end of the run.
+    Complete,
+    /// When the run failed: the last committed state.
+    Failed,
+}
+
+impl fmt::Display for CheckpointLabel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CheckpointLabel::Start => f.write_str("start"),
+            CheckpointLabel::Step => f.write_str("step"),
+            CheckpointLabel::Pause(kind) => write!(f, "pause:{kind}"),
+            CheckpointLabel::Resume => f.write_str("resume"),
+            CheckpointLabel::Complete => f.write_str("complete"),
+            CheckpointLabel::Failed => f.write_str("failed"),
+        }
+    }
+}
+
+/// A label that is none of `start`, `step`, `pause:<kind>`, `resume`, `complete`, `failed`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown checkpoint label `{0}`: expected start, step, pause:<kind>, resume, complete or failed"
+)]
+pub struct UnknownLabel(String);
+
+impl std::str::FromStr for CheckpointLabel {
+    type Err = UnknownLabel;
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Ok(match text {
+            "start" => CheckpointLabel::Start,
+            "step" => CheckpointLabel::Step,
+            "resume" => CheckpointLabel::Resume,
+            "complete" => CheckpointLabel::Complete,
+            "failed" => CheckpointLabel::Failed,
+            _ => match text.strip_prefix("pause:") {
+                Some(kind) if !kind.is_empty() => CheckpointLabel::Pause(kind.to_owned()),
+                _ => return Err(UnknownLabel(text.to_owned())),
+            },
+        })
+    }
+}
+
+impl Serialize for CheckpointLabel {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for CheckpointLabel {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// Everything needed to continue a run from one moment of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    /// The checkpoint's position in its run, from 1; checkpoints list in this order.
+    pub id: u64,
+    /// The run.
+    pub run_id: RunId,
+    /// Super-steps completed when it was written.
+    pub step: u64,
+    /// The nodes the last step ran, in declaration order (empty for `start` and a pause before
+    /// any node ran).
+    pub nodes: Vec<String>,
+    /// Which moment this is.
+    pub label: CheckpointLabel,
+    /// The committed state, as JSON.
+    pub state: serde_json::Value,
+    /// The nodes of the next super-step, in declaration order.
+    pub frontier: Vec<String>,
+    /// Activations so far per node (what `max_visits` counts).
+    pub visits: BTreeMap<String, u32>,
+    /// Frontier nodes whose `interrupt before` was already answered: they run without pausing.
+    pub released: Vec<String>,
+    /// Failures waiting for their `on_error` handler (which is in the frontier).
+    pub failures: Vec<NodeFailure>,
+    /// When it was written.
+    pub created_at: Timestamp,
+}
+
+/// A backend's failure.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    /// The storage itself failed (I/O, connection, constraint).
+    #[error("checkpoint storage failed: {0}")]
+    Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// Stored data could not be read back; `what` says which row.
+    #[error("stored {what} is unreadable: {reason}")]
+    Corrupt {
+        /// Which row or field.
+        what: String,
+        /// Why.
+        reason: String,
+    },
+    /// A record or checkpoint could not be written as JSON.
+    #[error("cannot serialize {what}: {source}")]
+    Serialize {
+        /// What was being written.
+        what: &'static str,
+        /// Why.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+/// Storage for runs and their checkpoints.
+///
+/// Backends keep JSON (`serde_json::Value`) so this trait stays object safe and independent of
+/// the state type. The runtime writes the run record together with each checkpoint through
+/// [`save_step`](Checkpointer::save_step), which must be atomic: after a crash, either both are
+/// stored or neither. [`conformance`] checks a backend against this contract.
+#[async_trait]
+pub trait Checkpointer: Send + Sync {
+    /// Inserts or replaces the run record with this `run_id`.
+    async fn save_run(&self, run: &RunRecord) -> Result<(), CheckpointError>;
+
+    /// Replaces the run record only if the stored one has status `expected`; returns whether it
+    /// did. This is how a resume claims a paused run: two claims, one winner.
+    async fn claim_run(
+        &self,
+        run: &RunRecord,
+        expected: RunStatus,
+    ) -> Result<bool, CheckpointError>;
+
+    /// Appends a checkpoint (a second one with the same run and id replaces the first).
+    async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<(), CheckpointError>;
+
+    /// Saves the checkpoint and upserts the run record atomically.
+    async fn save_step(
+        &self,
+        run: &RunRecord,
+        checkpoint: &Checkpoint,
+    ) -> Result<(), CheckpointError>;
+
+    /// The run record, if there is one.
+    async fn load_run(&self, run_id: &RunId) -> Result<Option<RunRecord>, CheckpointError>;
+
+    /// Runs, newest first by creation time (as an instant, whatever offset it was written with;
+    /// ties broken by run id, newest first), skipping `offset`, at most `limit`.
+    async fn list_runs(
+        &self,
+        limit: usize,
+        offset: usize,
+    ) -> Result<Vec<RunRecord>, CheckpointError>;
+
+    /// The run's checkpoints, by id (step order).
+    async fn list_checkpoints(&self, run_id: &RunId) -> Result<Vec<Checkpoint>, CheckpointError>;
+
+    /// The run's checkpoint with the highest id.
+    async fn latest_checkpoint(
+        &self,
+        run_id: &RunId,
+    ) -> Result<Option<Checkpoint>, CheckpointError>;
+}

@@ -1,0 +1,200 @@
+//! Errors: `CompileError` for a graph that cannot be built, `RunError` for a run that stops.
+
+use std::fmt;
+
+use crate::checkpoint::CheckpointError;
+use crate::id::RunId;
+use crate::node::NodeFailure;
+use crate::state::MergeConflict;
+
+/// One rule of the graph language broken by a [`GraphBuilder`](crate::GraphBuilder) graph.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildDiagnostic {
+    /// The `.graph` language's code for the same mistake (`E0202`, …).
+    pub code: &'static str,
+    /// What is wrong, one sentence.
+    pub message: String,
+    /// What to do about it.
+    pub help: Option<String>,
+}
+
+impl fmt::Display for BuildDiagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "error[{}]: {}", self.code, self.message)?;
+        if let Some(help) = &self.help {
+            write!(f, "\n  = help: {help}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A graph that [`compile`](crate::GraphBuilder::compile) refused: every broken rule, in the
+/// order found, with the same codes as the `.graph` language.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct CompileError {
+    /// What is wrong with the graph.
+    pub diagnostics: Vec<BuildDiagnostic>,
+}
+
+impl CompileError {
+    /// The codes of the diagnostics, in order.
+    pub fn codes(&self) -> Vec<&'static str> {
+        self.diagnostics.iter().map(|d| d.code).collect()
+    }
+}
+
+impl fmt::Display for CompileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let count = self.diagnostics.len();
+        write!(
+            f,
+            "graph has {count} error{}",
+            if count == 1 { "" } else { "s" }
+        )?;
+        for diagnostic in &self.diagnostics {
+            write!(f, "\n{diagnostic}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a run stopped, or why it could not be started, stepped or resumed.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// A node failed after its last attempt and has no `on_error` handler.
+    #[error("{0}")]
+    Node(NodeFailure),
+    /// Two nodes of one step overwrote one field.
+    #[error("merge conflict in step {step}: {conflict}")]
+    MergeConflict {
+        /// The step.
+        step: u64,
+        /// The field and the nodes.
+        #[source]
+        conflict: MergeConflict,
+    },
+    /// A command, a router or an interrupt's `resume_to` named a target the node's edges do not
+    /// declare.
+    #[error("node `{node}` sent the run to `{target}`, which its edges do not declare")]
+    UndeclaredTarget {
+        /// The node.
+        node: String,
+        /// What it asked for.
+        target: String,
+    },
+    /// The run reached `max_steps` super-steps with work left.
+    #[error("the run reached max_steps ({max_steps}) with nodes still to run")]
+    StepLimit {
+        /// The limit.
+        max_steps: u32,
+    },
+    /// A node was about to run more often than its `max_visits`.
+    #[error("node `{node}` would run more than its max_visits ({max_visits})")]
+    VisitLimit {
+        /// The node.
+        node: String,
+        /// Its limit.
+        max_visits: u32,
+    },
+    /// The run's cancellation token was cancelled.
+    #[error("the run was cancelled in step {step}")]
+    Cancelled {
+        /// The step that was running or about to run.
+        step: u64,
+    },
+    /// A name that is not a node of this graph: given to `override_next`, or found in a
+    /// checkpoint written by a graph of another shape.
+    #[error("`{node}` is not a node of graph `{graph}`")]
+    UnknownNode {
+        /// The graph.
+        graph: String,
+        /// The name.
+        node: String,
+    },
+    /// The checkpointer failed.
+    #[error(transparent)]
+    Checkpoint(#[from] CheckpointError),
+    /// The state could not be written as, or read back from, JSON.
+    #[error("the state of run {run_id} cannot be {action} JSON: {source}")]
+    State {
+        /// The run.
+        run_id: RunId,
+        /// `written as` or `read from`.
+        action: &'static str,
+        /// Why.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// Resuming needs a checkpointer to find the run in; this graph has none.
+    #[error("graph `{graph}` has no checkpointer to resume run {run_id} from")]
+    NoCheckpointer {
+        /// The graph.
+        graph: String,
+        /// The run asked for.
+        run_id: RunId,
+    },
+    /// No run with this id.
+    #[error("no run {run_id}")]
+    RunNotFound {
+        /// The id asked for.
+        run_id: RunId,
+    },
+    /// The run already completed; there is nothing to resume.
+    #[error("run {run_id} already completed; there is nothing to resume")]
+    AlreadyCompleted {
+        /// The run.
+        run_id: RunId,
+    },
+    /// The run failed; it cannot be resumed.
+    #[error("run {run_id} failed; a failed run cannot be resumed")]
+    AlreadyFailed {
+        /// The run.
+        run_id: RunId,
+    },
+    /// The run is being executed (or another resume claimed it first).
+    #[error("run {run_id} is running, not paused; only a paused run can be resumed")]
+    StillRunning {
+        /// The run.
+        run_id: RunId,
+    },
+    /// The run was started by another graph.
+    #[error("run {run_id} belongs to graph `{found}`, not `{expected}`")]
+    WrongGraph {
+        /// The run.
+        run_id: RunId,
+        /// This graph.
+        expected: String,
+        /// The run's graph.
+        found: String,
+    },
+    /// The answers given do not match the run's pending interrupts one for one.
+    #[error("run {run_id} waits for answers to [{}], got answers to [{}]", .pending.join(", "), .given.join(", "))]
+    Answers {
+        /// The run.
+        run_id: RunId,
+        /// The ids of the pending interrupts.
+        pending: Vec<String>,
+        /// The ids answered.
+        given: Vec<String>,
+    },
+    /// `step` was called on a paused run: resume it with answers first.
+    #[error("run {run_id} is paused; resume it with answers to its interrupts")]
+    Paused {
+        /// The run.
+        run_id: RunId,
+    },
+    /// `step` was called on a run that already ended.
+    #[error("run {run_id} has ended")]
+    Ended {
+        /// The run.
+        run_id: RunId,
+    },
+    /// The stored run cannot be continued: `reason` says why.
+    #[error("run {run_id} cannot be resumed: {reason}")]
+    Unresumable {
+        /// The run.
+        run_id: RunId,
+        /// Why.
+        reason: String,
+    },
+}

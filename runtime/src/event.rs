@@ -1,0 +1,271 @@
+//! Run events: a typed, serializable enum fanned out to subscribers and to `tracing`.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::broadcast;
+
+use crate::id::{RunId, Timestamp};
+use crate::interrupt::Interrupt;
+
+/// What happened in a run. Serialized with its name in `"event"` (`"graph.node.completed"`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event")]
+pub enum Event {
+    /// A run began.
+    #[serde(rename = "graph.run.started")]
+    RunStarted {
+        /// The run.
+        run_id: RunId,
+        /// The graph's name.
+        graph: String,
+        /// When.
+        at: Timestamp,
+    },
+    /// A node began an attempt.
+    #[serde(rename = "graph.node.entered")]
+    NodeEntered {
+        /// The run.
+        run_id: RunId,
+        /// The graph's name.
+        graph: String,
+        /// The super-step, from 1.
+        step: u64,
+        /// The node.
+        node: String,
+    },
+    /// A node finished; `command` is what it returned ([`NodeResult::label`](crate::NodeResult::label)).
+    #[serde(rename = "graph.node.completed")]
+    NodeCompleted {
+        /// The run.
+        run_id: RunId,
+        /// The graph's name.
+        graph: String,
+        /// The super-step, from 1.
+        step: u64,
+        /// The node.
+        node: String,
+        /// What the node returned: `update`, `goto:review`, `interrupt:approval`, …
+        command: String,
+        /// How long the node took, retries included, in microseconds.
+        elapsed_us: u64,
+    },
+    /// A node attempt failed.
+    #[serde(rename = "graph.node.failed")]
+    NodeFailed {
+        /// The run.
+        run_id: RunId,
+        /// The graph's name.
+        graph: String,
+        /// The super-step, from 1.
+        step: u64,
+        /// The node.
+        node: String,
+        /// The attempt that failed, from 1.
+        attempt: u32,
+        /// The error, as text.
+        error: String,
+        /// Whether another attempt follows.
+        retrying: bool,
+    },
+    /// The run paused for a person.
+    #[serde(rename = "graph.run.paused")]
+    RunPaused {
+        /// The run.
+        run_id: RunId,
+        /// The graph's name.
+        graph: String,
+        /// Super-steps completed.
+        step: u64,
+        /// What is asked.
+        interrupts: Vec<Interrupt>,
+    },
+    /// The run reached its end.
+    #[serde(rename = "graph.run.completed")]
+    RunCompleted {
+        /// The run.
+        run_id: RunId,
+        /// The graph's name.
+        graph: String,
+        /// Super-steps completed.
+        step: u64,
+    },
+    /// The run failed.
+    #[serde(rename = "graph.run.failed")]
+    RunFailed {
+        /// The run.
+        run_id: RunId,
+        /// The graph's name.
+        graph: String,
+        /// Super-steps completed.
+        step: u64,
+        /// Why, as text.
+        error: String,
+    },
+    /// A checkpoint was written.
+    #[serde(rename = "graph.checkpoint.saved")]
+    CheckpointSaved {
+        /// The run.
+        run_id: RunId,
+        /// The graph's name.
+        graph: String,
+        /// Super-steps completed.
+        step: u64,
+        /// `start`, `step`, `pause:<kind>`, `resume`, `complete` or `failed`.
+        label: String,
+    },
+    /// A paused run was taken up again.
+    #[serde(rename = "graph.resume.started")]
+    ResumeStarted {
+        /// The run.
+        run_id: RunId,
+        /// The graph's name.
+        graph: String,
+        /// Super-steps completed.
+        step: u64,
+        /// The interrupts answered.
+        interrupts: Vec<String>,
+    },
+    /// The answers were folded into the state; the run continues.
+    #[serde(rename = "graph.resume.completed")]
+    ResumeCompleted {
+        /// The run.
+        run_id: RunId,
+        /// The graph's name.
+        graph: String,
+        /// Super-steps completed.
+        step: u64,
+    },
+}
+
+impl Event {
+    /// The event's name, as serialized: `graph.node.completed`, …
+    pub fn name(&self) -> &'static str {
+        match self {
+            Event::RunStarted { .. } => "graph.run.started",
+            Event::NodeEntered { .. } => "graph.node.entered",
+            Event::NodeCompleted { .. } => "graph.node.completed",
+            Event::NodeFailed { .. } => "graph.node.failed",
+            Event::RunPaused { .. } => "graph.run.paused",
+            Event::RunCompleted { .. } => "graph.run.completed",
+            Event::RunFailed { .. } => "graph.run.failed",
+            Event::CheckpointSaved { .. } => "graph.checkpoint.saved",
+            Event::ResumeStarted { .. } => "graph.resume.started",
+            Event::ResumeCompleted { .. } => "graph.resume.completed",
+        }
+    }
+
+    /// The run the event belongs to.
+    pub fn run_id(&self) -> &RunId {
+        match self {
+            Event::RunStarted { run_id, .. }
+            | Event::NodeEntered { run_id, .. }
+            | Event::NodeCompleted { run_id, .. }
+            | Event::NodeFailed { run_id, .. }
+            | Event::RunPaused { run_id, .. }
+            | Event::RunCompleted { run_id, .. }
+            | Event::RunFailed { run_id, .. }
+            | Event::CheckpointSaved { run_id, .. }
+            | Event::ResumeStarted { run_id, .. }
+            | Event::ResumeCompleted { run_id, .. } => run_id,
+        }
+    }
+}
+
+/// The default number of events a subscriber may fall behind before it loses the oldest.
+pub const DEFAULT_EVENT_CAPACITY: usize = 1024;
+
+/// Fans a graph's events out to its subscribers and to `tracing`.
+#[derive(Debug)]
+pub(crate) struct EventBus {
+    sender: broadcast::Sender<Event>,
+    subscribers: Arc<AtomicUsize>,
+}
+
+impl EventBus {
+    pub(crate) fn new(capacity: usize) -> Self {
+        EventBus {
+            sender: broadcast::channel(capacity.max(1)).0,
+            subscribers: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+
+    /// Whether anyone would see an event: then, and only then, is it built.
+    pub(crate) fn is_observed(&self) -> bool {
+        self.subscribers.load(Ordering::Relaxed) > 0
+            || tracing::enabled!(target: "trellis", tracing::Level::DEBUG)
+    }
+
+    /// Builds the event only when someone listens; with nobody listening it costs an atomic
+    /// load and `tracing`'s cached "disabled" check.
+    pub(crate) fn emit(&self, make: impl FnOnce() -> Event) {
+        if !self.is_observed() {
+            return;
+        }
+        let event = make();
+        tracing::debug!(target: "trellis", event = event.name(), run_id = %event.run_id(), detail = ?event);
+        if self.subscribers.load(Ordering::Relaxed) > 0 {
+            // Err only when every receiver was dropped in between: nobody to tell.
+            let _ = self.sender.send(event);
+        }
+    }
+
+    pub(crate) fn subscribe(&self) -> EventStream {
+        self.subscribers.fetch_add(1, Ordering::Relaxed);
+        EventStream {
+            receiver: self.sender.subscribe(),
+            subscribers: Arc::clone(&self.subscribers),
+            missed: 0,
+        }
+    }
+}
+
+/// A subscription to a graph's events, from every run of that graph.
+///
+/// Events are buffered per subscriber up to the graph's event capacity
+/// ([`DEFAULT_EVENT_CAPACITY`] unless set with
+/// [`GraphBuilder::set_event_capacity`](crate::GraphBuilder::set_event_capacity)). A subscriber
+/// that falls further behind never slows a run down and never makes it buffer more: it loses
+/// the oldest events it had not read, and [`missed`](EventStream::missed) counts them.
+#[derive(Debug)]
+pub struct EventStream {
+    receiver: broadcast::Receiver<Event>,
+    subscribers: Arc<AtomicUsize>,
+    missed: u64,
+}
+
+impl EventStream {
+    /// The next event; `None` once the graph is dropped and every event was read.
+    pub async fn next(&mut self) -> Option<Event> {
+        loop {
+            match self.receiver.recv().await {
+                Ok(event) => return Some(event),
+                Err(broadcast::error::RecvError::Lagged(lost)) => self.missed += lost,
+                Err(broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    }
+
+    /// The next event if one is waiting, without waiting.
+    pub fn try_next(&mut self) -> Option<Event> {
+        loop {
+            match self.receiver.try_recv() {
+                Ok(event) => return Some(event),
+                Err(broadcast::error::TryRecvError::Lagged(lost)) => self.missed += lost,
+                Err(_) => return None,
+            }
+        }
+    }
+
+    /// How many events this subscriber lost by falling more than the capacity behind.
+    pub fn missed(&self) -> u64 {
+        self.missed
+    }
+}
+
+impl Drop for EventStream {
+    fn drop(&mut self) {
+        self.subscribers.fetch_sub(1, Ordering::Relaxed);
+    }
+}

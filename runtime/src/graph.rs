@@ -1,0 +1,262 @@
+//! `CompiledGraph`: a checked topology, ready to start, invoke and resume runs.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use crate::builder::NodeOptions;
+use crate::checkpoint::{Checkpointer, RunStatus};
+use crate::error::RunError;
+use crate::event::{EventBus, EventStream};
+use crate::id::RunId;
+use crate::node::Node;
+use crate::run::{Outcome, Run};
+use crate::state::{ApplyResume, GraphState};
+
+/// Picks a conditional edge's target from the merged state; `Err` carries an undeclared choice.
+pub(crate) type RouterFn<S> =
+    Box<dyn Fn(&S, &[(Arc<str>, Target)]) -> Result<Target, String> + Send + Sync>;
+
+/// Where an edge leads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Target {
+    Node(usize),
+    End,
+}
+
+/// A node's (or START's) one outgoing edge.
+pub(crate) enum Edge<S> {
+    Static(Target),
+    Conditional {
+        targets: Vec<(Arc<str>, Target)>,
+        router: RouterFn<S>,
+    },
+    Fork(Vec<usize>),
+}
+
+pub(crate) struct NodeSpec<S: GraphState> {
+    pub(crate) name: Arc<str>,
+    pub(crate) node: Arc<dyn Node<S>>,
+    /// Always `Some` once compiled.
+    pub(crate) edge: Option<Edge<S>>,
+    pub(crate) on_error: Option<usize>,
+    pub(crate) options: NodeOptions,
+}
+
+pub(crate) struct Topology<S: GraphState> {
+    pub(crate) name: Arc<str>,
+    pub(crate) nodes: Vec<NodeSpec<S>>,
+    pub(crate) index: HashMap<String, usize>,
+    pub(crate) entry: Edge<S>,
+    pub(crate) max_steps: u32,
+}
+
+impl<S> Edge<S> {
+    /// The target called `name` among those this edge declares.
+    pub(crate) fn declared(&self, name: &str, nodes: &[NodeSpec<S>]) -> Option<Target>
+    where
+        S: GraphState,
+    {
+        let by_name = |t: &Target| match *t {
+            Target::End => name == crate::END,
+            Target::Node(i) => &*nodes[i].name == name,
+        };
+        match self {
+            Edge::Static(target) => by_name(target).then_some(*target),
+            Edge::Conditional { targets, .. } => {
+                targets.iter().map(|&(_, t)| t).find(|t| by_name(t))
+            }
+            Edge::Fork(targets) => targets
+                .iter()
+                .map(|&i| Target::Node(i))
+                .find(|t| by_name(t)),
+        }
+    }
+
+    /// Pushes the nodes this edge leads to from `state`; `Err` is a router's undeclared choice.
+    pub(crate) fn follow(&self, state: &S, next: &mut Vec<usize>) -> Result<(), String> {
+        let target = match self {
+            Edge::Static(target) => *target,
+            Edge::Conditional { targets, router } => router(state, targets)?,
+            Edge::Fork(targets) => {
+                next.extend_from_slice(targets);
+                return Ok(());
+            }
+        };
+        if let Target::Node(i) = target {
+            next.push(i);
+        }
+        Ok(())
+    }
+}
+
+/// A checked graph: start runs, invoke them to the end, resume paused ones, watch events.
+///
+/// Cloning is cheap and clones share the topology, the checkpointer and the event stream.
+pub struct CompiledGraph<S: GraphState> {
+    pub(crate) topology: Arc<Topology<S>>,
+    pub(crate) events: Arc<EventBus>,
+    pub(crate) checkpointer: Option<Arc<dyn Checkpointer>>,
+}
+
+impl<S: GraphState> Clone for CompiledGraph<S> {
+    fn clone(&self) -> Self {
+        CompiledGraph {
+            topology: Arc::clone(&self.topology),
+            events: Arc::clone(&self.events),
+            checkpointer: self.checkpointer.clone(),
+        }
+    }
+}
+
+impl<S: GraphState> fmt::Debug for CompiledGraph<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CompiledGraph")
+            .field("name", &self.name())
+            .field("nodes", &self.node_names().collect::<Vec<_>>())
+            .field("checkpointer", &self.checkpointer.is_some())
+            .finish()
+    }
+}
+
+impl<S: GraphState> CompiledGraph<S> {
+    pub(crate) fn new(
+        topology: Topology<S>,
+        events: EventBus,
+        checkpointer: Option<Arc<dyn Checkpointer>>,
+    ) -> Self {
+        CompiledGraph {
+            topology: Arc::new(topology),
+            events: Arc::new(events),
+            checkpointer,
+        }
+    }
+
+    /// The graph's name.
+    pub fn name(&self) -> &str {
+        &self.topology.name
+    }
+
+    /// The nodes, in declaration order.
+    pub fn node_names(&self) -> impl Iterator<Item = &str> {
+        self.topology.nodes.iter().map(|n| &*n.name)
+    }
+
+    /// The same graph, recording runs in `checkpointer`.
+    #[must_use]
+    pub fn with_checkpointer(mut self, checkpointer: Arc<dyn Checkpointer>) -> Self {
+        self.checkpointer = Some(checkpointer);
+        self
+    }
+
+    /// The checkpointer runs are recorded in, if any.
+    pub fn checkpointer(&self) -> Option<&Arc<dyn Checkpointer>> {
+        self.checkpointer.as_ref()
+    }
+
+    /// Subscribes to the events of every run of this graph from now on.
+    pub fn subscribe(&self) -> EventStream {
+        self.events.subscribe()
+    }
+
+    /// A new run on `input`, to drive step by step; nothing runs until the first
+    /// [`Run::step`].
+    pub fn start(&self, input: S) -> Run<S> {
+        Run::new(self.clone(), input)
+    }
+
+    /// Runs `input` to the end or to the first pause.
+    ///
+    /// # Errors
+    /// A [`RunError`] when the run fails; with a checkpointer, the run is recorded as failed
+    /// with its last committed state.
+    pub async fn invoke(&self, input: S) -> Result<Outcome<S>, RunError> {
+        self.start(input).finish().await
+    }
+
+    /// Loads a paused run from the checkpointer, to resume it step by step with
+    /// [`Run::resume_each`].
+    ///
+    /// # Errors
+    /// [`RunError::NoCheckpointer`], [`RunError::RunNotFound`], [`RunError::AlreadyCompleted`],
+    /// [`RunError::AlreadyFailed`], [`RunError::StillRunning`], [`RunError::WrongGraph`], or the
+    /// checkpointer's or the state's error.
+    pub async fn load(&self, run_id: &RunId) -> Result<Run<S>, RunError> {
+        let store = self
+            .checkpointer
+            .as_ref()
+            .ok_or_else(|| RunError::NoCheckpointer {
+                graph: self.name().to_owned(),
+                run_id: run_id.clone(),
+            })?;
+        let record = store
+            .load_run(run_id)
+            .await?
+            .ok_or_else(|| RunError::RunNotFound {
+                run_id: run_id.clone(),
+            })?;
+        let run_id = record.run_id.clone();
+        match record.status {
+            RunStatus::Paused => {}
+            RunStatus::Completed => return Err(RunError::AlreadyCompleted { run_id }),
+            RunStatus::Failed => return Err(RunError::AlreadyFailed { run_id }),
+            RunStatus::Running => return Err(RunError::StillRunning { run_id }),
+        }
+        if record.graph != self.name() {
+            return Err(RunError::WrongGraph {
+                run_id,
+                expected: self.name().to_owned(),
+                found: record.graph,
+            });
+        }
+        let checkpoint =
+            store
+                .latest_checkpoint(&run_id)
+                .await?
+                .ok_or_else(|| RunError::Unresumable {
+                    run_id: run_id.clone(),
+                    reason: "it has no checkpoint".to_owned(),
+                })?;
+        Run::from_checkpoint(self.clone(), record, checkpoint)
+    }
+}
+
+impl<S: ApplyResume> CompiledGraph<S> {
+    /// Resumes a paused run that waits for one answer, and runs it to the end or the next
+    /// pause.
+    ///
+    /// # Errors
+    /// As [`load`](Self::load) and [`Run::resume_each`], then as [`invoke`](Self::invoke).
+    pub async fn resume(&self, run_id: &RunId, input: S::Input) -> Result<Outcome<S>, RunError> {
+        let mut run = self.load(run_id).await?;
+        let ids: Vec<String> = run.interrupts().iter().map(|i| i.id.clone()).collect();
+        match ids.as_slice() {
+            [id] => {
+                let id = id.clone();
+                run.resume_each([(id, input)]).await?;
+            }
+            _ => {
+                return Err(RunError::Answers {
+                    run_id: run_id.clone(),
+                    pending: ids,
+                    given: vec!["(one answer without an id)".to_owned()],
+                });
+            }
+        }
+        run.finish().await
+    }
+
+    /// Resumes a paused run with one answer per pending interrupt id, and runs it to the end
+    /// or the next pause.
+    ///
+    /// # Errors
+    /// As [`load`](Self::load) and [`Run::resume_each`], then as [`invoke`](Self::invoke).
+    pub async fn resume_each<I>(&self, run_id: &RunId, answers: I) -> Result<Outcome<S>, RunError>
+    where
+        I: IntoIterator<Item = (String, S::Input)>,
+    {
+        let mut run = self.load(run_id).await?;
+        run.resume_each(answers).await?;
+        run.finish().await
+    }
+}

@@ -1,0 +1,217 @@
+//! Run ids that sort by creation time, and UTC timestamps that compare by instant.
+
+use std::cmp::Ordering;
+use std::collections::hash_map::RandomState;
+use std::fmt;
+use std::hash::{BuildHasher, Hasher};
+use std::str::FromStr;
+use std::sync::Mutex;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+/// A point in time, kept in UTC.
+///
+/// Serialized as RFC 3339 in UTC with microseconds (`2026-12-02T19:56:11.123456Z`); parsing
+/// accepts any RFC 3339 offset and converts to UTC, so records written with an offset still
+/// order by the instant they name rather than by their text.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Timestamp(OffsetDateTime);
+
+/// Text that is not an RFC 3339 date and time.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid RFC 3339 timestamp `{text}`: {reason}")]
+pub struct TimestampError {
+    text: String,
+    reason: String,
+}
+
+impl Timestamp {
+    /// The current time, to the microsecond.
+    pub fn now() -> Self {
+        let now = OffsetDateTime::now_utc();
+        let micros = now.nanosecond() / 1_000 * 1_000;
+        Timestamp(now.replace_nanosecond(micros).unwrap_or(now))
+    }
+
+    /// Milliseconds since the Unix epoch.
+    pub fn unix_millis(self) -> i64 {
+        i64::try_from(self.0.unix_timestamp_nanos() / 1_000_000).unwrap_or(i64::MAX)
+    }
+
+    /// Parses RFC 3339 text with any offset.
+    ///
+    /// # Errors
+    /// [`TimestampError`] when `text` is not RFC 3339.
+    pub fn parse(text: &str) -> Result<Self, TimestampError> {
+        OffsetDateTime::parse(text, &Rfc3339)
+            .map(|t| Timestamp(t.to_offset(time::UtcOffset::UTC)))
+            .map_err(|e| TimestampError {
+                text: text.to_owned(),
+                reason: e.to_string(),
+            })
+    }
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let t = self.0;
+        write!(
+            f,
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z",
+            t.year(),
+            u8::from(t.month()),
+            t.day(),
+            t.hour(),
+            t.minute(),
+            t.second(),
+            t.microsecond()
+        )
+    }
+}
+
+impl fmt::Debug for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl FromStr for Timestamp {
+    type Err = TimestampError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Timestamp::parse(s)
+    }
+}
+
+impl Serialize for Timestamp {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Timestamp {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Timestamp::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+/// The id of one graph run: 26 characters of Crockford base32 (a ULID), whose text order is the
+/// order runs were created in (to the millisecond across processes, exactly within one).
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RunId(String);
+
+const CROCKFORD: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+/// The last id handed out in this process, so that ids made in one millisecond still increase.
+static LAST: Mutex<(u64, u128)> = Mutex::new((0, 0));
+
+impl RunId {
+    /// A new id, greater than every id this process made before.
+    pub fn new() -> Self {
+        let millis = u64::try_from(Timestamp::now().unix_millis()).unwrap_or(0) & 0xFFFF_FFFF_FFFF;
+        let mut last = LAST.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let random = if millis <= last.0 {
+            // Same (or an earlier, after a clock step back) millisecond: count up from the last.
+            last.1.wrapping_add(1) & ((1 << 80) - 1)
+        } else {
+            random_bits() & ((1 << 79) - 1) // leave room to count up within the millisecond
+        };
+        let millis = millis.max(last.0);
+        *last = (millis, random);
+        drop(last);
+        let value = (u128::from(millis) << 80) | random;
+        let text = (0..26)
+            .map(|i| char::from(CROCKFORD[((value >> (125 - 5 * i)) & 31) as usize]))
+            .collect();
+        RunId(text)
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Default for RunId {
+    fn default() -> Self {
+        RunId::new()
+    }
+}
+
+impl fmt::Display for RunId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Debug for RunId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "RunId({})", self.0)
+    }
+}
+
+impl From<&str> for RunId {
+    /// Wraps an id read back from storage or typed by a person; it is not checked.
+    fn from(text: &str) -> Self {
+        RunId(text.to_owned())
+    }
+}
+
+impl From<String> for RunId {
+    fn from(text: String) -> Self {
+        RunId(text)
+    }
+}
+
+impl PartialEq<str> for RunId {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialOrd<str> for RunId {
+    fn partial_cmp(&self, other: &str) -> Option<Ordering> {
+        Some(self.0.as_str().cmp(other))
+    }
+}
+
+/// 80 unpredictable bits, from the standard library's randomly keyed hasher (no extra crate).
+fn random_bits() -> u128 {
+    let mut high = RandomState::new().build_hasher();
+    high.write_u64(1);
+    let mut low = RandomState::new().build_hasher();
+    low.write_u64(2);
+    (u128::from(high.finish()) << 64 | u128::from(low.finish())) & ((1 << 80) - 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_ids_increase_in_creation_order() {
+        let ids: Vec<RunId> = (0..10_000).map(|_| RunId::new()).collect();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]));
+        assert!(ids.iter().all(|id| id.as_str().len() == 26));
+    }
+
+    #[test]
+    fn timestamps_normalise_offsets_to_utc() {
+        let east = Timestamp::parse("2026-01-01T10:00:00+02:00").unwrap();
+        let utc = Timestamp::parse("2026-01-01T09:00:00Z").unwrap();
+        assert!(east < utc, "10:00 at +02:00 is 08:00 UTC");
+        assert_eq!(east.to_string(), "2026-01-01T08:00:00.000000Z");
+        let json = serde_json::to_string(&utc).unwrap();
+        assert_eq!(json, "\"2026-01-01T09:00:00.000000Z\"");
+        assert_eq!(serde_json::from_str::<Timestamp>(&json).unwrap(), utc);
+        let error = Timestamp::parse("yesterday").unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("invalid RFC 3339 timestamp `yesterday`")
+        );
+    }
+}

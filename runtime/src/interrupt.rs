@@ -1,0 +1,99 @@
+//! Human in the loop: what a paused run asks, and how each question is identified.
+
+use serde::{Deserialize, Serialize};
+
+/// What a node asks a person when it pauses the run (`NodeResult::Interrupt`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InterruptRequest {
+    /// What kind of answer is wanted (`approval`, `clarification`, …); the pause checkpoint is
+    /// labelled `pause:<kind>`.
+    pub kind: String,
+    /// The question, for the person.
+    pub question: String,
+    /// The answers to choose from; empty for a free answer.
+    pub options: Vec<String>,
+    /// Where the run continues after the answer: one of the node's declared targets, or the
+    /// node itself to run it again. `None` follows the node's edges, with its router seeing the
+    /// state after the answer was folded in.
+    pub resume_to: Option<String>,
+}
+
+impl InterruptRequest {
+    /// A request of `kind` asking `question`, with no options, continuing along the node's edges.
+    pub fn new(kind: impl Into<String>, question: impl Into<String>) -> Self {
+        InterruptRequest {
+            kind: kind.into(),
+            question: question.into(),
+            options: Vec::new(),
+            resume_to: None,
+        }
+    }
+
+    /// The answers to choose from.
+    #[must_use]
+    pub fn with_options<I: IntoIterator<Item = S>, S: Into<String>>(mut self, options: I) -> Self {
+        self.options = options.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Continue at `node` after the answer.
+    #[must_use]
+    pub fn resume_to(mut self, node: impl Into<String>) -> Self {
+        self.resume_to = Some(node.into());
+        self
+    }
+}
+
+/// Where a pause happened relative to its node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InterruptPoint {
+    /// `interrupt before`: the node has not run; it runs after the resume.
+    Before,
+    /// `interrupt after`: the node ran and its update is committed.
+    After,
+    /// The node returned `NodeResult::Interrupt`; its update is committed and it is not run
+    /// again unless its request resumes to itself.
+    Node,
+}
+
+/// One pending question of a paused run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Interrupt {
+    /// Unique within the run: `<node>@<step>`. A resume answers each pending id.
+    pub id: String,
+    /// The node that paused.
+    pub node: String,
+    /// The super-step it paused in (the step about to run, for `interrupt before`).
+    pub step: u64,
+    /// Before, after, or from inside the node.
+    pub point: InterruptPoint,
+    /// What is asked.
+    pub request: InterruptRequest,
+}
+
+impl Interrupt {
+    pub(crate) fn new(
+        node: &str,
+        step: u64,
+        point: InterruptPoint,
+        request: InterruptRequest,
+    ) -> Self {
+        Interrupt {
+            id: format!("{node}@{step}"),
+            node: node.to_owned(),
+            step,
+            point,
+            request,
+        }
+    }
+
+    /// The request of a static `interrupt before|after` on `node`.
+    pub(crate) fn fixed(node: &str, step: u64, point: InterruptPoint) -> Self {
+        let (kind, question) = match point {
+            InterruptPoint::Before => ("before", format!("approve running `{node}`")),
+            _ => ("after", format!("review the result of `{node}`")),
+        };
+        Interrupt::new(node, step, point, InterruptRequest::new(kind, question))
+    }
+}

@@ -1,0 +1,300 @@
+//! Nodes: what a node receives (state snapshot, context), what it returns, and how it fails.
+
+use std::borrow::Cow;
+use std::error::Error as StdError;
+use std::fmt;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+use crate::cancel::CancellationToken;
+use crate::id::RunId;
+use crate::interrupt::InterruptRequest;
+use crate::state::GraphState;
+
+/// One step of work in a graph.
+///
+/// Every node of a super-step receives the same committed state through an `Arc` (no copy per
+/// branch) and returns what it wants changed. Closures are nodes too: see
+/// [`GraphBuilder::add_node_fn`](crate::GraphBuilder::add_node_fn).
+#[async_trait]
+pub trait Node<S: GraphState>: Send + Sync + 'static {
+    /// Runs the node once.
+    ///
+    /// # Errors
+    /// A [`NodeError`] fails this attempt; the node's `retry`, `on_error` and the run decide
+    /// what happens next.
+    async fn run(
+        &self,
+        state: Arc<S>,
+        ctx: &mut NodeContext,
+    ) -> Result<NodeResult<S::Update>, NodeError>;
+}
+
+/// A closure node: `Fn(Arc<S>, NodeContext) -> impl Future<Output = Result<NodeResult, NodeError>>`.
+pub struct FnNode<S, F> {
+    f: F,
+    state: PhantomData<fn(S)>,
+}
+
+impl<S, F> FnNode<S, F> {
+    pub(crate) fn new(f: F) -> Self {
+        FnNode {
+            f,
+            state: PhantomData,
+        }
+    }
+}
+
+#[async_trait]
+impl<S, F, Fut> Node<S> for FnNode<S, F>
+where
+    S: GraphState,
+    F: Fn(Arc<S>, NodeContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<NodeResult<S::Update>, NodeError>> + Send + 'static,
+{
+    async fn run(
+        &self,
+        state: Arc<S>,
+        ctx: &mut NodeContext,
+    ) -> Result<NodeResult<S::Update>, NodeError> {
+        (self.f)(state, ctx.clone()).await
+    }
+}
+
+/// What a node returns.
+#[derive(Debug)]
+pub enum NodeResult<U> {
+    /// No change; the node's edges decide what runs next.
+    None,
+    /// Change the state; the node's edges decide what runs next.
+    Update(U),
+    /// Override the node's edges, toward a target they declare.
+    Command(Command),
+    /// Change the state, then follow the command.
+    UpdateThen(U, Command),
+    /// Pause the run and ask a person (same as `Command(Command::Interrupt(…))`).
+    Interrupt(InterruptRequest),
+}
+
+/// A node's override of its edges. Every target must be one the node's edges declare; anything
+/// else fails the run with [`RunError::UndeclaredTarget`](crate::RunError::UndeclaredTarget).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    /// Follow the edges as if no command were given.
+    Continue,
+    /// Go to one declared target (a node, or [`END`](crate::END)).
+    Goto(Cow<'static, str>),
+    /// Run several declared targets in the next super-step.
+    Fork(Vec<Cow<'static, str>>),
+    /// End this branch (END must be a declared target).
+    End,
+    /// Pause the run and ask a person.
+    Interrupt(InterruptRequest),
+}
+
+impl Command {
+    /// `Goto(target)`.
+    pub fn goto(target: impl Into<Cow<'static, str>>) -> Self {
+        Command::Goto(target.into())
+    }
+
+    /// `Fork(targets)`.
+    pub fn fork<I: IntoIterator<Item = T>, T: Into<Cow<'static, str>>>(targets: I) -> Self {
+        Command::Fork(targets.into_iter().map(Into::into).collect())
+    }
+}
+
+impl<U> NodeResult<U> {
+    /// How the result reads in events: `none`, `update`, `goto:review`, `fork:a,b`, `end`,
+    /// `interrupt:approval`, with `update+` in front when the command carries an update.
+    pub fn label(&self) -> String {
+        match self {
+            NodeResult::None => "none".to_owned(),
+            NodeResult::Update(_) => "update".to_owned(),
+            NodeResult::Command(command) => command_label(command),
+            NodeResult::UpdateThen(_, command) => format!("update+{}", command_label(command)),
+            NodeResult::Interrupt(request) => format!("interrupt:{}", request.kind),
+        }
+    }
+}
+
+fn command_label(command: &Command) -> String {
+    match command {
+        Command::Continue => "continue".to_owned(),
+        Command::Goto(target) => format!("goto:{target}"),
+        Command::Fork(targets) => format!("fork:{}", targets.join(",")),
+        Command::End => "end".to_owned(),
+        Command::Interrupt(request) => format!("interrupt:{}", request.kind),
+    }
+}
+
+/// What a node knows about where it runs.
+#[derive(Clone, Debug)]
+pub struct NodeContext {
+    pub(crate) run: Arc<RunScope>,
+    pub(crate) node: Arc<str>,
+    pub(crate) step: u64,
+    pub(crate) attempt: u32,
+    pub(crate) failure: Option<Arc<NodeFailure>>,
+}
+
+/// The part of a context shared by every node of a run.
+#[derive(Debug)]
+pub(crate) struct RunScope {
+    pub(crate) run_id: RunId,
+    pub(crate) graph: Arc<str>,
+    pub(crate) cancel: CancellationToken,
+}
+
+impl NodeContext {
+    /// The run this activation belongs to.
+    pub fn run_id(&self) -> &RunId {
+        &self.run.run_id
+    }
+
+    /// The graph's name.
+    pub fn graph(&self) -> &str {
+        &self.run.graph
+    }
+
+    /// This node's name.
+    pub fn node(&self) -> &str {
+        &self.node
+    }
+
+    /// The super-step, from 1.
+    pub fn step(&self) -> u64 {
+        self.step
+    }
+
+    /// The attempt, from 1 (above 1 when `retry` runs the node again).
+    pub fn attempt(&self) -> u32 {
+        self.attempt
+    }
+
+    /// For an `on_error` handler: the failure it was routed here to handle.
+    pub fn failure(&self) -> Option<&NodeFailure> {
+        self.failure.as_deref()
+    }
+
+    /// The run's cancellation token, for nodes that want to stop cleanly before being dropped.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.run.cancel
+    }
+}
+
+/// Why a node attempt failed.
+#[derive(Debug, thiserror::Error)]
+pub enum NodeError {
+    /// The node reported an error.
+    #[error("{0}")]
+    Failed(Box<dyn StdError + Send + Sync>),
+    /// The attempt ran longer than the node's `timeout`.
+    #[error("timed out after {0:?}")]
+    Timeout(Duration),
+    /// The node panicked; the panic was caught and the process carries on. Not retried: a
+    /// panic is a bug, not a transient fault.
+    #[error("panicked: {0}")]
+    Panicked(String),
+}
+
+impl NodeError {
+    /// An error carrying `error` as its source.
+    pub fn new(error: impl StdError + Send + Sync + 'static) -> Self {
+        NodeError::Failed(Box::new(error))
+    }
+
+    /// An error with a message.
+    pub fn msg(message: impl fmt::Display) -> Self {
+        NodeError::Failed(message.to_string().into())
+    }
+
+    pub(crate) fn kind(&self) -> FailureKind {
+        match self {
+            NodeError::Failed(_) => FailureKind::Failed,
+            NodeError::Timeout(_) => FailureKind::Timeout,
+            NodeError::Panicked(_) => FailureKind::Panicked,
+        }
+    }
+
+    pub(crate) fn is_retryable(&self) -> bool {
+        !matches!(self, NodeError::Panicked(_))
+    }
+}
+
+impl From<String> for NodeError {
+    fn from(message: String) -> Self {
+        NodeError::Failed(message.into())
+    }
+}
+
+impl From<&str> for NodeError {
+    fn from(message: &str) -> Self {
+        NodeError::Failed(message.into())
+    }
+}
+
+impl From<Box<dyn StdError + Send + Sync>> for NodeError {
+    fn from(error: Box<dyn StdError + Send + Sync>) -> Self {
+        NodeError::Failed(error)
+    }
+}
+
+impl From<std::io::Error> for NodeError {
+    fn from(error: std::io::Error) -> Self {
+        NodeError::new(error)
+    }
+}
+
+impl From<serde_json::Error> for NodeError {
+    fn from(error: serde_json::Error) -> Self {
+        NodeError::new(error)
+    }
+}
+
+/// A node's failure after its last attempt, as an `on_error` handler receives it and as a
+/// checkpoint keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeFailure {
+    /// The node that failed.
+    pub node: String,
+    /// The super-step it failed in.
+    pub step: u64,
+    /// How many attempts were made.
+    pub attempts: u32,
+    /// What kind of failure the last attempt was.
+    pub kind: FailureKind,
+    /// The last attempt's error, as text.
+    pub message: String,
+}
+
+/// What kind of failure a [`NodeFailure`] was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// The node returned an error.
+    Failed,
+    /// The node ran out of time.
+    Timeout,
+    /// The node panicked.
+    Panicked,
+}
+
+impl fmt::Display for NodeFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "node `{}` failed in step {} after {} attempt{}: {}",
+            self.node,
+            self.step,
+            self.attempts,
+            if self.attempts == 1 { "" } else { "s" },
+            self.message
+        )
+    }
+}

@@ -1,0 +1,164 @@
+//! Graph state and its reducer: how one super-step's updates become the next committed state.
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// The state a graph runs on.
+///
+/// Every node of a super-step reads the same committed state and returns an [`Update`]; when the
+/// step ends, [`apply`] folds all of them into the state, in the order the nodes were declared,
+/// so a run is deterministic however its branches interleave.
+///
+/// Implement it with `#[derive(GraphState)]`, which generates the update type and a reducer per
+/// field (`overwrite` by default, `append`, `extend`, `sum`, `with = path`), or implement
+/// [`WholeState`] to make the update the whole state with a merge of your own.
+///
+/// [`Update`]: GraphState::Update
+/// [`apply`]: GraphState::apply
+pub trait GraphState: Clone + Serialize + DeserializeOwned + Send + Sync + 'static {
+    /// What a node returns to change the state.
+    type Update: Send + 'static;
+
+    /// Folds one super-step's updates into `self`, in the order given (declaration order), each
+    /// with the name of the node that produced it.
+    ///
+    /// Must leave `self` untouched when it returns an error, so that the last committed state is
+    /// what a failed run keeps.
+    ///
+    /// # Errors
+    /// [`MergeConflict`] when two updates both overwrite one field in the same super-step.
+    fn apply(&mut self, updates: Vec<(&str, Self::Update)>) -> Result<(), MergeConflict>;
+}
+
+/// Two nodes of one super-step overwrote the same field; branches that write one field must
+/// use a combining reducer (`append`, `extend`, `sum`, `with = …`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("nodes `{first}` and `{second}` both overwrite `{field}` in one super-step")]
+pub struct MergeConflict {
+    /// The field both nodes wrote.
+    pub field: &'static str,
+    /// The node declared first.
+    pub first: String,
+    /// The node declared later.
+    pub second: String,
+}
+
+/// A state whose update is the whole state: simple graphs that need no per-field reducers.
+///
+/// [`merge`](WholeState::merge) defaults to replacing the state, in which case two nodes of one
+/// super-step updating it are a [`MergeConflict`] on the field `state`; override `merge` to
+/// combine, and overlapping updates are then folded in declaration order.
+///
+/// ```
+/// use serde::{Deserialize, Serialize};
+/// use trellis::{GraphState, WholeState};
+///
+/// #[derive(Clone, Serialize, Deserialize)]
+/// struct Count(u32);
+///
+/// impl WholeState for Count {
+///     const COMBINES: bool = true;
+///     fn merge(&mut self, update: Self) {
+///         self.0 += update.0;
+///     }
+/// }
+///
+/// let mut count = Count(1);
+/// count.apply(vec![("a", Count(2)), ("b", Count(3))]).unwrap();
+/// assert_eq!(count.0, 6);
+/// ```
+pub trait WholeState: Clone + Serialize + DeserializeOwned + Send + Sync + 'static {
+    /// Whether [`merge`](WholeState::merge) combines updates (true) or replaces the state
+    /// (false, the default): replacing twice in one super-step is a conflict.
+    const COMBINES: bool = false;
+
+    /// Folds one node's update into the state.
+    fn merge(&mut self, update: Self) {
+        *self = update;
+    }
+}
+
+impl<T: WholeState> GraphState for T {
+    type Update = T;
+
+    fn apply(&mut self, updates: Vec<(&str, T)>) -> Result<(), MergeConflict> {
+        if !T::COMBINES {
+            if let [(first, _), (second, _), ..] = updates.as_slice() {
+                return Err(MergeConflict {
+                    field: "state",
+                    first: (*first).to_owned(),
+                    second: (*second).to_owned(),
+                });
+            }
+        }
+        for (_, update) in updates {
+            self.merge(update);
+        }
+        Ok(())
+    }
+}
+
+/// How a person's answer to an interrupt becomes a state update when a paused run resumes.
+///
+/// Called once per pending interrupt, in the order the interrupted nodes were declared; the
+/// updates are merged like a super-step's (so two answers overwriting one field conflict).
+pub trait ApplyResume: GraphState {
+    /// The answer a person gives (an approval, an edited draft, a choice among the options).
+    type Input: Send + 'static;
+
+    /// The update that records `input` as the answer to `interrupt`.
+    fn apply_resume(&self, interrupt: &crate::Interrupt, input: Self::Input) -> Self::Update;
+}
+
+/// Helpers the derive's generated reducers call; not part of the stable API.
+#[doc(hidden)]
+pub mod reducers {
+    use super::MergeConflict;
+
+    /// Records that `node` overwrote `field`, failing when another node already did this step.
+    pub fn claim<'a>(
+        writer: &mut Option<&'a str>,
+        node: &'a str,
+        field: &'static str,
+    ) -> Result<(), MergeConflict> {
+        match writer.replace(node) {
+            Some(first) => Err(MergeConflict {
+                field,
+                first: first.to_owned(),
+                second: node.to_owned(),
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+
+    #[derive(Clone, Serialize, Deserialize, PartialEq, Debug)]
+    struct Replaced(u32);
+    impl WholeState for Replaced {}
+
+    #[test]
+    fn whole_state_replaces_and_refuses_two_replacements_in_one_step() {
+        let mut state = Replaced(1);
+        state.apply(vec![("a", Replaced(5))]).unwrap();
+        assert_eq!(state, Replaced(5));
+        let conflict = state
+            .apply(vec![("a", Replaced(6)), ("b", Replaced(7))])
+            .unwrap_err();
+        assert_eq!(conflict.first, "a");
+        assert_eq!(conflict.second, "b");
+        assert_eq!(
+            state,
+            Replaced(5),
+            "a refused step leaves the state untouched"
+        );
+        assert_eq!(
+            conflict.to_string(),
+            "nodes `a` and `b` both overwrite `state` in one super-step"
+        );
+    }
+}

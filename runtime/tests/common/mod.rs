@@ -1,0 +1,120 @@
+//! States and helpers shared by the runtime's integration tests.
+#![allow(dead_code, unreachable_pub)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde::{Deserialize, Serialize};
+use trellis::{ApplyResume, Event, EventStream, GraphState, Interrupt, InterruptPoint};
+
+/// The support flow's state: every reducer kind the derive offers.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, GraphState)]
+pub struct Ticket {
+    pub text: String,
+    pub category: Option<String>,
+    pub draft: Option<String>,
+    #[reducer(append)]
+    pub log: Vec<String>,
+    #[reducer(sum)]
+    pub reviews: u32,
+    pub verdict: Option<String>,
+    pub approved: Option<bool>,
+}
+
+/// A person's answer to an interrupt.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    Approve,
+    Reject(String),
+    Note(String),
+}
+
+impl ApplyResume for Ticket {
+    type Input = Answer;
+    fn apply_resume(&self, interrupt: &Interrupt, input: Answer) -> TicketUpdate {
+        let update = TicketUpdate::default().log(format!("answered {}", interrupt.id));
+        match (input, interrupt.point) {
+            (Answer::Approve, _) => update.approved(Some(true)),
+            (Answer::Reject(why), _) => update.approved(Some(false)).verdict(Some(why)),
+            (Answer::Note(note), _) => update.log(note),
+        }
+    }
+}
+
+pub fn ticket(text: &str) -> Ticket {
+    Ticket {
+        text: text.to_owned(),
+        ..Ticket::default()
+    }
+}
+
+/// Counts how often it is cloned, to prove a super-step copies the state at most once.
+#[derive(Debug, Default, Serialize, Deserialize, GraphState)]
+pub struct Counted {
+    #[reducer(append)]
+    pub log: Vec<String>,
+    #[serde(skip)]
+    #[reducer(with = keep)]
+    pub clones: CloneCounter,
+}
+
+fn keep(_: &mut CloneCounter, _: CloneCounter) {}
+
+#[derive(Debug, Default)]
+pub struct CloneCounter(pub Arc<AtomicUsize>);
+
+impl Clone for CloneCounter {
+    fn clone(&self) -> Self {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        CloneCounter(Arc::clone(&self.0))
+    }
+}
+
+impl Clone for Counted {
+    fn clone(&self) -> Self {
+        Counted {
+            log: self.log.clone(),
+            clones: self.clones.clone(),
+        }
+    }
+}
+
+/// Every event waiting in `stream`, by name.
+pub fn drain(stream: &mut EventStream) -> Vec<Event> {
+    std::iter::from_fn(|| stream.try_next()).collect()
+}
+
+pub fn names(events: &[Event]) -> Vec<&'static str> {
+    events.iter().map(Event::name).collect()
+}
+
+/// `name node` for node events, `name` for the others: a run's shape without times and ids.
+pub fn shape(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .map(|e| match e {
+            Event::NodeEntered { node, step, .. } => format!("{step} entered {node}"),
+            Event::NodeCompleted {
+                node,
+                step,
+                command,
+                ..
+            } => format!("{step} completed {node} {command}"),
+            Event::NodeFailed { node, attempt, .. } => format!("failed {node} #{attempt}"),
+            Event::CheckpointSaved { label, step, .. } => format!("{step} checkpoint {label}"),
+            Event::RunPaused { interrupts, .. } => format!(
+                "paused {}",
+                interrupts
+                    .iter()
+                    .map(|i| i.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+            other => other.name().to_owned(),
+        })
+        .collect()
+}
+
+pub fn point_of(interrupt: &Interrupt) -> InterruptPoint {
+    interrupt.point
+}
