@@ -480,7 +480,8 @@ impl<S: GraphState> GraphBuilder<S> {
 
         let mut nodes = Vec::with_capacity(self.nodes.len());
         for (i, (name, node, options)) in self.nodes.into_iter().enumerate() {
-            if !seen_sources.contains(&name) {
+            // A node whose name was refused (E0103) gets no follow-on error.
+            if index.contains_key(&name) && !seen_sources.contains(&name) {
                 errors.push(
                     "E0204",
                     format!("node `{name}` has no outgoing edge"),

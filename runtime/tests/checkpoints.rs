@@ -1,0 +1,155 @@
+//! Checkpoints and run records as runs write them; the conformance suite on the in-memory
+//! backend.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::{Ticket, TicketUpdate, ticket};
+use trellis::checkpoint::conformance;
+use trellis::{
+    Checkpoint, CheckpointLabel, Checkpointer, END, GraphBuilder, InMemoryCheckpointer, NodeResult,
+    RunRecord, RunStatus, START,
+};
+
+fn log(entry: &str) -> NodeResult<TicketUpdate> {
+    NodeResult::Update(TicketUpdate::default().log(entry))
+}
+
+/// id, step, label, nodes that ran, next frontier.
+type Summary = (u64, u64, String, Vec<String>, Vec<String>);
+
+fn three_steps(store: Arc<InMemoryCheckpointer>) -> trellis::CompiledGraph<Ticket> {
+    let mut builder = GraphBuilder::<Ticket>::new("Three");
+    builder
+        .add_node_fn("a", |_, _| async { Ok(log("a")) })
+        .add_node_fn("b", |_, _| async { Ok(log("b")) })
+        .add_node_fn("c", |_, _| async { Ok(log("c")) })
+        .add_edge(START, "a")
+        .add_fork("a", ["b", "c"])
+        .add_edge("b", END)
+        .add_edge("c", END)
+        .set_checkpointer(store);
+    builder.compile().expect("valid graph")
+}
+
+#[tokio::test]
+async fn in_memory_checkpointer_passes_the_conformance_suite() {
+    conformance::run_all(|| async { InMemoryCheckpointer::new() })
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_run_writes_a_labelled_checkpoint_after_every_step() {
+    let store = Arc::new(InMemoryCheckpointer::new());
+    let outcome = three_steps(Arc::clone(&store))
+        .invoke(ticket("t"))
+        .await
+        .unwrap();
+    let checkpoints = store.list_checkpoints(outcome.run_id()).await.unwrap();
+    let summary: Vec<Summary> = checkpoints
+        .iter()
+        .map(|c| {
+            (
+                c.id,
+                c.step,
+                c.label.to_string(),
+                c.nodes.clone(),
+                c.frontier.clone(),
+            )
+        })
+        .collect();
+    let s = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    assert_eq!(
+        summary,
+        [
+            (1, 0, "start".to_owned(), s(&[]), s(&["a"])),
+            (2, 1, "step".to_owned(), s(&["a"]), s(&["b", "c"])),
+            (3, 2, "complete".to_owned(), s(&["b", "c"]), s(&[])),
+        ]
+    );
+    assert_eq!(checkpoints[0].state["text"], "t");
+    assert_eq!(
+        checkpoints[2].state["log"],
+        serde_json::json!(["a", "b", "c"])
+    );
+    assert_eq!(checkpoints[2].visits.get("b"), Some(&1));
+    let latest = store
+        .latest_checkpoint(outcome.run_id())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(latest, checkpoints[2]);
+
+    let record = store.load_run(outcome.run_id()).await.unwrap().unwrap();
+    assert_eq!(record.status, RunStatus::Completed);
+    assert_eq!((record.steps, record.transitions), (2, 3));
+    assert_eq!(record.last_node.as_deref(), Some("c"));
+    assert_eq!(record.graph, "Three");
+    assert!(record.updated_at >= record.created_at);
+}
+
+#[tokio::test]
+async fn checkpoints_and_run_records_round_trip_through_serde() {
+    let store = Arc::new(InMemoryCheckpointer::new());
+    let outcome = three_steps(Arc::clone(&store))
+        .invoke(ticket("ü \"quoted\""))
+        .await
+        .unwrap();
+    for checkpoint in store.list_checkpoints(outcome.run_id()).await.unwrap() {
+        let json = serde_json::to_string(&checkpoint).unwrap();
+        let back: Checkpoint = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, checkpoint);
+        let state: Ticket = serde_json::from_value(back.state).unwrap();
+        assert_eq!(state.text, "ü \"quoted\"");
+    }
+    let record = store.load_run(outcome.run_id()).await.unwrap().unwrap();
+    let json = serde_json::to_value(&record).unwrap();
+    assert_eq!(json["status"], "completed");
+    assert!(json["created_at"].as_str().unwrap().ends_with('Z'));
+    let back: RunRecord = serde_json::from_value(json).unwrap();
+    assert_eq!(back, record);
+    // Labels are plain strings on the wire.
+    let label: CheckpointLabel = serde_json::from_str("\"pause:approval\"").unwrap();
+    assert_eq!(label, CheckpointLabel::Pause("approval".to_owned()));
+    assert!(serde_json::from_str::<CheckpointLabel>("\"paused\"").is_err());
+}
+
+#[tokio::test]
+async fn runs_upsert_and_list_newest_first_in_pages() {
+    let store = Arc::new(InMemoryCheckpointer::new());
+    let graph = three_steps(Arc::clone(&store));
+    let mut ids = Vec::new();
+    for i in 0..5 {
+        ids.push(
+            graph
+                .invoke(ticket(&i.to_string()))
+                .await
+                .unwrap()
+                .run_id()
+                .clone(),
+        );
+    }
+    assert!(
+        ids.windows(2).all(|w| w[0] < w[1]),
+        "run ids sort by creation"
+    );
+    let page = |offset| {
+        let store = Arc::clone(&store);
+        async move {
+            store
+                .list_runs(2, offset)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|r| r.run_id)
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(page(0).await, [ids[4].clone(), ids[3].clone()]);
+    assert_eq!(page(2).await, [ids[2].clone(), ids[1].clone()]);
+    assert_eq!(page(4).await, [ids[0].clone()]);
+    // Each run was written several times (once per checkpoint) and is listed once.
+    assert_eq!(store.list_runs(100, 0).await.unwrap().len(), 5);
+}

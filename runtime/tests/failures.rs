@@ -1,0 +1,409 @@
+//! Compile errors, and the ways a run fails or recovers: node errors, on_error, retry,
+//! timeout, panics, cancellation.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use common::{Ticket, TicketUpdate, ticket};
+use trellis::{
+    CancellationToken, Checkpointer, END, FailureKind, GraphBuilder, InMemoryCheckpointer,
+    NodeError, NodeOptions, NodeResult, RunError, RunStatus, START,
+};
+
+fn log(entry: &str) -> NodeResult<TicketUpdate> {
+    NodeResult::Update(TicketUpdate::default().log(entry))
+}
+
+fn noop() -> impl Fn(
+    Arc<Ticket>,
+    trellis::NodeContext,
+) -> std::future::Ready<Result<NodeResult<TicketUpdate>, NodeError>>
++ Send
++ Sync
++ 'static {
+    |_, _| std::future::ready(Ok(NodeResult::None))
+}
+
+#[test]
+fn unknown_and_dangling_nodes_are_compile_errors_with_the_language_codes() {
+    let mut builder = GraphBuilder::<Ticket>::new("Broken");
+    builder
+        .add_node_fn("draft", noop())
+        .add_node_fn("review", noop())
+        .add_node_fn("orphan", noop())
+        .add_edge(START, "draft")
+        .add_edge("draft", "reveiw")
+        .add_conditional_edges("review", |_: &Ticket| END, ["draft", END]);
+    let error = builder.compile().unwrap_err();
+    assert_eq!(error.codes(), ["E0202", "E0204"]);
+    assert_eq!(
+        error.diagnostics[0].message,
+        "edge from `draft` leads to undeclared node `reveiw`"
+    );
+    assert_eq!(
+        error.diagnostics[0].help.as_deref(),
+        Some("declared nodes: draft, orphan, review")
+    );
+    assert_eq!(
+        error.diagnostics[1].message,
+        "node `orphan` has no outgoing edge"
+    );
+    assert!(
+        error
+            .to_string()
+            .starts_with("graph has 2 errors\nerror[E0202]: ")
+    );
+}
+
+#[test]
+fn every_builder_rule_reports_its_code() {
+    let case = |build: &dyn Fn(&mut GraphBuilder<Ticket>)| {
+        let mut builder = GraphBuilder::<Ticket>::new("Case");
+        build(&mut builder);
+        builder
+            .compile()
+            .err()
+            .map(|e| e.codes())
+            .unwrap_or_default()
+    };
+    assert_eq!(case(&|_| {}), ["E0208", "E0201"]);
+    assert_eq!(
+        case(&|b| {
+            b.add_node_fn("a", noop()).add_edge("a", END);
+        }),
+        ["E0201"]
+    );
+    assert_eq!(
+        case(&|b| {
+            b.add_node_fn("a", noop())
+                .add_node_fn("a", noop())
+                .add_edge(START, "a")
+                .add_edge("a", END);
+        }),
+        ["E0102"]
+    );
+    assert_eq!(
+        case(&|b| {
+            b.add_node_fn(END, noop())
+                .add_node_fn("a", noop())
+                .add_edge(START, "a")
+                .add_edge("a", END);
+        }),
+        ["E0103"]
+    );
+    assert_eq!(
+        case(&|b| {
+            b.add_node_fn("a", noop())
+                .add_node_fn("b", noop())
+                .add_edge(START, "a")
+                .add_edge(START, "b")
+                .add_edge("a", END)
+                .add_edge("b", END);
+        }),
+        ["E0203"]
+    );
+    assert_eq!(
+        case(&|b| {
+            b.add_node_fn("a", noop())
+                .add_edge(START, "a")
+                .add_edge("a", END)
+                .add_edge("a", "a");
+        }),
+        ["E0205"]
+    );
+    assert_eq!(
+        case(&|b| {
+            b.add_node_fn("a", noop())
+                .add_node_fn("b", noop())
+                .add_edge(START, "a")
+                .add_fork("a", ["b", "b"])
+                .add_edge("b", END);
+        }),
+        ["E0206"]
+    );
+    assert_eq!(
+        case(&|b| {
+            b.add_node_fn("a", noop())
+                .add_edge(START, "a")
+                .add_fork("a", ["a", END])
+                .add_edge(END, "a");
+        }),
+        ["E0207", "E0207"]
+    );
+    assert_eq!(
+        case(&|b| {
+            b.add_node_fn_with(
+                "a",
+                noop(),
+                NodeOptions::new().on_error("nobody").max_visits(0),
+            )
+            .add_edge(START, "a")
+            .add_edge("a", START)
+            .set_max_steps(0);
+        }),
+        ["E0002", "E0002", "E0207", "E0202"]
+    );
+}
+
+#[tokio::test]
+async fn a_node_error_fails_the_run_and_is_recorded_with_the_last_committed_state() {
+    let store = Arc::new(InMemoryCheckpointer::new());
+    let mut builder = GraphBuilder::<Ticket>::new("Failing");
+    builder
+        .add_node_fn("ok", |_, _| async { Ok(log("ok")) })
+        .add_node_fn("boom", |_, _| async {
+            Err(NodeError::msg("the invoice service said 503"))
+        })
+        .add_edge(START, "ok")
+        .add_edge("ok", "boom")
+        .add_edge("boom", END)
+        .set_checkpointer(store.clone());
+    let graph = builder.compile().unwrap();
+    let error = graph.invoke(ticket("")).await.unwrap_err();
+    let RunError::Node(failure) = &error else {
+        panic!("expected a node error, got {error:?}");
+    };
+    assert_eq!(
+        (failure.node.as_str(), failure.step, failure.attempts),
+        ("boom", 2, 1)
+    );
+    assert_eq!(failure.kind, FailureKind::Failed);
+    assert_eq!(
+        error.to_string(),
+        "node `boom` failed in step 2 after 1 attempt: the invoice service said 503"
+    );
+    let runs = store.list_runs(10, 0).await.unwrap();
+    assert_eq!(runs[0].status, RunStatus::Failed);
+    assert_eq!(runs[0].error.as_deref(), Some(error.to_string().as_str()));
+    assert_eq!(runs[0].state["log"], serde_json::json!(["ok"]));
+    let latest = store
+        .latest_checkpoint(&runs[0].run_id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(latest.label.to_string(), "failed");
+    assert_eq!(
+        latest.frontier,
+        ["boom"],
+        "the failed checkpoint shows the step that failed"
+    );
+}
+
+#[tokio::test]
+async fn on_error_routes_the_failure_to_its_handler_which_receives_it() {
+    let mut builder = GraphBuilder::<Ticket>::new("Handled");
+    builder
+        .add_node_fn_with(
+            "lookup",
+            |_, _| async { Err(NodeError::msg("no such invoice")) },
+            NodeOptions::new().on_error("fallback"),
+        )
+        .add_node_fn("fallback", |_, ctx| async move {
+            let failure = ctx.failure().expect("a handler receives the failure");
+            Ok(log(&format!(
+                "handled {} from {}",
+                failure.message, failure.node
+            )))
+        })
+        .add_node_fn("draft", |_, _| async { Ok(log("draft")) })
+        .add_edge(START, "lookup")
+        .add_edge("lookup", "draft")
+        .add_edge("fallback", "draft")
+        .add_edge("draft", END);
+    let outcome = builder.compile().unwrap().invoke(ticket("")).await.unwrap();
+    assert_eq!(
+        outcome.state().log,
+        ["handled no such invoice from lookup", "draft"]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn retry_with_backoff_then_success() {
+    let attempts = Arc::new(AtomicU32::new(0));
+    let seen = Arc::clone(&attempts);
+    let mut builder = GraphBuilder::<Ticket>::new("Flaky");
+    builder
+        .add_node_fn_with(
+            "flaky",
+            move |_, ctx| {
+                let seen = Arc::clone(&seen);
+                async move {
+                    seen.fetch_add(1, Ordering::SeqCst);
+                    if ctx.attempt() < 3 {
+                        Err(NodeError::msg(format!("attempt {} failed", ctx.attempt())))
+                    } else {
+                        Ok(log(&format!("succeeded on attempt {}", ctx.attempt())))
+                    }
+                }
+            },
+            NodeOptions::new().retry(3, Duration::from_millis(200)),
+        )
+        .add_edge(START, "flaky")
+        .add_edge("flaky", END);
+    let graph = builder.compile().unwrap();
+    let started = tokio::time::Instant::now();
+    let outcome = graph.invoke(ticket("")).await.unwrap();
+    assert_eq!(outcome.state().log, ["succeeded on attempt 3"]);
+    assert_eq!(attempts.load(Ordering::SeqCst), 3);
+    // 200 ms before the 2nd attempt, 400 ms before the 3rd (tokio's paused clock).
+    assert_eq!(started.elapsed(), Duration::from_millis(600));
+}
+
+#[tokio::test(start_paused = true)]
+async fn retries_run_out() {
+    let mut builder = GraphBuilder::<Ticket>::new("Hopeless");
+    builder
+        .add_node_fn_with(
+            "hopeless",
+            |_, _| async { Err(NodeError::msg("down")) },
+            NodeOptions::new().retry(2, Duration::from_millis(10)),
+        )
+        .add_edge(START, "hopeless")
+        .add_edge("hopeless", END);
+    let error = builder
+        .compile()
+        .unwrap()
+        .invoke(ticket(""))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&error, RunError::Node(f) if f.attempts == 3),
+        "{error:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_node_over_its_timeout_fails_with_a_timeout() {
+    let mut builder = GraphBuilder::<Ticket>::new("Slow");
+    builder
+        .add_node_fn_with(
+            "slow",
+            |_, _| async {
+                tokio::time::sleep(Duration::from_secs(60)).await;
+                Ok(log("too late"))
+            },
+            NodeOptions::new().timeout(Duration::from_secs(10)),
+        )
+        .add_edge(START, "slow")
+        .add_edge("slow", END);
+    let error = builder
+        .compile()
+        .unwrap()
+        .invoke(ticket(""))
+        .await
+        .unwrap_err();
+    let RunError::Node(failure) = &error else {
+        panic!("expected a node error, got {error:?}");
+    };
+    assert_eq!(failure.kind, FailureKind::Timeout);
+    assert_eq!(failure.message, "timed out after 10s");
+}
+
+#[tokio::test]
+async fn a_panicking_node_becomes_a_node_error_and_other_runs_carry_on() {
+    let mut builder = GraphBuilder::<Ticket>::new("Panicky");
+    builder
+        .add_node_fn("maybe_panic", |state, _| async move {
+            if state.text == "panic" {
+                panic!("index out of bounds in the parser");
+            }
+            Ok(log("fine"))
+        })
+        .add_node_fn("sibling", |_, _| async { Ok(log("sibling")) })
+        .add_node_fn("root", |_, _| async { Ok(NodeResult::None) })
+        .add_edge(START, "root")
+        .add_fork("root", ["maybe_panic", "sibling"])
+        .add_edge("maybe_panic", END)
+        .add_edge("sibling", END);
+    let graph = builder.compile().unwrap();
+    let (bad, good) = tokio::join!(graph.invoke(ticket("panic")), graph.invoke(ticket("ok")));
+    let RunError::Node(failure) = bad.unwrap_err() else {
+        panic!("expected a node error");
+    };
+    assert_eq!(failure.kind, FailureKind::Panicked);
+    assert_eq!(
+        failure.message,
+        "panicked: index out of bounds in the parser"
+    );
+    assert_eq!(good.unwrap().state().log, ["fine", "sibling"]);
+
+    // Inline (single-node step) panics are caught too.
+    let mut builder = GraphBuilder::<Ticket>::new("Inline");
+    builder
+        .add_node_fn("alone", |_, _| async { panic!("alone") })
+        .add_edge(START, "alone")
+        .add_edge("alone", END);
+    let error = builder
+        .compile()
+        .unwrap()
+        .invoke(ticket(""))
+        .await
+        .unwrap_err();
+    assert!(matches!(error, RunError::Node(f) if f.kind == FailureKind::Panicked));
+}
+
+#[tokio::test]
+async fn cancellation_stops_a_node_midway() {
+    let (entered_tx, entered_rx) = tokio::sync::oneshot::channel::<()>();
+    let entered_tx = std::sync::Mutex::new(Some(entered_tx));
+    let finished = Arc::new(AtomicU32::new(0));
+    let finished_seen = Arc::clone(&finished);
+    let mut builder = GraphBuilder::<Ticket>::new("Long");
+    builder
+        .add_node_fn("long", move |_, _| {
+            if let Some(tx) = entered_tx.lock().unwrap().take() {
+                let _ = tx.send(());
+            }
+            let finished = Arc::clone(&finished_seen);
+            async move {
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+                finished.fetch_add(1, Ordering::SeqCst);
+                Ok(log("finished"))
+            }
+        })
+        .add_edge(START, "long")
+        .add_edge("long", END);
+    let graph = builder.compile().unwrap();
+    let token = CancellationToken::new();
+    let run = graph.start(ticket("")).with_cancellation(token.clone());
+    let handle = tokio::spawn(async move {
+        let mut run = run;
+        let result = run.run_to_end().await;
+        (result, run.state().clone())
+    });
+    entered_rx.await.unwrap();
+    token.cancel();
+    let (result, state) = tokio::time::timeout(Duration::from_secs(10), handle)
+        .await
+        .expect("cancellation ends the run promptly")
+        .unwrap();
+    assert!(
+        matches!(result, Err(RunError::Cancelled { step: 1 })),
+        "{result:?}"
+    );
+    assert_eq!(finished.load(Ordering::SeqCst), 0);
+    assert!(state.log.is_empty());
+}
+
+#[tokio::test]
+async fn cancellation_before_a_step_stops_the_run_between_steps() {
+    let mut builder = GraphBuilder::<Ticket>::new("Between");
+    builder
+        .add_node_fn("a", |_, _| async { Ok(log("a")) })
+        .add_node_fn("b", |_, _| async { Ok(log("b")) })
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .add_edge("b", END);
+    let graph = builder.compile().unwrap();
+    let mut run = graph.start(ticket(""));
+    run.step().await.unwrap();
+    run.cancellation().cancel();
+    assert!(matches!(
+        run.step().await,
+        Err(RunError::Cancelled { step: 2 })
+    ));
+    assert_eq!(run.state().log, ["a"]);
+}

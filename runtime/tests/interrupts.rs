@@ -1,0 +1,521 @@
+//! Human in the loop: pauses before, after and inside nodes; resumes, refusals, and several
+//! interrupts answered by id.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use common::{Answer, Ticket, TicketUpdate, shape, ticket};
+use trellis::{
+    Checkpointer, Command, CompiledGraph, END, GraphBuilder, InMemoryCheckpointer, InterruptPoint,
+    InterruptRequest, NodeOptions, NodeResult, RunError, RunId, RunStatus, START,
+};
+
+fn log(entry: &str) -> NodeResult<TicketUpdate> {
+    NodeResult::Update(TicketUpdate::default().log(entry))
+}
+
+/// The support flow: classify → lookup_invoice | draft; draft ⇄ review; interrupt before send.
+/// The automatic reviewer rejects the first draft; a person approves or rejects at `send`.
+fn support(store: Arc<InMemoryCheckpointer>) -> CompiledGraph<Ticket> {
+    let mut builder = GraphBuilder::<Ticket>::new("Support");
+    builder
+        .add_node_fn("classify", |s, _| async move {
+            let category = if s.text.contains("invoice") {
+                "billing"
+            } else {
+                "general"
+            };
+            Ok(NodeResult::Update(
+                TicketUpdate::default()
+                    .category(Some(category.to_owned()))
+                    .log("classify"),
+            ))
+        })
+        .add_node_fn("lookup_invoice", |_, _| async { Ok(log("lookup_invoice")) })
+        .add_node_fn_with(
+            "draft",
+            |s, _| async move {
+                let version = s.log.iter().filter(|l| l.starts_with("draft")).count() + 1;
+                let text = match &s.verdict {
+                    Some(why) => format!("draft {version} (fixing: {why})"),
+                    None => format!("draft {version}"),
+                };
+                Ok(NodeResult::Update(
+                    TicketUpdate::default().draft(Some(text.clone())).log(text),
+                ))
+            },
+            NodeOptions::new().max_visits(5),
+        )
+        .add_node_fn("review", |s, _| async move {
+            // The automatic reviewer wants at least two drafts.
+            let verdict = if s.reviews == 0 {
+                Some("too curt".to_owned())
+            } else {
+                None
+            };
+            Ok(NodeResult::Update(
+                TicketUpdate::default()
+                    .reviews(1)
+                    .verdict(verdict)
+                    .log("review"),
+            ))
+        })
+        .add_node_fn_with(
+            "send",
+            |s, _| async move {
+                let entry = match s.approved {
+                    Some(true) => format!("sent {}", s.draft.clone().unwrap_or_default()),
+                    _ => "send refused".to_owned(),
+                };
+                Ok(NodeResult::Update(TicketUpdate::default().log(entry)))
+            },
+            NodeOptions::new().interrupt_before(),
+        )
+        .add_edge(START, "classify")
+        .add_conditional_edges(
+            "classify",
+            |s: &Ticket| match s.category.as_deref() {
+                Some("billing") => "lookup_invoice",
+                _ => "draft",
+            },
+            ["lookup_invoice", "draft"],
+        )
+        .add_edge("lookup_invoice", "draft")
+        .add_edge("draft", "review")
+        .add_conditional_edges(
+            "review",
+            |s: &Ticket| if s.verdict.is_some() { "draft" } else { "send" },
+            ["send", "draft"],
+        )
+        .add_conditional_edges(
+            "send",
+            |s: &Ticket| {
+                if s.approved == Some(true) {
+                    END
+                } else {
+                    "draft"
+                }
+            },
+            ["draft", END],
+        )
+        .set_checkpointer(store);
+    builder.compile().expect("the support graph is valid")
+}
+
+#[tokio::test]
+async fn support_flow_rejects_then_approves_and_completes() {
+    let store = Arc::new(InMemoryCheckpointer::new());
+    let graph = support(Arc::clone(&store));
+    let first = graph.invoke(ticket("my invoice is wrong")).await.unwrap();
+    let run_id = first.run_id().clone();
+    assert!(first.is_paused());
+    let [interrupt] = first.interrupts() else {
+        panic!("one interrupt expected: {:?}", first.interrupts());
+    };
+    assert_eq!(interrupt.node, "send");
+    assert_eq!(interrupt.point, InterruptPoint::Before);
+    assert_eq!(
+        interrupt.id, "send@7",
+        "six steps ran; send would be the seventh"
+    );
+    assert_eq!(
+        first.state().log,
+        [
+            "classify",
+            "lookup_invoice",
+            "draft 1",
+            "review",
+            "draft 2 (fixing: too curt)",
+            "review"
+        ]
+    );
+    let record = store.load_run(&run_id).await.unwrap().unwrap();
+    assert_eq!(record.status, RunStatus::Paused);
+    assert_eq!(record.interrupts, first.interrupts());
+
+    // A person rejects: send runs (refusing), the run goes back to draft, and pauses again.
+    let second = graph
+        .resume(&run_id, Answer::Reject("say sorry".to_owned()))
+        .await
+        .unwrap();
+    assert!(second.is_paused());
+    assert_eq!(second.interrupts()[0].id, "send@10");
+    assert_eq!(
+        second.state().log[6..],
+        [
+            "answered send@7",
+            "send refused",
+            "draft 3 (fixing: say sorry)",
+            "review"
+        ]
+    );
+
+    // A second process (a fresh graph on the same store) approves.
+    let done = support(Arc::clone(&store))
+        .resume(&run_id, Answer::Approve)
+        .await
+        .unwrap();
+    assert!(!done.is_paused());
+    assert_eq!(
+        done.state().log.last().map(String::as_str),
+        Some("sent draft 3 (fixing: say sorry)")
+    );
+    let record = store.load_run(&run_id).await.unwrap().unwrap();
+    assert_eq!(record.status, RunStatus::Completed);
+    assert!(record.interrupts.is_empty());
+    let labels: Vec<String> = store
+        .list_checkpoints(&run_id)
+        .await
+        .unwrap()
+        .iter()
+        .map(|c| c.label.to_string())
+        .collect();
+    assert_eq!(labels.first().map(String::as_str), Some("start"));
+    assert_eq!(labels.iter().filter(|l| *l == "pause:before").count(), 2);
+    assert_eq!(labels.iter().filter(|l| *l == "resume").count(), 2);
+    assert_eq!(labels.last().map(String::as_str), Some("complete"));
+    assert_eq!(
+        labels.iter().filter(|l| *l == "step").count(),
+        10 - 1,
+        "every other step"
+    );
+}
+
+#[tokio::test]
+async fn a_node_interrupt_pauses_commits_its_update_and_is_not_rerun() {
+    let store = Arc::new(InMemoryCheckpointer::new());
+    let calls = Arc::new(AtomicU32::new(0));
+    let seen = Arc::clone(&calls);
+    let mut builder = GraphBuilder::<Ticket>::new("Ask");
+    builder
+        .add_node_fn("ask", move |_, _| {
+            seen.fetch_add(1, Ordering::SeqCst);
+            async {
+                // A side effect before the interrupt: must happen once.
+                Ok(NodeResult::UpdateThen(
+                    TicketUpdate::default().log("asked"),
+                    Command::Interrupt(
+                        InterruptRequest::new("approval", "send the refund?")
+                            .with_options(["approve", "reject"]),
+                    ),
+                ))
+            }
+        })
+        .add_node_fn("refund", |_, _| async { Ok(log("refund")) })
+        .add_node_fn("apologise", |_, _| async { Ok(log("apologise")) })
+        .add_edge(START, "ask")
+        // The router sees the answer: it is folded in before routing.
+        .add_conditional_edges(
+            "ask",
+            |s: &Ticket| {
+                if s.approved == Some(true) {
+                    "refund"
+                } else {
+                    "apologise"
+                }
+            },
+            ["refund", "apologise"],
+        )
+        .add_edge("refund", END)
+        .add_edge("apologise", END)
+        .set_checkpointer(store.clone());
+    let graph = builder.compile().unwrap();
+    let mut events = graph.subscribe();
+    let paused = graph.invoke(ticket("")).await.unwrap();
+    assert_eq!(paused.state().log, ["asked"]);
+    let interrupt = &paused.interrupts()[0];
+    assert_eq!(interrupt.request.kind, "approval");
+    assert_eq!(interrupt.request.options, ["approve", "reject"]);
+    assert_eq!(interrupt.point, InterruptPoint::Node);
+    let latest = store
+        .latest_checkpoint(paused.run_id())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(latest.label.to_string(), "pause:approval");
+    assert!(latest.frontier.is_empty(), "the route is decided at resume");
+
+    let done = graph
+        .resume(paused.run_id(), Answer::Approve)
+        .await
+        .unwrap();
+    assert_eq!(done.state().log, ["asked", "answered ask@1", "refund"]);
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        1,
+        "the interrupted node was not re-run"
+    );
+    let shape = shape(&common::drain(&mut events));
+    assert_eq!(
+        shape,
+        [
+            "graph.run.started",
+            "0 checkpoint start",
+            "1 entered ask",
+            "1 completed ask update+interrupt:approval",
+            "1 checkpoint pause:approval",
+            "paused ask@1",
+            "graph.resume.started",
+            "1 checkpoint resume",
+            "graph.resume.completed",
+            "2 entered refund",
+            "2 completed refund update",
+            "2 checkpoint complete",
+            "graph.run.completed",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn interrupt_after_pauses_once_the_node_ran() {
+    let mut builder = GraphBuilder::<Ticket>::new("After");
+    builder
+        .add_node_fn_with(
+            "draft",
+            |_, _| async { Ok(log("draft")) },
+            NodeOptions::new().interrupt_after(),
+        )
+        .add_node_fn("send", |_, _| async { Ok(log("send")) })
+        .add_edge(START, "draft")
+        .add_edge("draft", "send")
+        .add_edge("send", END)
+        .set_checkpointer(Arc::new(InMemoryCheckpointer::new()));
+    let graph = builder.compile().unwrap();
+    let paused = graph.invoke(ticket("")).await.unwrap();
+    assert_eq!(paused.interrupts()[0].point, InterruptPoint::After);
+    assert_eq!(paused.state().log, ["draft"]);
+    let done = graph
+        .resume(paused.run_id(), Answer::Note("looks fine".to_owned()))
+        .await
+        .unwrap();
+    assert_eq!(
+        done.state().log,
+        ["draft", "answered draft@1", "looks fine", "send"]
+    );
+}
+
+#[tokio::test]
+async fn parallel_interrupts_each_get_an_id_and_resume_takes_an_answer_per_id() {
+    let mut builder = GraphBuilder::<Ticket>::new("Parallel");
+    let asking = |name: &'static str| {
+        move |_: Arc<Ticket>, _| async move {
+            Ok(NodeResult::Interrupt(
+                InterruptRequest::new("note", format!("{name}?")).resume_to(format!("{name}_done")),
+            ))
+        }
+    };
+    builder
+        .add_node_fn("fork", |_, _| async { Ok(NodeResult::None) })
+        .add_node_fn("left", asking("left"))
+        .add_node_fn("right", asking("right"))
+        .add_node_fn("quiet", |_, _| async { Ok(log("quiet ran")) })
+        .add_node_fn("left_done", |_, _| async { Ok(log("left_done")) })
+        .add_node_fn("right_done", |_, _| async { Ok(log("right_done")) })
+        .add_edge(START, "fork")
+        .add_fork("fork", ["left", "right", "quiet"])
+        .add_conditional_edges("left", |_: &Ticket| END, ["left_done", END])
+        .add_conditional_edges("right", |_: &Ticket| END, ["right_done", END])
+        .add_edge("quiet", END)
+        .add_edge("left_done", END)
+        .add_edge("right_done", END)
+        .set_checkpointer(Arc::new(InMemoryCheckpointer::new()));
+    let graph = builder.compile().unwrap();
+    let paused = graph.invoke(ticket("")).await.unwrap();
+    let ids: Vec<&str> = paused.interrupts().iter().map(|i| i.id.as_str()).collect();
+    assert_eq!(ids, ["left@2", "right@2"]);
+    assert_eq!(
+        paused.state().log,
+        ["quiet ran"],
+        "the sibling kept its result"
+    );
+
+    let one = graph
+        .resume(paused.run_id(), Answer::Approve)
+        .await
+        .unwrap_err();
+    assert!(matches!(one, RunError::Answers { .. }), "{one:?}");
+    let wrong = graph
+        .resume_each(paused.run_id(), [("left@2".to_owned(), Answer::Approve)])
+        .await
+        .unwrap_err();
+    assert_eq!(
+        wrong.to_string(),
+        format!(
+            "run {} waits for answers to [left@2, right@2], got answers to [left@2]",
+            paused.run_id()
+        )
+    );
+
+    let done = graph
+        .resume_each(
+            paused.run_id(),
+            [
+                ("right@2".to_owned(), Answer::Note("from right".to_owned())),
+                ("left@2".to_owned(), Answer::Note("from left".to_owned())),
+            ],
+        )
+        .await
+        .unwrap();
+    // Answers fold in declaration order whatever order they were given in; each interrupt
+    // resumes to its own `resume_to`.
+    assert_eq!(
+        done.state().log,
+        [
+            "quiet ran",
+            "answered left@2",
+            "from left",
+            "answered right@2",
+            "from right",
+            "left_done",
+            "right_done"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn resume_refuses_completed_failed_missing_and_running_runs() {
+    let store = Arc::new(InMemoryCheckpointer::new());
+    let (release_tx, release_rx) = tokio::sync::oneshot::channel::<()>();
+    let release = std::sync::Mutex::new(Some(release_rx));
+    let mut builder = GraphBuilder::<Ticket>::new("Refusals");
+    builder
+        .add_node_fn("work", move |s, _| {
+            let wait = if s.text == "wait" {
+                release.lock().unwrap().take()
+            } else {
+                None
+            };
+            async move {
+                match s.text.as_str() {
+                    "fail" => Err("broken".into()),
+                    _ => {
+                        if let Some(wait) = wait {
+                            let _ = wait.await;
+                        }
+                        Ok(log("work"))
+                    }
+                }
+            }
+        })
+        .add_edge(START, "work")
+        .add_edge("work", END)
+        .set_checkpointer(store.clone());
+    let graph = builder.compile().unwrap();
+
+    let completed = graph.invoke(ticket("ok")).await.unwrap();
+    let error = graph
+        .resume(completed.run_id(), Answer::Approve)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, RunError::AlreadyCompleted { .. }),
+        "{error:?}"
+    );
+
+    graph.invoke(ticket("fail")).await.unwrap_err();
+    let failed = store.list_runs(1, 0).await.unwrap().remove(0);
+    assert_eq!(failed.status, RunStatus::Failed);
+    let error = graph
+        .resume(&failed.run_id, Answer::Approve)
+        .await
+        .unwrap_err();
+    assert!(matches!(error, RunError::AlreadyFailed { .. }), "{error:?}");
+
+    let missing = RunId::new();
+    let error = graph.resume(&missing, Answer::Approve).await.unwrap_err();
+    assert!(matches!(error, RunError::RunNotFound { .. }), "{error:?}");
+
+    let mut running = graph.start(ticket("wait"));
+    let running_id = running.run_id().clone();
+    let task = tokio::spawn(async move { running.run_to_end().await.map(|o| o.into_state()) });
+    while store.load_run(&running_id).await.unwrap().is_none() {
+        tokio::task::yield_now().await;
+    }
+    let error = graph
+        .resume(&running_id, Answer::Approve)
+        .await
+        .unwrap_err();
+    assert!(matches!(error, RunError::StillRunning { .. }), "{error:?}");
+    assert_eq!(
+        error.to_string(),
+        format!("run {running_id} is running, not paused; only a paused run can be resumed")
+    );
+    release_tx.send(()).unwrap();
+    assert_eq!(task.await.unwrap().unwrap().log, ["work"]);
+
+    let mut bare = GraphBuilder::<Ticket>::new("Bare");
+    bare.add_node_fn("a", |_, _| async { Ok(NodeResult::None) })
+        .add_edge(START, "a")
+        .add_edge("a", END);
+    let error = bare
+        .compile()
+        .unwrap()
+        .resume(&missing, Answer::Approve)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, RunError::NoCheckpointer { .. }),
+        "{error:?}"
+    );
+}
+
+#[tokio::test]
+async fn of_two_resumes_of_one_run_exactly_one_proceeds() {
+    let store = Arc::new(InMemoryCheckpointer::new());
+    let graph = support(Arc::clone(&store));
+    let paused = graph.invoke(ticket("hello")).await.unwrap();
+    let other = support(Arc::clone(&store));
+    // Both load the run while it is paused; the claim decides.
+    let mut first = graph.load(paused.run_id()).await.unwrap();
+    let mut second = other.load(paused.run_id()).await.unwrap();
+    let answer =
+        |run: &trellis::Run<Ticket>| vec![(run.interrupts()[0].id.clone(), Answer::Approve)];
+    let first_answers = answer(&first);
+    let second_answers = answer(&second);
+    first.resume_each(first_answers).await.unwrap();
+    let refused = second.resume_each(second_answers).await.unwrap_err();
+    assert!(
+        matches!(refused, RunError::StillRunning { .. }),
+        "{refused:?}"
+    );
+    let state = first.run_to_end().await.unwrap().into_state();
+    assert_eq!(
+        state.log.iter().filter(|l| l.starts_with("sent")).count(),
+        1
+    );
+    // Once it completed, a late resume is told so.
+    let late = other
+        .resume(paused.run_id(), Answer::Approve)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(late, RunError::AlreadyCompleted { .. }),
+        "{late:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_paused_run_in_hand_can_be_resumed_without_a_checkpointer() {
+    let mut builder = GraphBuilder::<Ticket>::new("InHand");
+    builder
+        .add_node_fn_with(
+            "send",
+            |_, _| async { Ok(log("send")) },
+            NodeOptions::new().interrupt_before(),
+        )
+        .add_edge(START, "send")
+        .add_edge("send", END);
+    let graph = builder.compile().unwrap();
+    let mut run = graph.start(ticket(""));
+    let outcome = run.run_to_end().await.unwrap();
+    assert!(outcome.is_paused());
+    assert!(matches!(run.step().await, Err(RunError::Paused { .. })));
+    run.resume_each([("send@1".to_owned(), Answer::Approve)])
+        .await
+        .unwrap();
+    let done = run.run_to_end().await.unwrap();
+    assert_eq!(done.state().log, ["answered send@1", "send"]);
+    assert_eq!(done.state().approved, Some(true));
+}
