@@ -331,6 +331,15 @@ fn generate(
             #(#setters)*
         }
 
+        impl #impl_generics #state #ty_generics #where_clause {
+            /// Folds one update in, field by field; conflicts were checked by the caller.
+            #[doc(hidden)]
+            #[inline]
+            fn __trellis_fold(&mut self, update: #update #ty_generics) {
+                #(#folds)*
+            }
+        }
+
         #[automatically_derived]
         impl #impl_generics #krate::GraphState for #state #ty_generics #where_clause {
             type Update = #update #ty_generics;
@@ -341,8 +350,17 @@ fn generate(
             ) -> ::core::result::Result<(), #krate::MergeConflict> {
                 #conflicts
                 for (_, update) in updates {
-                    #(#folds)*
+                    self.__trellis_fold(update);
                 }
+                ::core::result::Result::Ok(())
+            }
+
+            fn apply_one(
+                &mut self,
+                _node: &str,
+                update: Self::Update,
+            ) -> ::core::result::Result<(), #krate::MergeConflict> {
+                self.__trellis_fold(update);
                 ::core::result::Result::Ok(())
             }
         }

@@ -4,8 +4,9 @@
 use std::any::Any;
 use std::future::{Future, poll_fn};
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
 use std::sync::Arc;
-use std::task::Poll;
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use crate::builder::AttemptPolicy;
@@ -24,13 +25,14 @@ pub(crate) struct Activation<U> {
 
 /// Why an activation produced no result.
 pub(crate) enum Stop {
-    Failed(NodeFailure),
+    /// Boxed: failures are rare and this keeps every activation's result small.
+    Failed(Box<NodeFailure>),
     Cancelled,
 }
 
 /// Runs `node` until an attempt succeeds, its retries are used up, or the run is cancelled.
 pub(crate) async fn activate<S: GraphState>(
-    node: Arc<dyn Node<S>>,
+    node: &dyn Node<S>,
     options: AttemptPolicy,
     state: Arc<S>,
     mut ctx: NodeContext,
@@ -43,14 +45,8 @@ pub(crate) async fn activate<S: GraphState>(
     let result = loop {
         attempt += 1;
         ctx.attempt = attempt;
-        let error = match attempt_once(
-            &*node,
-            Arc::clone(&state),
-            &mut ctx,
-            options.timeout,
-            &cancel,
-        )
-        .await
+        let error = match attempt_once(node, Arc::clone(&state), &mut ctx, options.timeout, &cancel)
+            .await
         {
             Ok(result) => break Ok(result),
             Err(None) => break Err(Stop::Cancelled),
@@ -61,18 +57,24 @@ pub(crate) async fn activate<S: GraphState>(
             failed_attempts.push((attempt, error.to_string(), retrying));
         }
         if !retrying {
-            break Err(Stop::Failed(NodeFailure {
-                node: ctx.node.to_string(),
+            break Err(Stop::Failed(Box::new(NodeFailure {
+                node: ctx.node().to_owned(),
                 step: ctx.step,
                 attempts: attempt,
                 kind: error.kind(),
                 message: error.to_string(),
-            }));
+            })));
         }
         let delay = options
             .backoff
             .saturating_mul(2u32.saturating_pow(attempt - 1));
-        if !delay.is_zero() && race(tokio::time::sleep(delay), &cancel).await.is_none() {
+        // Boxed: a timer is large, and inline it would grow every activation's future (copied
+        // whole on the hot path) for the sake of the rare retry.
+        if !delay.is_zero()
+            && Box::pin(race(tokio::time::sleep(delay), &cancel))
+                .await
+                .is_none()
+        {
             break Err(Stop::Cancelled);
         }
     };
@@ -94,50 +96,69 @@ async fn attempt_once<S: GraphState>(
     if cancel.is_cancelled() {
         return Err(None);
     }
-    let work = node.run(state, ctx);
-    // The timeout is made inside the guarded future: without a timer in the runtime, tokio
-    // panics, and that panic becomes this node's error instead of unwinding through the run.
-    let guarded = async move {
-        match timeout {
-            Some(limit) => tokio::time::timeout(limit, work)
-                .await
-                .unwrap_or(Err(NodeError::Timeout(limit))),
-            None => work.await,
-        }
+    // Made before the node starts, so the limit counts from here. Without a timer in the
+    // runtime tokio panics here; that panic becomes this node's error.
+    let deadline = match timeout {
+        None => None,
+        Some(limit) => match catch_unwind(|| Box::pin(tokio::time::sleep(limit))) {
+            Ok(sleep) => Some((sleep, limit)),
+            Err(panic) => return Err(Some(NodeError::Panicked(panic_message(&*panic)))),
+        },
     };
-    match race_catching(guarded, cancel).await {
-        None => Err(None),
-        Some(Ok(Ok(result))) => Ok(result),
-        Some(Ok(Err(error))) => Err(Some(error)),
-        Some(Err(panic)) => Err(Some(NodeError::Panicked(panic_message(&*panic)))),
+    Attempt {
+        work: node.run(state, ctx),
+        deadline,
+        cancel,
+        cancelled: None,
     }
-}
-
-/// Polls `work` until it is ready or `cancel` fires (`None`); a panic while polling is caught
-/// and returned.
-async fn race_catching<F: Future>(
-    work: F,
-    cancel: &CancellationToken,
-) -> Option<Result<F::Output, Box<dyn Any + Send>>> {
-    let mut work = std::pin::pin!(work);
-    let mut cancelled = std::pin::pin!(cancel.cancelled());
-    poll_fn(|cx| {
-        match catch_unwind(AssertUnwindSafe(|| work.as_mut().poll(cx))) {
-            Ok(Poll::Ready(output)) => return Poll::Ready(Some(Ok(output))),
-            Err(panic) => return Poll::Ready(Some(Err(panic))),
-            Ok(Poll::Pending) => {}
-        }
-        // Only a node that had to wait registers with the token: trivial nodes never get here.
-        if cancelled.as_mut().poll(cx).is_ready() {
-            return Poll::Ready(None);
-        }
-        Poll::Pending
-    })
     .await
 }
 
+type Work<'a, U> = Pin<Box<dyn Future<Output = Result<NodeResult<U>, NodeError>> + Send + 'a>>;
+
+/// A node's future raced against its deadline and the run's cancellation, with panics caught.
+///
+/// Written by hand rather than as nested `async` blocks: every field is a pointer, so the
+/// future stays small, and the futures that hold it are copied on every step.
+struct Attempt<'a, U> {
+    work: Work<'a, U>,
+    deadline: Option<(Pin<Box<tokio::time::Sleep>>, Duration)>,
+    cancel: &'a CancellationToken,
+    /// Made on the first `Pending` only: a node that finishes at once never registers with
+    /// the token and never allocates for it.
+    cancelled: Option<Pin<Box<dyn Future<Output = ()> + Send + 'a>>>,
+}
+
+impl<U> Future for Attempt<'_, U> {
+    type Output = Result<NodeResult<U>, Option<NodeError>>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        match catch_unwind(AssertUnwindSafe(|| this.work.as_mut().poll(cx))) {
+            Ok(Poll::Ready(output)) => return Poll::Ready(output.map_err(Some)),
+            Err(panic) => {
+                return Poll::Ready(Err(Some(NodeError::Panicked(panic_message(&*panic)))));
+            }
+            Ok(Poll::Pending) => {}
+        }
+        if let Some((sleep, limit)) = &mut this.deadline {
+            if sleep.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(Err(Some(NodeError::Timeout(*limit))));
+            }
+        }
+        let cancel = this.cancel;
+        let cancelled = this
+            .cancelled
+            .get_or_insert_with(|| Box::pin(cancel.cancelled()));
+        if cancelled.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Err(None));
+        }
+        Poll::Pending
+    }
+}
+
 /// `work`'s output, or `None` when `cancel` fires first.
-pub(crate) async fn race<F: Future>(work: F, cancel: &CancellationToken) -> Option<F::Output> {
+async fn race<F: Future>(work: F, cancel: &CancellationToken) -> Option<F::Output> {
     let mut work = std::pin::pin!(work);
     let mut cancelled = std::pin::pin!(cancel.cancelled());
     poll_fn(|cx| {

@@ -539,6 +539,7 @@ impl<S: GraphState> GraphBuilder<S> {
         Ok(CompiledGraph::new(
             Topology {
                 name: Arc::from(self.name.as_str()),
+                names: nodes.iter().map(|n| Arc::clone(&n.name)).collect(),
                 nodes,
                 index,
                 entry,

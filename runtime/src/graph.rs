@@ -46,6 +46,8 @@ pub(crate) struct NodeSpec<S: GraphState> {
 pub(crate) struct Topology<S: GraphState> {
     pub(crate) name: Arc<str>,
     pub(crate) nodes: Vec<NodeSpec<S>>,
+    /// The node names, shared with every run's node contexts.
+    pub(crate) names: Arc<[Arc<str>]>,
     pub(crate) index: HashMap<String, usize>,
     pub(crate) entry: Edge<S>,
     pub(crate) max_steps: u32,

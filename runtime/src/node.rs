@@ -137,7 +137,9 @@ fn command_label(command: &Command) -> String {
 #[derive(Clone, Debug)]
 pub struct NodeContext {
     pub(crate) run: Arc<RunScope>,
-    pub(crate) node: Arc<str>,
+    /// The node's index in declaration order (its name is in the run's scope: one `Arc` per
+    /// context, not two).
+    pub(crate) node: usize,
     pub(crate) step: u64,
     pub(crate) attempt: u32,
     pub(crate) failure: Option<Arc<NodeFailure>>,
@@ -149,6 +151,8 @@ pub(crate) struct RunScope {
     pub(crate) run_id: RunId,
     pub(crate) graph: Arc<str>,
     pub(crate) cancel: CancellationToken,
+    /// The graph's node names, in declaration order.
+    pub(crate) names: Arc<[Arc<str>]>,
 }
 
 impl NodeContext {
@@ -164,7 +168,7 @@ impl NodeContext {
 
     /// This node's name.
     pub fn node(&self) -> &str {
-        &self.node
+        &self.run.names[self.node]
     }
 
     /// The super-step, from 1.

@@ -116,6 +116,42 @@ pub struct Run<S: GraphState> {
     created_at: Timestamp,
     checkpoints: u64,
     next_override: Option<usize>,
+    /// The previous frontier's buffer, reused for the next one.
+    spare: Vec<usize>,
+    /// Reused buffer: the nodes of a step whose edges are followed after the merge.
+    follow: Vec<usize>,
+}
+
+/// A step's updates in declaration order, without a `Vec` for the common single update.
+enum Updates<'a, U> {
+    None,
+    One(&'a str, U),
+    Many(Vec<(&'a str, U)>),
+}
+
+impl<'a, U> Updates<'a, U> {
+    fn push(&mut self, node: &'a str, update: U) {
+        *self = match std::mem::replace(self, Updates::None) {
+            Updates::None => Updates::One(node, update),
+            Updates::One(first, earlier) => Updates::Many(vec![(first, earlier), (node, update)]),
+            Updates::Many(mut all) => {
+                all.push((node, update));
+                Updates::Many(all)
+            }
+        };
+    }
+}
+
+/// What a step's activations produced, gathered in declaration order before the merge.
+struct Absorbed<'t, U> {
+    updates: Updates<'t, U>,
+    /// The next frontier: commands' targets, error handlers, held deferred nodes.
+    next: Vec<usize>,
+    /// Nodes whose edges decide where they lead, once the updates are merged.
+    follow: Vec<usize>,
+    interrupts: Vec<(usize, Interrupt)>,
+    failures: Vec<(usize, Arc<NodeFailure>)>,
+    cancelled: bool,
 }
 
 /// Aborts spawned branches when a step is dropped midway (its run future dropped).
@@ -137,6 +173,7 @@ impl<S: GraphState> Run<S> {
                 run_id: RunId::new(),
                 graph: Arc::clone(&graph.topology.name),
                 cancel: CancellationToken::new(),
+                names: Arc::clone(&graph.topology.names),
             }),
             graph,
             state: Arc::new(input),
@@ -152,6 +189,8 @@ impl<S: GraphState> Run<S> {
             created_at: Timestamp::now(),
             checkpoints: 0,
             next_override: None,
+            spare: Vec::new(),
+            follow: Vec::new(),
         }
     }
 
@@ -210,6 +249,7 @@ impl<S: GraphState> Run<S> {
                 run_id,
                 graph: Arc::clone(&topology.name),
                 cancel: CancellationToken::new(),
+                names: Arc::clone(&topology.names),
             }),
             graph,
             state: Arc::new(state),
@@ -230,6 +270,8 @@ impl<S: GraphState> Run<S> {
             created_at: record.created_at,
             checkpoints: checkpoint.id,
             next_override: None,
+            spare: Vec::new(),
+            follow: Vec::new(),
         })
     }
 
@@ -240,6 +282,7 @@ impl<S: GraphState> Run<S> {
             run_id: self.scope.run_id.clone(),
             graph: Arc::clone(&self.scope.graph),
             cancel: token,
+            names: Arc::clone(&self.scope.names),
         });
         self
     }
@@ -297,11 +340,14 @@ impl<S: GraphState> Run<S> {
     }
 
     fn ensure_steppable(&self) -> Result<(), RunError> {
-        let run_id = self.scope.run_id.clone();
         match self.phase {
             Phase::New | Phase::Running => Ok(()),
-            Phase::Paused => Err(RunError::Paused { run_id }),
-            Phase::Completed | Phase::Failed => Err(RunError::Ended { run_id }),
+            Phase::Paused => Err(RunError::Paused {
+                run_id: self.scope.run_id.clone(),
+            }),
+            Phase::Completed | Phase::Failed => Err(RunError::Ended {
+                run_id: self.scope.run_id.clone(),
+            }),
         }
     }
 
@@ -310,19 +356,34 @@ impl<S: GraphState> Run<S> {
     /// # Errors
     /// The [`RunError`] that stopped the run.
     pub async fn run_to_end(&mut self) -> Result<Outcome<S>, RunError> {
-        loop {
-            match self.step().await? {
-                StepOutcome::Stepped { .. } => {}
-                StepOutcome::Completed | StepOutcome::Paused(_) => {
-                    return Ok(self.outcome((*self.state).clone()));
-                }
-            }
+        self.in_run_span(Self::drive).await?;
+        Ok(self.outcome((*self.state).clone()))
+    }
+
+    /// Steps until the run completes or pauses (one span for all the steps).
+    async fn drive(&mut self) -> Result<(), RunError> {
+        while let StepOutcome::Stepped { .. } = self.advance().await? {}
+        Ok(())
+    }
+
+    /// Runs `work` inside the run's `tracing` span; wrapped only when someone records spans,
+    /// since the wrapper costs a copy of the whole future.
+    async fn in_run_span<'a, T, F, Fut>(&'a mut self, work: F) -> Result<T, RunError>
+    where
+        F: FnOnce(&'a mut Self) -> Fut,
+        Fut: std::future::Future<Output = Result<T, RunError>> + 'a,
+    {
+        let span = tracing::info_span!(target: "trellis", "graph.run", run_id = %self.scope.run_id, graph = %self.scope.graph);
+        if span.is_disabled() {
+            work(self).await
+        } else {
+            work(self).instrument(span).await
         }
     }
 
     /// [`run_to_end`](Self::run_to_end), handing over the state without a copy.
     pub(crate) async fn finish(mut self) -> Result<Outcome<S>, RunError> {
-        while let StepOutcome::Stepped { .. } = self.step().await? {}
+        self.in_run_span(Self::drive).await?;
         let run_id = self.scope.run_id.clone();
         let (paused, steps, interrupts) = (
             self.phase == Phase::Paused,
@@ -363,6 +424,10 @@ impl<S: GraphState> Run<S> {
     }
 }
 
+fn node_span<S: GraphState>(topology: &Topology<S>, i: usize, step: u64) -> tracing::Span {
+    tracing::info_span!(target: "trellis", "graph.node", node = %topology.nodes[i].name, step)
+}
+
 /// Sorts a frontier into declaration order and runs each node once (the join).
 fn normalize(frontier: &mut Vec<usize>) {
     if frontier.len() > 1 {
@@ -378,18 +443,21 @@ impl<S: GraphState> Run<S> {
     /// [`RunError::Paused`] or [`RunError::Ended`] when the run cannot step; otherwise the error
     /// that failed the run, which is then recorded as failed with its last committed state.
     pub async fn step(&mut self) -> Result<StepOutcome, RunError> {
+        self.in_run_span(Self::advance).await
+    }
+
+    /// One step; a failure is recorded before it is returned.
+    async fn advance(&mut self) -> Result<StepOutcome, RunError> {
         self.ensure_steppable()?;
-        let span = tracing::info_span!(target: "trellis", "graph.run", run_id = %self.scope.run_id, graph = %self.scope.graph);
-        let result = async {
-            if self.phase == Phase::New {
-                self.begin().await?;
+        if self.phase == Phase::New {
+            if let Err(error) = Box::pin(self.begin()).await {
+                Box::pin(self.fail(&error)).await;
+                return Err(error);
             }
-            self.super_step().await
         }
-        .instrument(span)
-        .await;
+        let result = self.super_step().await;
         if let Err(error) = &result {
-            self.fail(error).await;
+            Box::pin(self.fail(error)).await;
         }
         result
     }
@@ -421,7 +489,7 @@ impl<S: GraphState> Run<S> {
             self.frontier = vec![node];
         }
         if self.frontier.is_empty() {
-            return self.complete(&[]).await;
+            return Box::pin(self.complete(&[])).await;
         }
         let topology = Arc::clone(&self.graph.topology);
         let step = self.step + 1;
@@ -435,7 +503,10 @@ impl<S: GraphState> Run<S> {
         }
         let current = std::mem::take(&mut self.frontier);
         match self.run_frontier(&topology, &current, step).await {
-            Ok(outcome) => Ok(outcome),
+            Ok(outcome) => {
+                self.spare = current;
+                Ok(outcome)
+            }
             Err(error) => {
                 // The failed checkpoint shows the step that could not run.
                 self.frontier = current;
@@ -454,12 +525,17 @@ impl<S: GraphState> Run<S> {
         let nodes = &topology.nodes;
         // A deferred node waits while any other branch still has a node to run.
         let eager = current.iter().any(|&i| !nodes[i].options.defer);
-        let (runnable, mut next): (Vec<usize>, Vec<usize>) =
-            if eager && current.iter().any(|&i| nodes[i].options.defer) {
-                current.iter().partition(|&&i| !nodes[i].options.defer)
-            } else {
-                (current.to_vec(), Vec::new())
-            };
+        let mut next = std::mem::take(&mut self.spare);
+        next.clear();
+        let partitioned: Vec<usize>;
+        let runnable: &[usize] = if eager && current.iter().any(|&i| nodes[i].options.defer) {
+            let held: Vec<usize>;
+            (partitioned, held) = current.iter().partition(|&&i| !nodes[i].options.defer);
+            next.extend_from_slice(&held);
+            &partitioned
+        } else {
+            current
+        };
 
         let waiting: Vec<Interrupt> = runnable
             .iter()
@@ -471,9 +547,9 @@ impl<S: GraphState> Run<S> {
             .collect();
         if !waiting.is_empty() {
             self.frontier = current.to_vec();
-            return self.pause(waiting, &[]).await;
+            return Box::pin(self.pause(waiting, &[])).await;
         }
-        for &i in &runnable {
+        for &i in runnable {
             if let Some(max_visits) = nodes[i].options.max_visits {
                 if self.visits[i] >= max_visits {
                     return Err(RunError::VisitLimit {
@@ -485,7 +561,7 @@ impl<S: GraphState> Run<S> {
         }
 
         let observed = self.graph.events.is_observed();
-        for &i in &runnable {
+        for &i in runnable.iter().filter(|_| observed) {
             self.graph.events.emit(|| Event::NodeEntered {
                 run_id: self.scope.run_id.clone(),
                 graph: topology.name.to_string(),
@@ -493,115 +569,58 @@ impl<S: GraphState> Run<S> {
                 node: nodes[i].name.to_string(),
             });
         }
-        let activations = self.execute(topology, &runnable, step, observed).await;
-
-        let mut updates: Vec<(&str, S::Update)> = Vec::new();
-        let mut follow = Vec::new();
-        let mut interrupts: Vec<(usize, Interrupt)> = Vec::new();
-        let mut failures = Vec::new();
-        let mut cancelled = false;
-        for (&i, activation) in runnable.iter().zip(activations) {
+        let mut absorbed = Absorbed {
+            updates: Updates::None,
+            next,
+            follow: std::mem::take(&mut self.follow),
+            interrupts: Vec::new(),
+            failures: Vec::new(),
+            cancelled: false,
+        };
+        absorbed.follow.clear();
+        if let [i] = *runnable {
+            // One node: run inline, no task, no `Vec`.
+            let span = node_span(topology, i, step);
             let spec = &nodes[i];
-            let edge = spec.edge.as_ref();
-            for (attempt, error, retrying) in activation.failed_attempts {
-                self.graph.events.emit(|| Event::NodeFailed {
-                    run_id: self.scope.run_id.clone(),
-                    graph: topology.name.to_string(),
-                    step,
-                    node: spec.name.to_string(),
-                    attempt,
-                    error,
-                    retrying,
-                });
-            }
-            let result = match activation.result {
-                Ok(result) => result,
-                Err(Stop::Cancelled) => {
-                    cancelled = true;
-                    continue;
-                }
-                Err(Stop::Failed(failure)) => match spec.on_error {
-                    Some(handler) => {
-                        next.push(handler);
-                        failures.push((handler, Arc::new(failure)));
-                        continue;
-                    }
-                    None => return Err(RunError::Node(failure)),
-                },
+            let activation = activate(
+                &*spec.node,
+                spec.options.policy(),
+                Arc::clone(&self.state),
+                self.context(i, step),
+                observed,
+            );
+            // The span wrapper only when spans are recorded, as in `step`.
+            let activation = if span.is_disabled() {
+                activation.await
+            } else {
+                activation.instrument(span).await
             };
-            self.graph.events.emit(|| Event::NodeCompleted {
-                run_id: self.scope.run_id.clone(),
-                graph: topology.name.to_string(),
-                step,
-                node: spec.name.to_string(),
-                command: result.label(),
-                elapsed_us: activation
-                    .elapsed
-                    .map_or(0, |e| u64::try_from(e.as_micros()).unwrap_or(u64::MAX)),
-            });
-            let (update, command) = match result {
-                NodeResult::None => (None, Command::Continue),
-                NodeResult::Update(update) => (Some(update), Command::Continue),
-                NodeResult::Command(command) => (None, command),
-                NodeResult::UpdateThen(update, command) => (Some(update), command),
-                NodeResult::Interrupt(request) => (None, Command::Interrupt(request)),
-            };
-            if let Some(update) = update {
-                updates.push((&spec.name, update));
-            }
-            let undeclared = |target: &str| RunError::UndeclaredTarget {
-                node: spec.name.to_string(),
-                target: target.to_owned(),
-            };
-            let declared = |target: &str| {
-                edge.and_then(|e| e.declared(target, nodes))
-                    .ok_or_else(|| undeclared(target))
-            };
-            match command {
-                Command::Continue => follow.push(i),
-                Command::Goto(target) => {
-                    if let Target::Node(j) = declared(&target)? {
-                        next.push(j);
-                    }
-                }
-                Command::Fork(targets) => {
-                    for target in targets {
-                        match declared(&target)? {
-                            Target::Node(j) => next.push(j),
-                            Target::End => return Err(undeclared(&target)),
-                        }
-                    }
-                }
-                Command::End => {
-                    declared(crate::END)?;
-                }
-                Command::Interrupt(request) => {
-                    if let Some(to) = request.resume_to.as_deref() {
-                        if to != &*spec.name {
-                            declared(to)?;
-                        }
-                    }
-                    interrupts.push((
-                        i,
-                        Interrupt::new(&spec.name, step, InterruptPoint::Node, request),
-                    ));
-                }
-            }
-            if spec.options.interrupt == Some(InterruptAt::After)
-                && !interrupts.iter().any(|&(j, _)| j == i)
-            {
-                interrupts.push((i, Interrupt::fixed(&spec.name, step, InterruptPoint::After)));
+            self.absorb(topology, i, step, observed, activation, &mut absorbed)?;
+        } else {
+            // Boxed: spawning is rare next to single-node steps, and its future is large.
+            let activations = Box::pin(self.execute(topology, runnable, step, observed)).await;
+            for (&i, activation) in runnable.iter().zip(activations) {
+                self.absorb(topology, i, step, observed, activation, &mut absorbed)?;
             }
         }
+        let Absorbed {
+            updates,
+            mut next,
+            follow,
+            interrupts,
+            failures,
+            cancelled,
+        } = absorbed;
         if cancelled {
             return Err(RunError::Cancelled { step });
         }
 
-        if !updates.is_empty() {
-            Arc::make_mut(&mut self.state)
-                .apply(updates)
-                .map_err(|conflict| RunError::MergeConflict { step, conflict })?;
-        }
+        let merged = match updates {
+            Updates::None => Ok(()),
+            Updates::One(node, update) => Arc::make_mut(&mut self.state).apply_one(node, update),
+            Updates::Many(all) => Arc::make_mut(&mut self.state).apply(all),
+        };
+        merged.map_err(|conflict| RunError::MergeConflict { step, conflict })?;
         for &i in &follow {
             let spec = &nodes[i];
             if let Some(edge) = &spec.edge {
@@ -615,7 +634,8 @@ impl<S: GraphState> Run<S> {
         }
 
         normalize(&mut next);
-        for &i in &runnable {
+        self.follow = follow;
+        for &i in runnable {
             self.visits[i] += 1;
         }
         self.transitions += runnable.len() as u64;
@@ -625,29 +645,22 @@ impl<S: GraphState> Run<S> {
         self.step = step;
         self.last_node = runnable.last().copied();
         if !interrupts.is_empty() {
-            return self
-                .pause(interrupts.into_iter().map(|(_, i)| i).collect(), &runnable)
-                .await;
+            let interrupts = interrupts.into_iter().map(|(_, i)| i).collect();
+            return Box::pin(self.pause(interrupts, runnable)).await;
         }
         if self.frontier.is_empty() {
-            return self.complete(&runnable).await;
+            return Box::pin(self.complete(runnable)).await;
         }
-        self.save(CheckpointLabel::Step, RunStatus::Running, &runnable, None)
+        self.save(CheckpointLabel::Step, RunStatus::Running, runnable, None)
             .await?;
         Ok(StepOutcome::Stepped { step })
     }
 
-    /// Runs the step's nodes: one inline, several as spawned tasks awaited in declaration order.
-    async fn execute(
-        &self,
-        topology: &Arc<Topology<S>>,
-        runnable: &[usize],
-        step: u64,
-        observed: bool,
-    ) -> Vec<Activation<S::Update>> {
-        let context = |i: usize| NodeContext {
+    /// The context of node `i`'s activation in `step`.
+    fn context(&self, i: usize, step: u64) -> NodeContext {
+        NodeContext {
             run: Arc::clone(&self.scope),
-            node: Arc::clone(&topology.nodes[i].name),
+            node: i,
             step,
             attempt: 0,
             failure: self
@@ -655,32 +668,136 @@ impl<S: GraphState> Run<S> {
                 .iter()
                 .find(|&&(handler, _)| handler == i)
                 .map(|(_, failure)| Arc::clone(failure)),
-        };
-        let span = |i: usize| tracing::info_span!(target: "trellis", "graph.node", node = %topology.nodes[i].name, step);
-        if let [i] = *runnable {
-            let spec = &topology.nodes[i];
-            let activation = activate(
-                Arc::clone(&spec.node),
-                spec.options.policy(),
-                Arc::clone(&self.state),
-                context(i),
-                observed,
-            );
-            return vec![activation.instrument(span(i)).await];
         }
+    }
+
+    /// Takes one finished activation into the step's results: its update, where it leads, its
+    /// interrupt or its failure. Events for it are emitted here, in declaration order.
+    fn absorb<'t>(
+        &self,
+        topology: &'t Topology<S>,
+        i: usize,
+        step: u64,
+        observed: bool,
+        activation: Activation<S::Update>,
+        absorbed: &mut Absorbed<'t, S::Update>,
+    ) -> Result<(), RunError> {
+        let nodes = &topology.nodes;
+        let spec = &nodes[i];
+        for (attempt, error, retrying) in activation.failed_attempts {
+            self.graph.events.emit(|| Event::NodeFailed {
+                run_id: self.scope.run_id.clone(),
+                graph: topology.name.to_string(),
+                step,
+                node: spec.name.to_string(),
+                attempt,
+                error,
+                retrying,
+            });
+        }
+        let result = match activation.result {
+            Ok(result) => result,
+            Err(Stop::Cancelled) => {
+                absorbed.cancelled = true;
+                return Ok(());
+            }
+            Err(Stop::Failed(failure)) => {
+                let Some(handler) = spec.on_error else {
+                    return Err(RunError::Node(*failure));
+                };
+                absorbed.next.push(handler);
+                absorbed.failures.push((handler, Arc::from(failure)));
+                return Ok(());
+            }
+        };
+        if observed {
+            let elapsed = activation.elapsed.unwrap_or_default();
+            self.graph.events.emit(|| Event::NodeCompleted {
+                run_id: self.scope.run_id.clone(),
+                graph: topology.name.to_string(),
+                step,
+                node: spec.name.to_string(),
+                command: result.label(),
+                elapsed_us: u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
+            });
+        }
+        let (update, command) = match result {
+            NodeResult::None => (None, Command::Continue),
+            NodeResult::Update(update) => (Some(update), Command::Continue),
+            NodeResult::Command(command) => (None, command),
+            NodeResult::UpdateThen(update, command) => (Some(update), command),
+            NodeResult::Interrupt(request) => (None, Command::Interrupt(request)),
+        };
+        if let Some(update) = update {
+            absorbed.updates.push(&spec.name, update);
+        }
+        let undeclared = |target: &str| RunError::UndeclaredTarget {
+            node: spec.name.to_string(),
+            target: target.to_owned(),
+        };
+        let declared = |target: &str| {
+            spec.edge
+                .as_ref()
+                .and_then(|e| e.declared(target, nodes))
+                .ok_or_else(|| undeclared(target))
+        };
+        let mut interrupted = false;
+        match command {
+            Command::Continue => absorbed.follow.push(i),
+            Command::Goto(target) => {
+                if let Target::Node(j) = declared(&target)? {
+                    absorbed.next.push(j);
+                }
+            }
+            Command::Fork(targets) => {
+                for target in targets {
+                    match declared(&target)? {
+                        Target::Node(j) => absorbed.next.push(j),
+                        Target::End => return Err(undeclared(&target)),
+                    }
+                }
+            }
+            Command::End => {
+                declared(crate::END)?;
+            }
+            Command::Interrupt(request) => {
+                if let Some(to) = request.resume_to.as_deref() {
+                    if to != &*spec.name {
+                        declared(to)?;
+                    }
+                }
+                interrupted = true;
+                let interrupt = Interrupt::new(&spec.name, step, InterruptPoint::Node, request);
+                absorbed.interrupts.push((i, interrupt));
+            }
+        }
+        // A node that asked its own question needs no second pause after it.
+        if spec.options.interrupt == Some(InterruptAt::After) && !interrupted {
+            let interrupt = Interrupt::fixed(&spec.name, step, InterruptPoint::After);
+            absorbed.interrupts.push((i, interrupt));
+        }
+        Ok(())
+    }
+
+    /// Runs several nodes as spawned tasks, awaited in declaration order.
+    async fn execute(
+        &self,
+        topology: &Arc<Topology<S>>,
+        runnable: &[usize],
+        step: u64,
+        observed: bool,
+    ) -> Vec<Activation<S::Update>> {
         let mut branches = AbortOnDrop(
             runnable
                 .iter()
                 .map(|&i| {
                     let spec = &topology.nodes[i];
-                    let activation = activate(
-                        Arc::clone(&spec.node),
-                        spec.options.policy(),
-                        Arc::clone(&self.state),
-                        context(i),
-                        observed,
-                    );
-                    tokio::spawn(activation.instrument(span(i)))
+                    let node = Arc::clone(&spec.node);
+                    let (policy, state) = (spec.options.policy(), Arc::clone(&self.state));
+                    let context = self.context(i, step);
+                    let activation =
+                        async move { activate(&*node, policy, state, context, observed).await };
+                    tokio::spawn(activation.instrument(node_span(topology, i, step)))
                 })
                 .collect(),
         );
@@ -693,13 +810,13 @@ impl<S: GraphState> Run<S> {
                 }
                 Err(error) if error.is_cancelled() => Err(Stop::Cancelled),
                 // `activate` catches the node's panics; this is a panic in the runtime itself.
-                Err(error) => Err(Stop::Failed(NodeFailure {
+                Err(error) => Err(Stop::Failed(Box::new(NodeFailure {
                     node: topology.nodes[i].name.to_string(),
                     step,
                     attempts: 1,
                     kind: crate::node::FailureKind::Panicked,
                     message: error.to_string(),
-                })),
+                }))),
             };
             activations.push(Activation {
                 result,
@@ -801,7 +918,23 @@ impl<S: GraphState> Run<S> {
     }
 
     /// Writes a checkpoint and the run record together, when the graph has a checkpointer.
+    ///
+    /// The write is boxed: its future is large, and inline it would grow (and be copied with)
+    /// every step's future, checkpointer or not.
     async fn save(
+        &mut self,
+        label: CheckpointLabel,
+        status: RunStatus,
+        ran: &[usize],
+        error: Option<String>,
+    ) -> Result<(), RunError> {
+        if self.graph.checkpointer.is_none() {
+            return Ok(());
+        }
+        Box::pin(self.save_now(label, status, ran, error)).await
+    }
+
+    async fn save_now(
         &mut self,
         label: CheckpointLabel,
         status: RunStatus,
@@ -905,7 +1038,7 @@ impl<S: ApplyResume> Run<S> {
         });
         let result = self.fold_answers(&interrupts, &mut answers).await;
         if let Err(error) = &result {
-            self.fail(error).await;
+            Box::pin(self.fail(error)).await;
         }
         result
     }

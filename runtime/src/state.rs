@@ -28,6 +28,15 @@ pub trait GraphState: Clone + Serialize + DeserializeOwned + Send + Sync + 'stat
     /// # Errors
     /// [`MergeConflict`] when two updates both overwrite one field in the same super-step.
     fn apply(&mut self, updates: Vec<(&str, Self::Update)>) -> Result<(), MergeConflict>;
+
+    /// Folds a super-step's only update (one update cannot conflict with itself). The default
+    /// calls [`apply`](GraphState::apply); the derive folds it directly, without a `Vec`.
+    ///
+    /// # Errors
+    /// Whatever [`apply`](GraphState::apply) returns for this one update.
+    fn apply_one(&mut self, node: &str, update: Self::Update) -> Result<(), MergeConflict> {
+        self.apply(vec![(node, update)])
+    }
 }
 
 /// Two nodes of one super-step overwrote the same field; branches that write one field must
@@ -94,6 +103,11 @@ impl<T: WholeState> GraphState for T {
         for (_, update) in updates {
             self.merge(update);
         }
+        Ok(())
+    }
+
+    fn apply_one(&mut self, _node: &str, update: T) -> Result<(), MergeConflict> {
+        self.merge(update);
         Ok(())
     }
 }
