@@ -51,9 +51,13 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
                 update = meta.value()?.parse()?;
                 Ok(())
             } else {
-                Err(meta.error(
-                    "unknown graph_state option; expected `update = Name` or `crate = \"path\"`",
-                ))
+                let given = meta.path.get_ident().map(ToString::to_string).unwrap_or_default();
+                let hint = nearest(&given, &["update", "crate"])
+                    .map(|known| format!("did you mean `{known}`? "))
+                    .unwrap_or_default();
+                Err(meta.error(format!(
+                    "unknown graph_state option `{given}`; {hint}expected `update = Name` or `crate = \"path\"`"
+                )))
             }
         });
         if let Err(error) = parsed {
@@ -128,15 +132,45 @@ fn reducer_of(field: &syn::Field) -> syn::Result<Reducer> {
             } else if meta.path.is_ident("with") {
                 Reducer::With(meta.value()?.parse()?)
             } else {
-                return Err(meta.error(
-                    "unknown reducer; expected `overwrite`, `append`, `extend`, `sum` or `with = path`",
-                ));
+                let given = meta.path.get_ident().map(ToString::to_string).unwrap_or_default();
+                let hint = nearest(&given, REDUCERS)
+                    .map(|known| format!("did you mean `{known}`? "))
+                    .unwrap_or_default();
+                return Err(meta.error(format!(
+                    "unknown reducer `{given}`; {hint}expected `overwrite`, `append`, `extend`, `sum` or `with = path`"
+                )));
             };
             reducer = Some(chosen);
             Ok(())
         })?;
     }
     Ok(reducer.unwrap_or(Reducer::Overwrite))
+}
+
+const REDUCERS: &[&str] = &["overwrite", "append", "extend", "sum", "with"];
+
+/// The known word closest to `given` by edit distance, if it is close (a typo, not a guess).
+fn nearest(given: &str, known: &[&'static str]) -> Option<&'static str> {
+    let distance = |a: &str, b: &str| {
+        let b: Vec<char> = b.chars().collect();
+        let mut row: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.chars().enumerate() {
+            let mut previous = row[0];
+            row[0] = i + 1;
+            for (j, &cb) in b.iter().enumerate() {
+                let substitution = previous + usize::from(ca != cb);
+                previous = row[j + 1];
+                row[j + 1] = substitution.min(row[j] + 1).min(previous + 1);
+            }
+        }
+        row[b.len()]
+    };
+    known
+        .iter()
+        .map(|k| (distance(given, k), *k))
+        .filter(|&(d, k)| d > 0 && d <= k.len().max(given.len()) / 3)
+        .min()
+        .map(|(_, k)| k)
 }
 
 /// `T` of a field written `Vec<T>` (or `…::Vec<T>`).
@@ -184,7 +218,7 @@ fn generate(
                 quote!(::core::option::Option<#ty>),
             ),
         };
-        quote! { #[doc = #doc] pub #name: #field_ty }
+        quote! { #[doc = #doc] #vis #name: #field_ty }
     });
     let defaults = fields.iter().map(|f| {
         let name = f.name;
@@ -217,7 +251,7 @@ fn generate(
             Reducer::Overwrite => quote! {
                 #[doc = concat!("Replaces `", stringify!(#name), "`.")]
                 #[must_use]
-                pub fn #name(mut self, value: impl ::core::convert::Into<#ty>) -> Self {
+                #vis fn #name(mut self, value: impl ::core::convert::Into<#ty>) -> Self {
                     self.#name = ::core::option::Option::Some(value.into());
                     self
                 }
@@ -225,7 +259,7 @@ fn generate(
             Reducer::Append(item) => quote! {
                 #[doc = concat!("Appends one item to `", stringify!(#name), "`.")]
                 #[must_use]
-                pub fn #name(mut self, item: impl ::core::convert::Into<#item>) -> Self {
+                #vis fn #name(mut self, item: impl ::core::convert::Into<#item>) -> Self {
                     self.#name.push(item.into());
                     self
                 }
@@ -233,7 +267,7 @@ fn generate(
             Reducer::Extend => quote! {
                 #[doc = concat!("Adds items to `", stringify!(#name), "`.")]
                 #[must_use]
-                pub fn #name<I: ::core::iter::IntoIterator>(mut self, items: I) -> Self
+                #vis fn #name<I: ::core::iter::IntoIterator>(mut self, items: I) -> Self
                 where
                     #ty: ::core::iter::Extend<I::Item>,
                 {
@@ -244,10 +278,10 @@ fn generate(
             Reducer::Sum => quote! {
                 #[doc = concat!("Adds to `", stringify!(#name), "`.")]
                 #[must_use]
-                pub fn #name(mut self, value: #ty) -> Self {
+                #vis fn #name(mut self, value: #ty) -> Self {
                     self.#name = ::core::option::Option::Some(match self.#name.take() {
                         ::core::option::Option::Some(mut sum) => {
-                            sum += value;
+                            <#ty as ::core::ops::AddAssign>::add_assign(&mut sum, value);
                             sum
                         }
                         ::core::option::Option::None => value,
@@ -258,7 +292,7 @@ fn generate(
             Reducer::With(_) => quote! {
                 #[doc = concat!("Folds `value` into `", stringify!(#name), "`.")]
                 #[must_use]
-                pub fn #name(mut self, value: #ty) -> Self {
+                #vis fn #name(mut self, value: #ty) -> Self {
                     self.#name = ::core::option::Option::Some(value);
                     self
                 }
@@ -287,7 +321,7 @@ fn generate(
         }
     });
     let folds = fields.iter().map(|f| {
-        let name = f.name;
+        let (name, ty) = (f.name, f.ty);
         let span = f.ty.span();
         match &f.reducer {
             Reducer::Overwrite => quote! {
@@ -298,9 +332,10 @@ fn generate(
             Reducer::Append(_) | Reducer::Extend => quote_spanned! {span=>
                 ::core::iter::Extend::extend(&mut self.#name, update.#name);
             },
+            // Spelled out so that a type without `AddAssign` is reported at the field's type.
             Reducer::Sum => quote_spanned! {span=>
                 if let ::core::option::Option::Some(value) = update.#name {
-                    self.#name += value;
+                    <#ty as ::core::ops::AddAssign>::add_assign(&mut self.#name, value);
                 }
             },
             Reducer::With(path) => quote! {

@@ -1,0 +1,9 @@
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Serialize, Deserialize, trellis::GraphState)]
+enum Phase {
+    Draft,
+    Review,
+}
+
+fn main() {}
