@@ -9,6 +9,45 @@
 //! (shared through an `Arc`, never copied per branch) and returns an update; the updates are
 //! merged by the state's reducer in declaration order, so a run is deterministic whatever the
 //! timing of its branches. See `docs/runtime.md` in the repository for the whole model.
+//!
+//! ```
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! use serde::{Deserialize, Serialize};
+//! use trellis::{END, GraphBuilder, GraphState, NodeResult, START};
+//!
+//! #[derive(Clone, Default, Serialize, Deserialize, GraphState)]
+//! struct Research {
+//!     topic: String,
+//!     #[reducer(append)]
+//!     findings: Vec<String>,
+//!     summary: Option<String>,
+//! }
+//!
+//! let mut graph = GraphBuilder::<Research>::new("Research");
+//! for source in ["web", "papers"] {
+//!     graph
+//!         .add_node_fn(source, move |state, _ctx| async move {
+//!             let finding = format!("{source} on {}", state.topic);
+//!             Ok(NodeResult::Update(ResearchUpdate::default().findings(finding)))
+//!         })
+//!         .add_edge(source, "summarize");
+//! }
+//! graph
+//!     .add_node_fn("plan", |_, _| async { Ok(NodeResult::None) })
+//!     .add_node_fn("summarize", |state, _| async move {
+//!         let summary = state.findings.join("; ");
+//!         Ok(NodeResult::Update(ResearchUpdate::default().summary(Some(summary))))
+//!     })
+//!     .add_edge(START, "plan")
+//!     .add_fork("plan", ["web", "papers"]) // both run in the next step
+//!     .add_edge("summarize", END); // reached from both branches, runs once
+//! let graph = graph.compile()?;
+//!
+//! let outcome = graph.invoke(Research { topic: "tides".into(), ..Default::default() }).await?;
+//! assert_eq!(outcome.state().summary.as_deref(), Some("web on tides; papers on tides"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
+//! ```
 
 mod activation;
 mod builder;
@@ -34,11 +73,11 @@ pub use event::{DEFAULT_EVENT_CAPACITY, Event, EventStream};
 pub use graph::CompiledGraph;
 pub use id::{RunId, Timestamp, TimestampError};
 pub use interrupt::{Interrupt, InterruptPoint, InterruptRequest};
-pub use node::{
-    Command, FailureKind, FnNode, Node, NodeContext, NodeError, NodeFailure, NodeResult,
-};
+pub use node::{Command, FailureKind, Node, NodeContext, NodeError, NodeFailure, NodeResult};
 pub use run::{Outcome, Run, StepOutcome};
-pub use state::{ApplyResume, GraphState, MergeConflict, WholeState, reducers};
+#[doc(hidden)]
+pub use state::reducers;
+pub use state::{ApplyResume, GraphState, MergeConflict, WholeState};
 
 /// `#[async_trait]`, re-exported so that node implementations need no extra dependency.
 pub use async_trait::async_trait;

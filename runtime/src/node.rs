@@ -36,7 +36,7 @@ pub trait Node<S: GraphState>: Send + Sync + 'static {
 }
 
 /// A closure node: `Fn(Arc<S>, NodeContext) -> impl Future<Output = Result<NodeResult, NodeError>>`.
-pub struct FnNode<S, F> {
+pub(crate) struct FnNode<S, F> {
     f: F,
     state: PhantomData<fn(S)>,
 }

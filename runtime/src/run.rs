@@ -99,7 +99,7 @@ enum Phase {
     Failed,
 }
 
-/// One run of a graph, driven step by step (or to its end with [`finish`](Run::finish)).
+/// One run of a graph, driven step by step (or to its end with [`run_to_end`](Run::run_to_end)).
 pub struct Run<S: GraphState> {
     graph: CompiledGraph<S>,
     scope: Arc<RunScope>,
