@@ -53,6 +53,19 @@ pub(crate) struct Topology<S: GraphState> {
     pub(crate) max_steps: u32,
 }
 
+impl<S: GraphState> Topology<S> {
+    /// The index of the node called `name`.
+    pub(crate) fn find(&self, name: &str) -> Result<usize, RunError> {
+        self.index
+            .get(name)
+            .copied()
+            .ok_or_else(|| RunError::UnknownNode {
+                graph: self.name.to_string(),
+                node: name.to_owned(),
+            })
+    }
+}
+
 impl<S> Edge<S> {
     /// The target called `name` among those this edge declares.
     pub(crate) fn declared(&self, name: &str, nodes: &[NodeSpec<S>]) -> Option<Target>

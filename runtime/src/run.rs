@@ -201,16 +201,7 @@ impl<S: GraphState> Run<S> {
     ) -> Result<Self, RunError> {
         let topology = Arc::clone(&graph.topology);
         let run_id = record.run_id.clone();
-        let find = |name: &str| {
-            topology
-                .index
-                .get(name)
-                .copied()
-                .ok_or_else(|| RunError::UnknownNode {
-                    graph: topology.name.to_string(),
-                    node: name.to_owned(),
-                })
-        };
+        let find = |name: &str| topology.find(name);
         let frontier = checkpoint
             .frontier
             .iter()
@@ -325,16 +316,7 @@ impl<S: GraphState> Run<S> {
     /// [`RunError::Ended`] when the run cannot step.
     pub fn override_next(&mut self, node: &str) -> Result<(), RunError> {
         self.ensure_steppable()?;
-        let index = self
-            .graph
-            .topology
-            .index
-            .get(node)
-            .copied()
-            .ok_or_else(|| RunError::UnknownNode {
-                graph: self.graph.name().to_owned(),
-                node: node.to_owned(),
-            })?;
+        let index = self.graph.topology.find(node)?;
         self.next_override = Some(index);
         Ok(())
     }
@@ -1050,16 +1032,7 @@ impl<S: ApplyResume> Run<S> {
     ) -> Result<(), RunError> {
         let topology = Arc::clone(&self.graph.topology);
         let nodes = &topology.nodes;
-        let index = |name: &str| {
-            topology
-                .index
-                .get(name)
-                .copied()
-                .ok_or_else(|| RunError::UnknownNode {
-                    graph: topology.name.to_string(),
-                    node: name.to_owned(),
-                })
-        };
+        let index = |name: &str| topology.find(name);
         let mut updates = Vec::with_capacity(interrupts.len());
         for interrupt in interrupts {
             let i = index(&interrupt.node)?;
