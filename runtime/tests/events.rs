@@ -64,8 +64,14 @@ fn research(capacity: usize) -> trellis::CompiledGraph<Ticket> {
 async fn a_run_reports_every_stage_in_order() {
     let graph = research(1024);
     let mut events = graph.subscribe();
+    let mut second = graph.subscribe();
     let outcome = graph.invoke(ticket("7")).await.unwrap();
     let events = common::drain(&mut events);
+    assert_eq!(
+        common::drain(&mut second),
+        events,
+        "every subscriber gets every event"
+    );
     assert!(events.iter().all(|e| e.run_id() == outcome.run_id()));
     assert_eq!(
         shape(&events),

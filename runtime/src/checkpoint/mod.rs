@@ -246,3 +246,30 @@ pub trait Checkpointer: Send + Sync {
         run_id: &RunId,
     ) -> Result<Option<Checkpoint>, CheckpointError>;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_read_back_as_written_and_unknown_ones_are_refused() {
+        for label in [
+            CheckpointLabel::Start,
+            CheckpointLabel::Step,
+            CheckpointLabel::Pause("approval".to_owned()),
+            CheckpointLabel::Resume,
+            CheckpointLabel::Complete,
+            CheckpointLabel::Failed,
+        ] {
+            assert_eq!(label.to_string().parse::<CheckpointLabel>(), Ok(label));
+        }
+        for bad in ["", "pause:", "paused", "Step"] {
+            let error = bad.parse::<CheckpointLabel>().unwrap_err();
+            assert!(
+                error
+                    .to_string()
+                    .starts_with(&format!("unknown checkpoint label `{bad}`"))
+            );
+        }
+    }
+}
