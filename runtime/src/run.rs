@@ -622,8 +622,11 @@ impl<S: GraphState> Run<S> {
         }
         self.transitions += runnable.len() as u64;
         self.frontier = next;
-        self.released.clear();
-        self.failures = failures;
+        // An approved node that was held back (deferred) stays approved until it runs.
+        self.released.retain(|i| !runnable.contains(i));
+        // A handler held back (deferred) keeps its failure until it runs.
+        self.failures.retain(|(handler, _)| !runnable.contains(handler));
+        self.failures.extend(failures);
         self.step = step;
         self.last_node = runnable.last().copied();
         if !interrupts.is_empty() {
