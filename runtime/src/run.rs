@@ -625,7 +625,8 @@ impl<S: GraphState> Run<S> {
         // An approved node that was held back (deferred) stays approved until it runs.
         self.released.retain(|i| !runnable.contains(i));
         // A handler held back (deferred) keeps its failure until it runs.
-        self.failures.retain(|(handler, _)| !runnable.contains(handler));
+        self.failures
+            .retain(|(handler, _)| !runnable.contains(handler));
         self.failures.extend(failures);
         self.step = step;
         self.last_node = runnable.last().copied();

@@ -407,3 +407,38 @@ async fn cancellation_before_a_step_stops_the_run_between_steps() {
     ));
     assert_eq!(run.state().log, ["a"]);
 }
+
+#[tokio::test]
+async fn a_deferred_handler_keeps_its_failure_until_it_runs() {
+    let mut builder = GraphBuilder::<Ticket>::new("LateHandler");
+    builder
+        .add_node_fn("root", |_, _| async { Ok(NodeResult::None) })
+        .add_node_fn_with(
+            "fragile",
+            |_, _| async { Err(NodeError::msg("broke early")) },
+            NodeOptions::new().on_error("report"),
+        )
+        .add_node_fn("long1", |_, _| async { Ok(log("long1")) })
+        .add_node_fn("long2", |_, _| async { Ok(log("long2")) })
+        .add_node_fn_with(
+            "report",
+            |_, ctx| async move {
+                let seen = ctx
+                    .failure()
+                    .map_or("no failure".to_owned(), |f| f.message.clone());
+                Ok(log(&format!("report: {seen}")))
+            },
+            NodeOptions::new().defer(),
+        )
+        .add_edge(START, "root")
+        .add_fork("root", ["fragile", "long1"])
+        .add_edge("fragile", "report")
+        .add_edge("long1", "long2")
+        .add_edge("long2", "report")
+        .add_edge("report", END);
+    let outcome = builder.compile().unwrap().invoke(ticket("")).await.unwrap();
+    assert_eq!(
+        outcome.state().log,
+        ["long1", "long2", "report: broke early"]
+    );
+}
