@@ -64,6 +64,19 @@ pub use diagnostic::{Code, Diagnostic, Label, Severity, Span};
 pub use format::{FormatError, format};
 pub use position::{LineColumn, LineIndex};
 
+/// The Rust names generated code gives graphs and nodes (the names E0106 keeps apart).
+pub mod rust_names {
+    /// The module a graph becomes: `LookupInvoice` → `lookup_invoice`.
+    pub fn module(graph: &str) -> String {
+        crate::names::to_snake_case(graph)
+    }
+
+    /// The enum variant a node or route target becomes: `lookup_invoice` → `LookupInvoice`.
+    pub fn variant(node: &str) -> String {
+        crate::names::to_pascal_case(node)
+    }
+}
+
 /// The outcome of checking a source: the lowered graphs and every diagnostic, in source order.
 #[derive(Debug)]
 pub struct Checked {

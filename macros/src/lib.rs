@@ -1,8 +1,11 @@
-//! Procedural macros of Trellis: `#[derive(GraphState)]` (and, with code generation, `graph!`
-//! and `include_graph!`). Thin: each parses its input and hands it to the code that does the
-//! work.
+//! Procedural macros of Trellis: `graph!`, `include_graph!` and `#[derive(GraphState)]`. Thin:
+//! each parses its input and hands it to `trellis-dsl` and `trellis-codegen`, then maps the
+//! errors back onto the tokens they are about.
 
+mod error;
+mod file;
 mod graph_state;
+mod inline;
 
 use proc_macro::TokenStream;
 
@@ -29,4 +32,19 @@ pub fn derive_graph_state(input: TokenStream) -> TokenStream {
     graph_state::expand(&input)
         .unwrap_or_else(syn::Error::into_compile_error)
         .into()
+}
+
+/// A graph written inline in the `.graph` language; expands to its module (`graph Support` →
+/// `mod support`). Each mistake is a compile error on the tokens it is about, with the
+/// language's code and help.
+#[proc_macro]
+pub fn graph(input: TokenStream) -> TokenStream {
+    inline::expand(input.into()).into()
+}
+
+/// A `.graph` file (a path relative to the crate's `Cargo.toml`), expanded to its modules; the
+/// crate is rebuilt when the file changes. Errors point at the path and quote the file's line.
+#[proc_macro]
+pub fn include_graph(input: TokenStream) -> TokenStream {
+    file::expand(input.into()).into()
 }

@@ -83,4 +83,13 @@ pub use state::{ApplyResume, GraphState, MergeConflict, WholeState};
 pub use async_trait::async_trait;
 
 #[cfg(feature = "macros")]
-pub use trellis_macros::GraphState;
+pub use trellis_macros::{GraphState, graph, include_graph};
+
+/// Includes the code `trellis_codegen` generated in a build script for `graphs/<stem>.graph`:
+/// `trellis::include_graphs!("support");` brings in `mod support`.
+#[macro_export]
+macro_rules! include_graphs {
+    ($stem:literal) => {
+        ::core::include!(::core::concat!(::core::env!("OUT_DIR"), "/", $stem, ".rs"));
+    };
+}

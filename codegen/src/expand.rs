@@ -1,0 +1,509 @@
+//! One blueprint → one Rust module: node enum, route enums, handler trait, `build`, `blueprint`.
+
+use std::collections::{HashMap, HashSet};
+
+use proc_macro2::{Ident, Literal, Span, TokenStream};
+use quote::{format_ident, quote};
+use trellis_dsl::rust_names;
+use trellis_dsl::{Blueprint, EdgeKind, Endpoint, Interrupt, Node};
+
+use crate::Options;
+
+/// Whether the blueprint is valid (full code) or has errors (a skeleton of the same shape, so
+/// code that names the module does not drown the real error in follow-on errors).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    Full,
+    Skeleton,
+}
+
+/// Words Rust reserves; a node with such a name becomes a raw identifier (`r#type`).
+const RUST_KEYWORDS: &[&str] = &[
+    "as", "break", "const", "continue", "else", "enum", "extern", "false", "fn", "for", "if",
+    "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return", "static",
+    "struct", "trait", "true", "type", "unsafe", "use", "where", "while", "async", "await", "dyn",
+    "abstract", "become", "box", "do", "final", "macro", "override", "priv", "typeof", "unsized",
+    "virtual", "yield", "try", "gen",
+];
+
+/// A name as a Rust identifier, raw when it is a keyword; `None` when it cannot be one.
+fn ident(name: &str) -> Option<Ident> {
+    let mut chars = name.chars();
+    let first_ok = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    if !first_ok || !chars.all(|c| c.is_ascii_alphanumeric() || c == '_') || name == "_" {
+        return None;
+    }
+    if ["self", "super", "crate", "Self"].contains(&name) {
+        return None;
+    }
+    Some(if RUST_KEYWORDS.contains(&name) {
+        Ident::new_raw(name, Span::call_site())
+    } else {
+        Ident::new(name, Span::call_site())
+    })
+}
+
+/// The documentation lines of `doc` as `#[doc = …]` attributes.
+fn doc_attrs(doc: Option<&str>) -> TokenStream {
+    let Some(doc) = doc else {
+        return TokenStream::new();
+    };
+    doc.lines()
+        .map(|line| {
+            let line = format!(" {line}");
+            quote!(#[doc = #line])
+        })
+        .collect()
+}
+
+/// A node the generated code can name: its declaration, its method and its variant.
+struct NodeNames<'a> {
+    node: &'a Node,
+    method: Ident,
+    variant: Ident,
+}
+
+/// A conditional edge: its router method, its route enum and the enum's variants.
+struct Route<'a> {
+    from: &'a Endpoint,
+    method: Ident,
+    enum_name: Ident,
+    /// (variant, target as the runtime names it)
+    variants: Vec<(Ident, String)>,
+}
+
+pub(crate) fn graph(blueprint: &Blueprint, options: &Options, mode: Mode) -> TokenStream {
+    let krate = &options.crate_tokens();
+    let module = format_ident!("{}", rust_names::module(&blueprint.name));
+    let name = &blueprint.name;
+
+    // In skeleton mode the blueprint may hold names that clash or are not identifiers: keep the
+    // first of each so the skeleton itself compiles.
+    let mut seen_variants = HashSet::new();
+    let nodes: Vec<NodeNames<'_>> = blueprint
+        .nodes
+        .iter()
+        .filter_map(|node| {
+            let variant_name = rust_names::variant(&node.id);
+            let method = ident(&node.id)?;
+            let variant = ident(&variant_name)?;
+            seen_variants.insert(variant_name).then_some(NodeNames {
+                node,
+                method,
+                variant,
+            })
+        })
+        .collect();
+    let node_ids: HashSet<&str> = nodes.iter().map(|n| n.node.id.as_str()).collect();
+    let declared = |endpoint: &Endpoint| match endpoint {
+        Endpoint::Node(id) => node_ids.contains(id.as_str()),
+        Endpoint::End => true,
+        Endpoint::Start => false,
+    };
+    let mut route_names = HashSet::new();
+    let mut routes = Vec::new();
+    for edge in blueprint
+        .edges
+        .iter()
+        .filter(|e| e.kind == EdgeKind::Conditional)
+    {
+        let from_name = match &edge.from {
+            Endpoint::Start => "start".to_owned(),
+            Endpoint::Node(id) if declared(&edge.from) => id.clone(),
+            _ => continue,
+        };
+        let (Some(method), Some(enum_name)) = (
+            ident(&format!("route_{from_name}")),
+            ident(&format!("{}Route", rust_names::variant(&from_name))),
+        ) else {
+            continue;
+        };
+        if !route_names.insert(from_name) {
+            continue;
+        }
+        let mut variants: Vec<(Ident, String)> = Vec::new();
+        let mut seen = HashSet::new();
+        for target in edge.targets.iter().filter(|t| declared(t)) {
+            let name = match target {
+                Endpoint::End => "End".to_owned(),
+                Endpoint::Node(id) => rust_names::variant(id),
+                Endpoint::Start => continue,
+            };
+            if let Some(variant) = ident(&name).filter(|_| seen.insert(name.clone())) {
+                variants.push((variant, target.as_str().to_owned()));
+            }
+        }
+        routes.push(Route {
+            from: &edge.from,
+            method,
+            enum_name,
+            variants,
+        });
+    }
+
+    let route_of: HashMap<&Endpoint, &Route<'_>> = routes.iter().map(|r| (r.from, r)).collect();
+    let state_given = blueprint.state.is_some();
+    let state_alias = blueprint.state.as_ref().map(|path| {
+        // The path is Rust written in the `.graph` file; an unparsable one (already an error
+        // of the language's grammar) falls back to the unit type in a skeleton.
+        let ty: TokenStream = path.parse().unwrap_or_else(|_| quote!(()));
+        let doc = format!(" The state this graph runs on (`state {path};`).");
+        quote! {
+            #[allow(unused_imports)]
+            use super::*;
+
+            #[doc = #doc]
+            pub type State = #ty;
+        }
+    });
+    // How the state is named in the trait, and in `build`.
+    let (trait_state, build_state) = if state_given {
+        (quote!(State), quote!(State))
+    } else {
+        (quote!(Self::State), quote!(H::State))
+    };
+    let state_item = (!state_given).then(|| {
+        quote! {
+            /// The state the graph runs on (the `.graph` file names none).
+            type State: #krate::GraphState;
+        }
+    });
+
+    // ---- the node enum ----
+    let variants: Vec<&Ident> = nodes.iter().map(|n| &n.variant).collect();
+    let node_names: Vec<&str> = nodes.iter().map(|n| n.node.id.as_str()).collect();
+    let node_docs: Vec<TokenStream> = nodes
+        .iter()
+        .map(|n| {
+            let own = doc_attrs(n.node.doc.as_deref());
+            let id = format!(" `{}`", n.node.id);
+            if own.is_empty() {
+                quote!(#[doc = #id])
+            } else {
+                own
+            }
+        })
+        .collect();
+    let count = nodes.len();
+    let node_enum = quote! {
+        #[doc = concat!(" The nodes of `", #name, "`, in declaration order.")]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Node {
+            #(#node_docs #variants,)*
+        }
+
+        impl Node {
+            /// Every node, in declaration order.
+            pub const ALL: [Node; #count] = [#(Node::#variants),*];
+
+            /// The node's name in the graph.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    #(Node::#variants => #node_names,)*
+                }
+            }
+        }
+
+        impl ::core::fmt::Display for Node {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+
+    // ---- one route enum per conditional edge ----
+    let route_enums: TokenStream = routes
+        .iter()
+        .map(|route| {
+            let enum_name = &route.enum_name;
+            let (route_variants, targets): (Vec<&Ident>, Vec<&str>) =
+                route.variants.iter().map(|(v, t)| (v, t.as_str())).unzip();
+            let doc = format!(
+                " Where `{}` may lead: its router returns one of these, so it cannot name an undeclared target.",
+                route.from.as_str()
+            );
+            let variant_docs = route.variants.iter().map(|(_, target)| {
+                let doc = if target == "__end__" {
+                    " END: the branch ends.".to_owned()
+                } else {
+                    format!(" To `{target}`.")
+                };
+                quote!(#[doc = #doc])
+            });
+            // An enum with no variant (a skeleton's) has no `as_str` body to write.
+            let as_str = if route_variants.is_empty() {
+                quote!(match self {})
+            } else {
+                quote!(match self { #(Self::#route_variants => #targets,)* })
+            };
+            quote! {
+                #[doc = #doc]
+                #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+                pub enum #enum_name {
+                    #(#variant_docs #route_variants,)*
+                }
+
+                impl #enum_name {
+                    /// The target's name, as the runtime knows it (`__end__` for END).
+                    pub const fn as_str(self) -> &'static str {
+                        #as_str
+                    }
+                }
+            }
+        })
+        .collect();
+
+    // ---- the handler trait ----
+    let node_methods = nodes.iter().map(|n| {
+        let method = &n.method;
+        let own = doc_attrs(n.node.doc.as_deref());
+        let doc = if own.is_empty() {
+            let line = format!(" Runs node `{}`.", n.node.id);
+            quote!(#[doc = #line])
+        } else {
+            own
+        };
+        // Short on purpose (`Arc`, `Context`, `Outcome` are the module's own names): a large
+        // graph's expansion time is mostly the number of tokens.
+        quote! {
+            #doc
+            async fn #method(&self, state: Arc<#trait_state>, ctx: &mut Context) -> Outcome<#trait_state>;
+        }
+    });
+    let route_methods = routes.iter().map(|route| {
+        let (method, enum_name) = (&route.method, &route.enum_name);
+        let doc = format!(
+            " Picks where `{}` leads, from the state merged after its step.",
+            route.from.as_str()
+        );
+        quote! {
+            #[doc = #doc]
+            fn #method(&self, state: &#trait_state) -> #enum_name;
+        }
+    });
+    let handlers = quote! {
+        #[doc = concat!(" What the nodes and routers of `", #name, "` do: implement it (with `#[trellis::async_trait]`), then [`build`] the graph.")]
+        #[#krate::async_trait]
+        pub trait Handlers: ::core::marker::Send + ::core::marker::Sync + 'static {
+            #state_item
+            #(#node_methods)*
+            #(#route_methods)*
+        }
+    };
+
+    // ---- the adapter from the trait to the runtime's `Node`: one boxed future per activation ----
+    let adapter_state = if state_given {
+        quote!(State)
+    } else {
+        quote!(H::State)
+    };
+    let methods: Vec<&Ident> = nodes.iter().map(|n| &n.method).collect();
+    let adapter_body = if nodes.is_empty() {
+        quote!(match self.1 {})
+    } else {
+        quote!(match self.1 { #(Node::#variants => self.0.#methods(state, ctx),)* })
+    };
+    let adapter = quote! {
+        /// Runs one node of the graph through the user's handlers.
+        struct Adapter<H>(Arc<H>, Node);
+
+        impl<H: Handlers> #krate::Node<#adapter_state> for Adapter<H> {
+            fn run<'life0, 'life1, 'async_trait>(
+                &'life0 self,
+                state: Arc<#adapter_state>,
+                ctx: &'life1 mut Context,
+            ) -> ::core::pin::Pin<
+                ::std::boxed::Box<
+                    dyn ::core::future::Future<
+                            Output = Outcome<#adapter_state>,
+                        > + ::core::marker::Send
+                        + 'async_trait,
+                >,
+            >
+            where
+                'life0: 'async_trait,
+                'life1: 'async_trait,
+                Self: 'async_trait,
+            {
+                #adapter_body
+            }
+        }
+    };
+
+    // ---- build() ----
+    let build_body = match mode {
+        Mode::Skeleton => quote! {
+            let _ = handlers;
+            ::core::unreachable!("the graph has errors; see the compile errors above")
+        },
+        Mode::Full => {
+            let with_options: Vec<TokenStream> = nodes
+                .iter()
+                .filter_map(|n| {
+                    let options = node_options(n.node)?;
+                    let variant = &n.variant;
+                    Some(quote!(Node::#variant => options #options,))
+                })
+                .collect();
+            let options_match = if with_options.is_empty() {
+                quote!(let _ = node; options)
+            } else {
+                quote!(match node { #(#with_options)* _ => options })
+            };
+            let endpoint = |e: &Endpoint| match e {
+                Endpoint::Start => quote!(#krate::START),
+                Endpoint::End => quote!(#krate::END),
+                Endpoint::Node(id) => quote!(#id),
+            };
+            let mut statics = Vec::new();
+            let mut forks = Vec::new();
+            let mut conditionals = Vec::new();
+            for edge in &blueprint.edges {
+                let from = endpoint(&edge.from);
+                let targets: Vec<TokenStream> = edge.targets.iter().map(endpoint).collect();
+                match edge.kind {
+                    EdgeKind::Static => {
+                        let to = &targets[0];
+                        statics.push(quote!((#from, #to),));
+                    }
+                    EdgeKind::Fork => forks.push(quote!(builder.add_fork(#from, [#(#targets),*]);)),
+                    EdgeKind::Conditional => {
+                        if let Some(route) = route_of.get(&edge.from) {
+                            let method = &route.method;
+                            conditionals.push(quote! {
+                                let router = Arc::clone(&handlers);
+                                builder.add_conditional_edges(
+                                    #from,
+                                    move |state: &#build_state| router.#method(state).as_str(),
+                                    [#(#targets),*],
+                                );
+                            });
+                        }
+                    }
+                }
+            }
+            let max_steps = blueprint
+                .max_steps
+                .map(|max| quote!(builder.set_max_steps(#max);));
+            quote! {
+                /// The runtime options of a node, from its attributes.
+                fn options_of(node: Node) -> #krate::NodeOptions {
+                    let options = #krate::NodeOptions::new();
+                    #options_match
+                }
+                /// The static edges, in source order.
+                const EDGES: &[(&str, &str)] = &[#(#statics)*];
+
+                let handlers = Arc::new(handlers);
+                let mut builder = #krate::GraphBuilder::<#build_state>::new(NAME);
+                for node in Node::ALL {
+                    builder.add_node_with(node.as_str(), Adapter(Arc::clone(&handlers), node), options_of(node));
+                }
+                for &(from, to) in EDGES {
+                    builder.add_edge(from, to);
+                }
+                #(#forks)*
+                #(#conditionals)*
+                #max_steps
+                match builder.compile() {
+                    ::core::result::Result::Ok(graph) => graph,
+                    // The same rules were checked when this code was generated.
+                    ::core::result::Result::Err(error) => ::core::unreachable!(
+                        "graph `{}` was validated when its code was generated: {}", NAME, error
+                    ),
+                }
+            }
+        }
+    };
+    let json = match mode {
+        Mode::Full => trellis_dsl::export::to_json(blueprint).unwrap_or_default(),
+        Mode::Skeleton => String::new(),
+    };
+    let json = Literal::string(&json);
+    let module_doc = {
+        let mut doc = doc_attrs(blueprint.doc.as_deref());
+        if !doc.is_empty() {
+            doc.extend(quote!(#[doc = ""]));
+        }
+        if mode == Mode::Full {
+            let mut diagram = String::from(" ```mermaid\n");
+            for line in trellis_dsl::export::to_mermaid(blueprint).lines() {
+                diagram.push(' ');
+                diagram.push_str(line);
+                diagram.push('\n');
+            }
+            diagram.push_str(" ```");
+            doc.extend(quote!(#[doc = #diagram]));
+        }
+        doc
+    };
+
+    quote! {
+        #module_doc
+        pub mod #module {
+            #state_alias
+
+            /// The graph's name.
+            pub const NAME: &str = #name;
+
+            use ::std::sync::Arc;
+            use #krate::NodeContext as Context;
+
+            /// What a handler returns for a state `S`.
+            pub type Outcome<S> = ::core::result::Result<
+                #krate::NodeResult<<S as #krate::GraphState>::Update>,
+                #krate::NodeError,
+            >;
+
+            #node_enum
+            #route_enums
+            #handlers
+            #adapter
+
+            /// Builds the graph on `handlers`. Infallible: the `.graph` source was validated when
+            /// this code was generated.
+            pub fn build<H: Handlers>(handlers: H) -> #krate::CompiledGraph<#build_state> {
+                #build_body
+            }
+
+            /// The topology, exactly as `trellis export --format json` prints it.
+            pub const BLUEPRINT_JSON: &str = #json;
+
+            /// The topology as JSON ([`BLUEPRINT_JSON`]), to inspect or draw the graph.
+            pub fn blueprint() -> &'static str {
+                BLUEPRINT_JSON
+            }
+        }
+    }
+}
+
+/// The chained `NodeOptions` calls for a node's attributes; `None` when it has none.
+fn node_options(node: &Node) -> Option<TokenStream> {
+    let mut options = TokenStream::new();
+    if let Some(retry) = node.retry {
+        let attempts = retry.attempts;
+        let backoff = retry.backoff_ms.unwrap_or(0);
+        options.extend(quote!(.retry(#attempts, ::core::time::Duration::from_millis(#backoff))));
+    }
+    if let Some(timeout) = node.timeout_ms {
+        options.extend(quote!(.timeout(::core::time::Duration::from_millis(#timeout))));
+    }
+    if let Some(max) = node.max_visits {
+        options.extend(quote!(.max_visits(#max)));
+    }
+    match node.interrupt {
+        Some(Interrupt::Before) => options.extend(quote!(.interrupt_before())),
+        Some(Interrupt::After) => options.extend(quote!(.interrupt_after())),
+        None => {}
+    }
+    if node.defer {
+        options.extend(quote!(.defer()));
+    }
+    if let Some(handler) = &node.on_error {
+        let id = handler.id.as_str();
+        options.extend(quote!(.on_error(#id)));
+    }
+    (!options.is_empty()).then_some(options)
+}

@@ -1,0 +1,167 @@
+//! Fan-out research from `examples/graphs/research.graph` via `include_graph!`: three searches
+//! run in one super-step and append their findings to one list (an `append` reducer, so the
+//! branches never conflict); `summarize` is deferred, so it joins them once every branch,
+//! including the error handler's, has finished.
+//!
+//! `cargo run -p research -- "question"`; `-- --fail code "question"` makes one search fail to
+//! show `on_error`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use trellis::{GraphState, NodeContext, NodeError, NodeResult};
+
+trellis::include_graph!("../graphs/research.graph");
+
+/// The research run's state.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, GraphState)]
+pub struct ResearchState {
+    /// The question.
+    pub question: String,
+    /// The queries `plan` made.
+    pub queries: Vec<String>,
+    /// What every search found, in the order the searches are declared.
+    #[reducer(append)]
+    pub findings: Vec<String>,
+    /// Searches that failed.
+    #[reducer(append)]
+    pub missing: Vec<String>,
+    /// The answer.
+    pub summary: Option<String>,
+}
+
+struct Researcher {
+    /// A source whose search fails, to show `on_error`.
+    failing: Option<String>,
+}
+
+impl Researcher {
+    async fn search(
+        &self,
+        source: &str,
+        delay_ms: u64,
+        state: &ResearchState,
+    ) -> research::Outcome<ResearchState> {
+        // Sources answer at different speeds; the merge is in declaration order regardless.
+        tokio::time::sleep(Duration::from_millis(delay_ms)).await;
+        if self.failing.as_deref() == Some(source) {
+            return Err(NodeError::msg(format!("{source} search is unavailable")));
+        }
+        let finding = format!(
+            "{source}: {} result(s) for {:?}",
+            state.queries.len(),
+            state.question
+        );
+        Ok(NodeResult::Update(
+            ResearchStateUpdate::default().findings(finding),
+        ))
+    }
+}
+
+#[trellis::async_trait]
+impl research::Handlers for Researcher {
+    async fn plan(
+        &self,
+        state: Arc<ResearchState>,
+        _: &mut NodeContext,
+    ) -> research::Outcome<ResearchState> {
+        let queries = vec![state.question.clone(), format!("{} survey", state.question)];
+        Ok(NodeResult::Update(
+            ResearchStateUpdate::default().queries(queries),
+        ))
+    }
+
+    async fn search_web(
+        &self,
+        state: Arc<ResearchState>,
+        _: &mut NodeContext,
+    ) -> research::Outcome<ResearchState> {
+        self.search("web", 30, &state).await
+    }
+
+    async fn search_papers(
+        &self,
+        state: Arc<ResearchState>,
+        _: &mut NodeContext,
+    ) -> research::Outcome<ResearchState> {
+        self.search("papers", 5, &state).await
+    }
+
+    async fn search_code(
+        &self,
+        state: Arc<ResearchState>,
+        _: &mut NodeContext,
+    ) -> research::Outcome<ResearchState> {
+        self.search("code", 15, &state).await
+    }
+
+    async fn search_failed(
+        &self,
+        _: Arc<ResearchState>,
+        ctx: &mut NodeContext,
+    ) -> research::Outcome<ResearchState> {
+        let what = ctx.failure().map_or_else(
+            || "a search".to_owned(),
+            |f| format!("{} ({})", f.node, f.message),
+        );
+        Ok(NodeResult::Update(
+            ResearchStateUpdate::default().missing(what),
+        ))
+    }
+
+    async fn summarize(
+        &self,
+        state: Arc<ResearchState>,
+        _: &mut NodeContext,
+    ) -> research::Outcome<ResearchState> {
+        let mut summary = format!(
+            "{} finding(s): {}",
+            state.findings.len(),
+            state.findings.join(" | ")
+        );
+        if !state.missing.is_empty() {
+            summary.push_str(&format!("; missing: {}", state.missing.join(", ")));
+        }
+        Ok(NodeResult::Update(
+            ResearchStateUpdate::default().summary(Some(summary)),
+        ))
+    }
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let failing = match args.first().map(String::as_str) {
+        Some("--fail") if args.len() >= 2 => {
+            let source = args.remove(1);
+            args.remove(0);
+            Some(source)
+        }
+        _ => None,
+    };
+    let question = args.join(" ");
+    if question.is_empty() {
+        return Err("usage: research [--fail web|papers|code] QUESTION".into());
+    }
+    let graph = research::build(Researcher { failing });
+    let mut events = graph.subscribe();
+    let outcome = graph
+        .invoke(ResearchState {
+            question,
+            ..ResearchState::default()
+        })
+        .await?;
+    let steps: Vec<String> = std::iter::from_fn(|| events.try_next())
+        .filter_map(|event| match event {
+            trellis::Event::NodeCompleted { step, node, .. } => Some(format!("{step}:{node}")),
+            _ => None,
+        })
+        .collect();
+    println!("steps: {}", steps.join(" "));
+    println!(
+        "{}",
+        outcome.state().summary.as_deref().unwrap_or("(no summary)")
+    );
+    Ok(())
+}

@@ -1,0 +1,39 @@
+//! `include_graph!("graphs/x.graph")`: a `.graph` file, relative to the crate's manifest.
+
+use std::path::PathBuf;
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use trellis_codegen::Options;
+
+use crate::error::compile_error;
+
+pub(crate) fn expand(input: TokenStream) -> TokenStream {
+    let literal: syn::LitStr = match syn::parse2(input) {
+        Ok(literal) => literal,
+        Err(error) => return error.into_compile_error(),
+    };
+    let span = literal.span();
+    let relative = literal.value();
+    let root = std::env::var_os("CARGO_MANIFEST_DIR").map_or_else(PathBuf::new, PathBuf::from);
+    let path = root.join(&relative);
+    let source = match std::fs::read_to_string(&path) {
+        Ok(source) => source,
+        Err(error) => {
+            let message = format!("cannot read `{relative}` ({}): {error}", path.display());
+            return compile_error(&message, span, span);
+        }
+    };
+    let expansion = trellis_codegen::expand_source(&source, &Options::default());
+    let mut tokens = expansion.tokens;
+    for error in &expansion.errors {
+        let report = trellis_codegen::plain_report(&relative, &source, error);
+        tokens.extend(compile_error(&report, span, span));
+    }
+    // Makes cargo rebuild the crate when the file changes.
+    let absolute = path.display().to_string();
+    tokens.extend(quote!(
+        const _: &[u8] = ::core::include_bytes!(#absolute);
+    ));
+    tokens
+}
