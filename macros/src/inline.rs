@@ -66,7 +66,12 @@ impl Source {
                     let joint = punct.spacing() == Spacing::Joint;
                     self.push(&punct.as_char().to_string(), punct.span(), !joint);
                 }
-                TokenTree::Ident(ident) => self.push(&ident.to_string(), ident.span(), true),
+                // `r#type` is how Rust spells a keyword as a name; the language just says `type`.
+                TokenTree::Ident(ident) => {
+                    let text = ident.to_string();
+                    let name = text.strip_prefix("r#").unwrap_or(&text);
+                    self.push(name, ident.span(), true);
+                }
                 TokenTree::Literal(literal) => {
                     self.push(&literal.to_string(), literal.span(), true)
                 }

@@ -1,0 +1,39 @@
+// The graph has one error; the code that names its module must add no error of its own.
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use trellis::{NodeContext, NodeResult};
+
+#[derive(Clone, Default, Serialize, Deserialize, trellis::GraphState)]
+struct Ticket {}
+
+trellis::graph! {
+    graph Support {
+        state Ticket;
+        node review;
+        node send;
+        START -> review;
+        review -> send | ENDD;
+        send -> END;
+    }
+}
+
+struct Desk;
+
+#[trellis::async_trait]
+impl support::Handlers for Desk {
+    async fn review(&self, _: Arc<Ticket>, _: &mut NodeContext) -> support::Outcome<Ticket> {
+        Ok(NodeResult::None)
+    }
+    async fn send(&self, _: Arc<Ticket>, _: &mut NodeContext) -> support::Outcome<Ticket> {
+        Ok(NodeResult::None)
+    }
+    fn route_review(&self, _: &Ticket) -> support::ReviewRoute {
+        support::ReviewRoute::Send
+    }
+}
+
+fn main() {
+    let graph = support::build(Desk);
+    let _ = (graph, support::Node::ALL, support::blueprint());
+}

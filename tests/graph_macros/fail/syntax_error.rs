@@ -1,0 +1,9 @@
+trellis::graph! {
+    graph Support {
+        node draft;
+        START -> draft;
+        draft => END;
+    }
+}
+
+fn main() {}

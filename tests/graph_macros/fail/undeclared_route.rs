@@ -1,0 +1,40 @@
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use trellis::{NodeContext, NodeResult};
+
+#[derive(Clone, Default, Serialize, Deserialize, trellis::GraphState)]
+struct Ticket {
+    approved: bool,
+}
+
+trellis::graph! {
+    graph Support {
+        state Ticket;
+        node review;
+        node send;
+        START -> review;
+        review -> send | END;
+        send -> END;
+    }
+}
+
+struct Desk;
+
+#[trellis::async_trait]
+impl support::Handlers for Desk {
+    async fn review(&self, _: Arc<Ticket>, _: &mut NodeContext) -> support::Outcome<Ticket> {
+        Ok(NodeResult::None)
+    }
+    async fn send(&self, _: Arc<Ticket>, _: &mut NodeContext) -> support::Outcome<Ticket> {
+        Ok(NodeResult::None)
+    }
+    fn route_review(&self, ticket: &Ticket) -> support::ReviewRoute {
+        // `draft` is not a target of `review`: the enum has no such variant.
+        if ticket.approved { support::ReviewRoute::Send } else { support::ReviewRoute::Draft }
+    }
+}
+
+fn main() {
+    let _ = support::build(Desk);
+}

@@ -1,0 +1,130 @@
+//! Every construct of the language through `graph!`, in a crate that denies every warning the
+//! generated code could raise; then the graphs run.
+#![deny(warnings, missing_docs, unreachable_pub, unused, clippy::all)]
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use trellis::{GraphState, NodeContext, NodeResult};
+
+/// The state of the first graph.
+#[derive(Clone, Default, Serialize, Deserialize, GraphState)]
+pub struct Work {
+    /// What ran, in order.
+    #[reducer(append)]
+    pub log: Vec<String>,
+}
+
+trellis::graph! {
+    //! Two graphs in one block.
+
+    /// Every attribute, a conditional entry, a fork, a keyword as a node name.
+    graph Everything {
+        state Work;
+        max_steps 50;
+
+        /// Starts the work.
+        node plan { kind dispatch; meta owner = "team"; meta pages = 3; meta live = true; }
+        node r#type { retry 2 backoff 10ms; timeout 5s; max_visits 3; }
+        node left { interrupt after; }
+        node right { on_error fallback; }
+        node fallback { kind "custom"; }
+        node join { defer; kind finalize; }
+        node skip;
+
+        START -> plan | skip;
+        plan -> type & left & right;
+        type -> join;
+        left -> join;
+        right -> join;
+        fallback -> join;
+        join -> END;
+        skip -> END;
+    }
+
+    /// No `state`: the handlers choose it.
+    graph Generic {
+        node only;
+        START -> only;
+        only -> END;
+    }
+}
+
+struct Worker;
+
+fn log(entry: &str) -> everything::Outcome<Work> {
+    Ok(NodeResult::Update(WorkUpdate::default().log(entry)))
+}
+
+#[trellis::async_trait]
+impl everything::Handlers for Worker {
+    async fn plan(&self, _: Arc<Work>, _: &mut NodeContext) -> everything::Outcome<Work> {
+        log("plan")
+    }
+    async fn r#type(&self, _: Arc<Work>, _: &mut NodeContext) -> everything::Outcome<Work> {
+        log("type")
+    }
+    async fn left(&self, _: Arc<Work>, _: &mut NodeContext) -> everything::Outcome<Work> {
+        log("left")
+    }
+    async fn right(&self, _: Arc<Work>, _: &mut NodeContext) -> everything::Outcome<Work> {
+        log("right")
+    }
+    async fn fallback(&self, _: Arc<Work>, _: &mut NodeContext) -> everything::Outcome<Work> {
+        log("fallback")
+    }
+    async fn join(&self, _: Arc<Work>, _: &mut NodeContext) -> everything::Outcome<Work> {
+        log("join")
+    }
+    async fn skip(&self, _: Arc<Work>, _: &mut NodeContext) -> everything::Outcome<Work> {
+        log("skip")
+    }
+    fn route_start(&self, _: &Work) -> everything::StartRoute {
+        everything::StartRoute::Plan
+    }
+}
+
+/// A state chosen by the handlers of the generic graph.
+#[derive(Clone, Default, Serialize, Deserialize, GraphState)]
+pub struct Count {
+    #[reducer(sum)]
+    n: u32,
+}
+
+struct Counter;
+
+#[trellis::async_trait]
+impl generic::Handlers for Counter {
+    type State = Count;
+    async fn only(&self, _: Arc<Count>, _: &mut NodeContext) -> generic::Outcome<Count> {
+        Ok(NodeResult::Update(CountUpdate::default().n(1)))
+    }
+}
+
+fn main() {
+    assert_eq!(everything::Node::ALL.len(), 7);
+    assert_eq!(everything::Node::Type.as_str(), "type");
+    assert_eq!(everything::StartRoute::Skip.as_str(), "skip");
+    assert!(everything::blueprint().contains("\"owner\": \"team\""));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async {
+        let graph = everything::build(Worker)
+            .with_checkpointer(Arc::new(trellis::InMemoryCheckpointer::new()));
+        let paused = graph.invoke(Work::default()).await.expect("runs");
+        assert_eq!(paused.interrupts()[0].id, "left@2", "interrupt after `left`");
+        let done = graph.resume(paused.run_id(), ()).await.expect("resumes");
+        assert_eq!(done.state().log, ["plan", "type", "left", "right", "join"]);
+        let counted = generic::build(Counter).invoke(Count::default()).await.expect("runs");
+        assert_eq!(counted.state().n, 1);
+    });
+}
+
+impl trellis::ApplyResume for Work {
+    type Input = ();
+    fn apply_resume(&self, _: &trellis::Interrupt, _: ()) -> WorkUpdate {
+        WorkUpdate::default()
+    }
+}
