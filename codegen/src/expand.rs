@@ -305,7 +305,7 @@ pub(crate) fn graph(blueprint: &Blueprint, options: &Options, mode: Mode) -> Tok
     } else {
         quote!(match self.1 { #(Node::#variants => self.0.#methods(state, ctx),)* })
     };
-    let adapter = quote! {
+    let adapter = (mode == Mode::Full).then(|| quote! {
         /// Runs one node of the graph through the user's handlers.
         struct Adapter<H>(Arc<H>, Node);
 
@@ -330,7 +330,7 @@ pub(crate) fn graph(blueprint: &Blueprint, options: &Options, mode: Mode) -> Tok
                 #adapter_body
             }
         }
-    };
+    });
 
     // ---- build() ----
     let build_body = match mode {
