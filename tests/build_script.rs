@@ -57,7 +57,8 @@ trellis-codegen = {{ path = "{codegen}" }}
         runtime = repo.join("runtime").display(),
         codegen = repo.join("codegen").display()
     );
-    let write = |path: &str, text: &str| std::fs::write(dir.join(path), text).expect("fixture file");
+    let write =
+        |path: &str, text: &str| std::fs::write(dir.join(path), text).expect("fixture file");
     write("Cargo.toml", &manifest);
     // The workspace's lock file pins the same versions, so no registry is needed.
     std::fs::copy(repo.join("Cargo.lock"), dir.join("Cargo.lock")).expect("lock file");
@@ -86,7 +87,10 @@ fn cargo_check(dir: &Path) -> Check {
         .args(["check", "--offline", "--message-format=json"])
         .current_dir(dir)
         // Its own target directory: the outer cargo holds a lock on the workspace's.
-        .env("CARGO_TARGET_DIR", repo().join("target").join("fixture-crate"))
+        .env(
+            "CARGO_TARGET_DIR",
+            repo().join("target").join("fixture-crate"),
+        )
         .env_remove("RUSTFLAGS")
         .output()
         .expect("cargo runs");
@@ -111,38 +115,73 @@ fn malformed_graphs_fail_cargo_check_where_the_mistake_is_and_edits_rebuild() {
     let dir = fixture();
 
     let clean = cargo_check(&dir);
-    assert!(clean.success, "the valid fixture must check: {}", clean.stderr);
+    assert!(
+        clean.success,
+        "the valid fixture must check: {}",
+        clean.stderr
+    );
 
     // A typo in the graph compiled by build.rs.
-    std::fs::write(dir.join("graphs/built.graph"), BUILT.replace("draft -> review", "draft -> reveiw"))
-        .expect("edit");
+    std::fs::write(
+        dir.join("graphs/built.graph"),
+        BUILT.replace("draft -> review", "draft -> reveiw"),
+    )
+    .expect("edit");
     let broken = cargo_check(&dir);
     assert!(!broken.success, "a malformed graph must fail cargo check");
-    assert!(!broken.stderr.contains("panicked"), "the build script never panics: {}", broken.stderr);
+    assert!(
+        !broken.stderr.contains("panicked"),
+        "the build script never panics: {}",
+        broken.stderr
+    );
     let errors = compiler_errors(&broken.json);
     assert_eq!(errors.len(), 1, "one mistake, one error: {errors:#?}");
     let error = &errors[0];
-    assert!(error.contains("E0202: node `reveiw` is not declared in graph `Built`"), "{error}");
+    assert!(
+        error.contains("E0202: node `reveiw` is not declared in graph `Built`"),
+        "{error}"
+    );
     assert!(error.contains("--> graphs/built.graph:6:14"), "{error}");
-    assert!(error.contains("draft -> reveiw;"), "the source line is quoted: {error}");
+    assert!(
+        error.contains("draft -> reveiw;"),
+        "the source line is quoted: {error}"
+    );
     assert!(error.contains("help: did you mean `review`?"), "{error}");
     // The terminal sees it too (cargo prints the build script's warnings and the error).
-    assert!(broken.stderr.contains("graphs/built.graph:6:14"), "{}", broken.stderr);
+    assert!(
+        broken.stderr.contains("graphs/built.graph:6:14"),
+        "{}",
+        broken.stderr
+    );
 
     // Fixing it is enough: rerun-if-changed reruns the build script.
     std::fs::write(dir.join("graphs/built.graph"), BUILT).expect("edit");
     assert!(cargo_check(&dir).success);
 
     // A typo in the file include_graph! reads: the edit alone triggers the rebuild.
-    std::fs::write(dir.join("graphs/included.graph"), INCLUDED.replace("plan -> END", "plan -> ENDD"))
-        .expect("edit");
+    std::fs::write(
+        dir.join("graphs/included.graph"),
+        INCLUDED.replace("plan -> END", "plan -> ENDD"),
+    )
+    .expect("edit");
     let broken = cargo_check(&dir);
-    assert!(!broken.success, "a malformed included graph must fail cargo check");
+    assert!(
+        !broken.success,
+        "a malformed included graph must fail cargo check"
+    );
     let errors = compiler_errors(&broken.json);
     assert_eq!(errors.len(), 1, "{errors:#?}");
-    assert!(errors[0].contains("--> graphs/included.graph:4:13"), "{}", errors[0]);
+    assert!(
+        errors[0].contains("--> graphs/included.graph:4:13"),
+        "{}",
+        errors[0]
+    );
     assert!(errors[0].contains("plan -> ENDD;"), "{}", errors[0]);
-    assert!(errors[0].contains("src/main.rs:2:25"), "the error points at the path: {}", errors[0]);
+    assert!(
+        errors[0].contains("src/main.rs:2:25"),
+        "the error points at the path: {}",
+        errors[0]
+    );
 
     std::fs::write(dir.join("graphs/included.graph"), INCLUDED).expect("edit");
     assert!(cargo_check(&dir).success);

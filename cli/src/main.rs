@@ -1,4 +1,4 @@
-//! `trellis`: check, format and export `.graph` files (the CLI contract of LANGUAGE.md §6).
+//! `trellis`: check, format, export and expand `.graph` files (the CLI contract of LANGUAGE.md §6).
 //!
 //! Exit codes: 0 when all is well, 1 when a file has errors (or warnings under
 //! `--deny-warnings`, or would be reformatted under `fmt --check`), 2 on usage or I/O errors.
@@ -56,6 +56,14 @@ enum Command {
         /// The `.graph` file.
         file: PathBuf,
     },
+    /// Print the Rust code generated for a file's graphs, formatted.
+    Expand {
+        /// Only this graph, when the file holds more than one.
+        #[arg(long)]
+        graph: Option<String>,
+        /// The `.graph` file.
+        file: PathBuf,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -88,6 +96,8 @@ enum UsageError {
     Graph(String),
     #[error("cannot export: {0}")]
     Export(#[from] export::ExportError),
+    #[error("the generated code does not parse as Rust (a bug in trellis-codegen): {0}")]
+    Generated(syn::Error),
     #[error("cannot write to standard output: {0}")]
     Stdout(std::io::Error),
 }
@@ -112,6 +122,7 @@ fn main() -> ExitCode {
             graph,
             file,
         } => export(&file, format, graph.as_deref()),
+        Command::Expand { graph, file } => expand(&file, graph.as_deref()),
     };
     match result {
         Ok(Outcome::Clean) => ExitCode::SUCCESS,
@@ -308,6 +319,39 @@ fn export(path: &Path, format: ExportFormat, graph: Option<&str>) -> Result<Outc
     std::io::stdout()
         .lock()
         .write_all(text.as_bytes())
+        .map_err(UsageError::Stdout)?;
+    Ok(Outcome::Clean)
+}
+
+fn expand(path: &Path, graph: Option<&str>) -> Result<Outcome, UsageError> {
+    let source = read(path)?;
+    let checked = check_source(&source);
+    if checked.has_errors() {
+        print_human(&source, &checked.diagnostics);
+        eprintln!("{}: not expanded: it has errors", source.name);
+        return Ok(Outcome::Problems);
+    }
+    let mut module = checked.module;
+    if let Some(name) = graph {
+        let all: Vec<String> = module
+            .graphs
+            .iter()
+            .map(|g| format!("`{}`", g.name))
+            .collect();
+        module.graphs.retain(|g| g.name == name);
+        if module.graphs.is_empty() {
+            return Err(UsageError::Graph(format!(
+                "`{}` has no graph `{name}`; it has {}",
+                source.name,
+                all.join(", ")
+            )));
+        }
+    }
+    let tokens = trellis_codegen::generate(&module, &trellis_codegen::Options::default());
+    let file: syn::File = syn::parse2(tokens).map_err(UsageError::Generated)?;
+    std::io::stdout()
+        .lock()
+        .write_all(prettyplease::unparse(&file).as_bytes())
         .map_err(UsageError::Stdout)?;
     Ok(Outcome::Clean)
 }

@@ -1,4 +1,4 @@
-//! The `trellis` binary, run as a user runs it: exit codes, JSON shape, fmt, exports.
+//! The `trellis` binary, run as a user runs it: exit codes, JSON shape, fmt, exports, expand.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -286,4 +286,38 @@ fn export_picks_a_graph_by_name() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stdout(&out).is_empty());
     assert!(stderr(&out).contains("E0201"));
+}
+
+#[test]
+fn expand_prints_the_generated_code_formatted() {
+    let dir = scratch("expand");
+    let path = write(&dir, "support.graph", SUPPORT);
+    let out = trellis(&["expand", path.to_str().unwrap_or_default()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let code = stdout(&out);
+    assert!(code.contains("pub mod support {\n"), "{code}");
+    assert!(code.contains("    pub trait Handlers: "));
+    assert!(code.contains("        fn route_classify(&self, state: &State) -> ClassifyRoute;"));
+    assert!(
+        code.lines()
+            .all(|line| line.len() < 400 || line.contains("BLUEPRINT_JSON"))
+    );
+
+    let missing = trellis(&[
+        "expand",
+        "--graph",
+        "Nope",
+        path.to_str().unwrap_or_default(),
+    ]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(stderr(&missing).contains("has no graph `Nope`; it has `Support`"));
+
+    let broken = write(
+        &dir,
+        "broken.graph",
+        "graph G { node a; START -> a; a -> b; }",
+    );
+    let out = trellis(&["expand", broken.to_str().unwrap_or_default()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("not expanded: it has errors"));
 }

@@ -147,7 +147,9 @@ impl Builder {
             for error in &expansion.errors {
                 let text = report::plain(&shown, &source, error);
                 let hashes = "#".repeat(longest_hash_run(&text) + 1);
-                errors.push_str(&format!("::core::compile_error!(r{hashes}\"{text}\"{hashes});\n"));
+                errors.push_str(&format!(
+                    "::core::compile_error!(r{hashes}\"{text}\"{hashes});\n"
+                ));
             }
             let stem = path
                 .file_stem()

@@ -186,9 +186,10 @@ pub(crate) fn graph(blueprint: &Blueprint, options: &Options, mode: Mode) -> Tok
             }
         })
         .collect();
-    let count = nodes.len();
+    let count = Literal::usize_unsuffixed(nodes.len());
+    let nodes_doc = format!(" The nodes of `{name}`, in declaration order.");
     let node_enum = quote! {
-        #[doc = concat!(" The nodes of `", #name, "`, in declaration order.")]
+        #[doc = #nodes_doc]
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum Node {
             #(#node_docs #variants,)*
@@ -283,8 +284,11 @@ pub(crate) fn graph(blueprint: &Blueprint, options: &Options, mode: Mode) -> Tok
             fn #method(&self, state: &#trait_state) -> #enum_name;
         }
     });
+    let handlers_doc = format!(
+        " What the nodes and routers of `{name}` do: implement it (with `#[trellis::async_trait]`), then [`build`] the graph."
+    );
     let handlers = quote! {
-        #[doc = concat!(" What the nodes and routers of `", #name, "` do: implement it (with `#[trellis::async_trait]`), then [`build`] the graph.")]
+        #[doc = #handlers_doc]
         #[#krate::async_trait]
         pub trait Handlers: ::core::marker::Send + ::core::marker::Sync + 'static {
             #state_item
@@ -305,29 +309,31 @@ pub(crate) fn graph(blueprint: &Blueprint, options: &Options, mode: Mode) -> Tok
     } else {
         quote!(match self.1 { #(Node::#variants => self.0.#methods(state, ctx),)* })
     };
-    let adapter = (mode == Mode::Full).then(|| quote! {
-        /// Runs one node of the graph through the user's handlers.
-        struct Adapter<H>(Arc<H>, Node);
+    let adapter = (mode == Mode::Full).then(|| {
+        quote! {
+            /// Runs one node of the graph through the user's handlers.
+            struct Adapter<H>(Arc<H>, Node);
 
-        impl<H: Handlers> #krate::Node<#adapter_state> for Adapter<H> {
-            fn run<'life0, 'life1, 'async_trait>(
-                &'life0 self,
-                state: Arc<#adapter_state>,
-                ctx: &'life1 mut Context,
-            ) -> ::core::pin::Pin<
-                ::std::boxed::Box<
-                    dyn ::core::future::Future<
-                            Output = Outcome<#adapter_state>,
-                        > + ::core::marker::Send
-                        + 'async_trait,
-                >,
-            >
-            where
-                'life0: 'async_trait,
-                'life1: 'async_trait,
-                Self: 'async_trait,
-            {
-                #adapter_body
+            impl<H: Handlers> #krate::Node<#adapter_state> for Adapter<H> {
+                fn run<'life0, 'life1, 'async_trait>(
+                    &'life0 self,
+                    state: Arc<#adapter_state>,
+                    ctx: &'life1 mut Context,
+                ) -> ::core::pin::Pin<
+                    ::std::boxed::Box<
+                        dyn ::core::future::Future<
+                                Output = Outcome<#adapter_state>,
+                            > + ::core::marker::Send
+                            + 'async_trait,
+                    >,
+                >
+                where
+                    'life0: 'async_trait,
+                    'life1: 'async_trait,
+                    Self: 'async_trait,
+                {
+                    #adapter_body
+                }
             }
         }
     });
@@ -384,9 +390,10 @@ pub(crate) fn graph(blueprint: &Blueprint, options: &Options, mode: Mode) -> Tok
                     }
                 }
             }
-            let max_steps = blueprint
-                .max_steps
-                .map(|max| quote!(builder.set_max_steps(#max);));
+            let max_steps = blueprint.max_steps.map(|max| {
+                let max = Literal::u32_unsuffixed(max);
+                quote!(builder.set_max_steps(#max);)
+            });
             quote! {
                 /// The runtime options of a node, from its attributes.
                 fn options_of(node: Node) -> #krate::NodeOptions {
@@ -428,14 +435,14 @@ pub(crate) fn graph(blueprint: &Blueprint, options: &Options, mode: Mode) -> Tok
             doc.extend(quote!(#[doc = ""]));
         }
         if mode == Mode::Full {
-            let mut diagram = String::from(" ```mermaid\n");
-            for line in trellis_dsl::export::to_mermaid(blueprint).lines() {
-                diagram.push(' ');
-                diagram.push_str(line);
-                diagram.push('\n');
+            // One attribute per line, so the diagram reads as `///` lines once formatted.
+            let diagram = trellis_dsl::export::to_mermaid(blueprint);
+            let lines = std::iter::once(" ```mermaid".to_owned())
+                .chain(diagram.lines().map(|line| format!(" {line}")))
+                .chain(std::iter::once(" ```".to_owned()));
+            for line in lines {
+                doc.extend(quote!(#[doc = #line]));
             }
-            diagram.push_str(" ```");
-            doc.extend(quote!(#[doc = #diagram]));
         }
         doc
     };
@@ -483,14 +490,14 @@ pub(crate) fn graph(blueprint: &Blueprint, options: &Options, mode: Mode) -> Tok
 fn node_options(node: &Node) -> Option<TokenStream> {
     let mut options = TokenStream::new();
     if let Some(retry) = node.retry {
-        let attempts = retry.attempts;
-        let backoff = retry.backoff_ms.unwrap_or(0);
+        let attempts = Literal::u32_unsuffixed(retry.attempts);
+        let backoff = Literal::u64_unsuffixed(retry.backoff_ms.unwrap_or(0));
         options.extend(quote!(.retry(#attempts, ::core::time::Duration::from_millis(#backoff))));
     }
-    if let Some(timeout) = node.timeout_ms {
+    if let Some(timeout) = node.timeout_ms.map(Literal::u64_unsuffixed) {
         options.extend(quote!(.timeout(::core::time::Duration::from_millis(#timeout))));
     }
-    if let Some(max) = node.max_visits {
+    if let Some(max) = node.max_visits.map(Literal::u32_unsuffixed) {
         options.extend(quote!(.max_visits(#max)));
     }
     match node.interrupt {
