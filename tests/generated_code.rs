@@ -1,0 +1,101 @@
+//! Every example graph, included with `include_graph!` into a crate that denies all warnings
+//! (and is linted by `cargo clippy --all-targets -- -D warnings` in CI): the generated code must
+//! compile clean, and its handlers must be implementable.
+#![deny(warnings)]
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use trellis::{GraphState, NodeContext, NodeResult};
+
+#[derive(Clone, Default, Serialize, Deserialize, GraphState)]
+struct Ticket {
+    #[reducer(append)]
+    log: Vec<String>,
+}
+
+#[derive(Clone, Default, Serialize, Deserialize, GraphState)]
+struct ResearchState {
+    #[reducer(append)]
+    log: Vec<String>,
+}
+
+trellis::include_graph!("../examples/graphs/support.graph");
+trellis::include_graph!("../examples/graphs/research.graph");
+trellis::include_graph!("../examples/graphs/agent_turn.graph");
+
+#[derive(Clone, Default, Serialize, Deserialize, GraphState)]
+struct Turn {
+    #[reducer(sum)]
+    rounds: u32,
+}
+
+/// The canonical turn has no `state`: its handlers choose one.
+struct Model;
+
+#[trellis::async_trait]
+impl canonical_turn::Handlers for Model {
+    type State = Turn;
+    async fn dispatch(&self, _: Arc<Turn>, _: &mut NodeContext) -> canonical_turn::Outcome<Turn> {
+        Ok(NodeResult::Update(TurnUpdate::default().rounds(1)))
+    }
+    async fn parse(&self, _: Arc<Turn>, _: &mut NodeContext) -> canonical_turn::Outcome<Turn> {
+        Ok(NodeResult::None)
+    }
+    async fn stop_check(&self, _: Arc<Turn>, _: &mut NodeContext) -> canonical_turn::Outcome<Turn> {
+        Ok(NodeResult::None)
+    }
+    async fn tools(&self, _: Arc<Turn>, _: &mut NodeContext) -> canonical_turn::Outcome<Turn> {
+        Ok(NodeResult::None)
+    }
+    async fn tool_failed(
+        &self,
+        _: Arc<Turn>,
+        _: &mut NodeContext,
+    ) -> canonical_turn::Outcome<Turn> {
+        Ok(NodeResult::None)
+    }
+    async fn compact(&self, _: Arc<Turn>, _: &mut NodeContext) -> canonical_turn::Outcome<Turn> {
+        Ok(NodeResult::None)
+    }
+    async fn approve(&self, _: Arc<Turn>, _: &mut NodeContext) -> canonical_turn::Outcome<Turn> {
+        Ok(NodeResult::None)
+    }
+    async fn finalize(&self, _: Arc<Turn>, _: &mut NodeContext) -> canonical_turn::Outcome<Turn> {
+        Ok(NodeResult::None)
+    }
+    fn route_stop_check(&self, turn: &Turn) -> canonical_turn::StopCheckRoute {
+        if turn.rounds < 3 {
+            canonical_turn::StopCheckRoute::Tools
+        } else {
+            canonical_turn::StopCheckRoute::Finalize
+        }
+    }
+    fn route_approve(&self, _: &Turn) -> canonical_turn::ApproveRoute {
+        canonical_turn::ApproveRoute::Finalize
+    }
+}
+
+#[tokio::test]
+async fn the_agent_turn_loops_through_tools_until_the_stop_check_ends_it() {
+    let outcome = canonical_turn::build(Model)
+        .invoke(Turn::default())
+        .await
+        .expect("the turn runs");
+    assert_eq!(outcome.state().rounds, 3);
+    assert!(!outcome.is_paused());
+}
+
+#[test]
+fn the_generated_modules_describe_their_graphs() {
+    assert_eq!(support::NAME, "Support");
+    assert_eq!(
+        support::Node::ALL.map(support::Node::as_str),
+        ["classify", "lookup_invoice", "draft", "review", "send"]
+    );
+    assert_eq!(support::SendRoute::End.as_str(), trellis::END);
+    assert_eq!(research::Node::ALL.len(), 6);
+    let json: serde_json::Value = serde_json::from_str(canonical_turn::blueprint()).expect("JSON");
+    assert_eq!(json["name"], "CanonicalTurn");
+    assert_eq!(json["nodes"][6]["meta"]["reason"], "side effects");
+}
