@@ -103,4 +103,32 @@ pub(super) fn check_graph(graph: &Blueprint, diagnostics: &mut Diagnostics) {
             }
         }
     }
+    // The handler trait has a method per node and `route_<from>` per conditional edge: a node
+    // called `route_classify` beside a router for `classify` would be two methods of one name.
+    for edge in graph
+        .edges
+        .iter()
+        .filter(|e| e.kind == EdgeKind::Conditional)
+    {
+        let (from, shown) = match &edge.from {
+            Endpoint::Start => ("start", "START".to_owned()),
+            Endpoint::Node(id) => (id.as_str(), format!("`{id}`")),
+            Endpoint::End => continue,
+        };
+        let method = format!("route_{from}");
+        if let Some(node) = graph.nodes.iter().find(|n| n.id == method) {
+            diagnostics.push(
+                Diagnostic::new(
+                    Code::E0106,
+                    node.span,
+                    format!(
+                        "node `{method}` and the router of the conditional edge from {shown} both become the handler method `{method}`"
+                    ),
+                    format!("becomes `{method}`"),
+                )
+                .with_label(edge.from_span, format!("its router becomes `{method}`"))
+                .with_help("rename the node"),
+            );
+        }
+    }
 }
