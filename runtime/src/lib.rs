@@ -48,6 +48,51 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! # }).unwrap();
 //! ```
+//!
+//! The same shape written in the `.graph` language becomes a typed module (here inline with
+//! `graph!`; a build script or `include_graph!` reads `.graph` files):
+//!
+//! ```
+//! use std::sync::Arc;
+//! use serde::{Deserialize, Serialize};
+//! use trellis::{GraphState, NodeContext, NodeResult};
+//!
+//! #[derive(Clone, Default, Serialize, Deserialize, GraphState)]
+//! struct Count {
+//!     #[reducer(sum)]
+//!     n: u32,
+//! }
+//!
+//! // At module level: the generated module finds `Count` through `use super::*`.
+//! trellis::graph! {
+//!     graph Counter {
+//!         state Count;
+//!         node add;
+//!         START -> add;
+//!         add -> add | END;
+//!     }
+//! }
+//!
+//! struct Adder;
+//!
+//! #[trellis::async_trait]
+//! impl counter::Handlers for Adder {
+//!     async fn add(&self, _: Arc<Count>, _: &mut NodeContext) -> counter::Outcome<Count> {
+//!         Ok(NodeResult::Update(CountUpdate::default().n(1)))
+//!     }
+//!     // The router can only name declared targets: `AddRoute` has `Add` and `End`.
+//!     fn route_add(&self, count: &Count) -> counter::AddRoute {
+//!         if count.n < 3 { counter::AddRoute::Add } else { counter::AddRoute::End }
+//!     }
+//! }
+//!
+//! fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+//!     let outcome = runtime.block_on(counter::build(Adder).invoke(Count::default()))?;
+//!     assert_eq!(outcome.state().n, 3);
+//!     Ok(())
+//! }
+//! ```
 
 mod activation;
 mod builder;
