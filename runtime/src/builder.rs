@@ -536,10 +536,19 @@ impl<S: GraphState> GraphBuilder<S> {
                 }],
             });
         };
+        let mut shape = format!("graph {}\nentry {}\n", self.name, entry.describe(&nodes));
+        for node in &nodes {
+            let edge = node
+                .edge
+                .as_ref()
+                .map_or(String::new(), |e| e.describe(&nodes));
+            shape.push_str(&format!("node {} -> {edge}\n", node.name));
+        }
         Ok(CompiledGraph::new(
             Topology {
                 name: Arc::from(self.name.as_str()),
                 names: nodes.iter().map(|n| Arc::clone(&n.name)).collect(),
+                fingerprint: crate::graph::fnv1a(&shape),
                 nodes,
                 index,
                 entry,

@@ -201,7 +201,30 @@ impl<S: GraphState> Run<S> {
     ) -> Result<Self, RunError> {
         let topology = Arc::clone(&graph.topology);
         let run_id = record.run_id.clone();
-        let find = |name: &str| topology.find(name);
+        let state_type = std::any::type_name::<S>();
+        if checkpoint.state_type != state_type {
+            return Err(RunError::Unresumable {
+                run_id,
+                reason: format!(
+                    "it was saved with state type `{}`, and this graph runs on `{state_type}`",
+                    checkpoint.state_type
+                ),
+            });
+        }
+        // A changed topology is refused only where it breaks the saved run: a node the run
+        // must still visit (or answer, or hand a failure to) that the graph no longer has.
+        let find = |name: &str| {
+            topology.find(name).map_err(|_| RunError::Unresumable {
+                run_id: run_id.clone(),
+                reason: format!(
+                    "it was saved by a version of graph `{}` with node `{name}`, which this one no longer has",
+                    topology.name
+                ),
+            })
+        };
+        if checkpoint.graph_fingerprint != topology.fingerprint {
+            tracing::warn!(target: "trellis", run_id = %run_id, saved = %checkpoint.graph_fingerprint, current = %topology.fingerprint, "resuming a run saved by another version of the graph");
+        }
         let frontier = checkpoint
             .frontier
             .iter()
@@ -237,7 +260,7 @@ impl<S: GraphState> Run<S> {
             })?;
         Ok(Run {
             scope: Arc::new(RunScope {
-                run_id,
+                run_id: run_id.clone(),
                 graph: Arc::clone(&topology.name),
                 cancel: CancellationToken::new(),
                 names: Arc::clone(&topology.names),
@@ -953,6 +976,8 @@ impl<S: GraphState> Run<S> {
                 .collect::<BTreeMap<_, _>>(),
             released: names(&self.released),
             failures: self.failures.iter().map(|(_, f)| (**f).clone()).collect(),
+            graph_fingerprint: self.graph.topology.fingerprint.clone(),
+            state_type: std::any::type_name::<S>().to_owned(),
             created_at: now,
         };
         let record = self.record(status, state, now, error);

@@ -519,3 +519,121 @@ async fn a_paused_run_in_hand_can_be_resumed_without_a_checkpointer() {
     assert_eq!(done.state().log, ["answered send@1", "send"]);
     assert_eq!(done.state().approved, Some(true));
 }
+
+/// v1: draft → send (paused before send). Other versions change the shape.
+fn versioned(store: Arc<InMemoryCheckpointer>, last: &str, extra: bool) -> CompiledGraph<Ticket> {
+    let mut builder = GraphBuilder::<Ticket>::new("Versioned");
+    builder
+        .add_node_fn("draft", |_, _| async { Ok(log("draft")) })
+        .add_node_fn_with(
+            last,
+            |_, _| async { Ok(log("last")) },
+            NodeOptions::new().interrupt_before(),
+        )
+        .add_edge(START, "draft")
+        .add_edge("draft", last)
+        .add_edge(last, END)
+        .set_checkpointer(store);
+    if extra {
+        builder
+            .add_node_fn("audit", |_, _| async { Ok(NodeResult::None) })
+            .add_edge("audit", END);
+    }
+    builder.compile().expect("valid graph")
+}
+
+#[tokio::test]
+async fn a_run_saved_by_another_topology_is_refused_only_where_it_breaks() {
+    let store = Arc::new(InMemoryCheckpointer::new());
+    let v1 = versioned(Arc::clone(&store), "send", false);
+    assert_eq!(
+        v1.fingerprint(),
+        versioned(Arc::clone(&store), "send", false).fingerprint()
+    );
+    assert_eq!(v1.fingerprint().len(), 16);
+    let paused = v1.invoke(ticket("")).await.unwrap();
+    let checkpoint = store
+        .latest_checkpoint(paused.run_id())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(checkpoint.graph_fingerprint, v1.fingerprint());
+    assert!(
+        checkpoint.state_type.ends_with("Ticket"),
+        "{}",
+        checkpoint.state_type
+    );
+
+    // `send` was renamed: the saved frontier names a node that no longer exists.
+    let renamed = versioned(Arc::clone(&store), "deliver", false);
+    assert_ne!(renamed.fingerprint(), v1.fingerprint());
+    let error = renamed
+        .resume(paused.run_id(), Answer::Approve)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "run {} cannot be resumed: it was saved by a version of graph `Versioned` with node `send`, which this one no longer has",
+            paused.run_id()
+        )
+    );
+    // Refused before anything changed: the run is still paused and v1 can finish it.
+    assert_eq!(
+        store
+            .load_run(paused.run_id())
+            .await
+            .unwrap()
+            .unwrap()
+            .status,
+        RunStatus::Paused
+    );
+
+    // A node added elsewhere does not break the saved run: it resumes.
+    let extended = versioned(Arc::clone(&store), "send", true);
+    assert_ne!(extended.fingerprint(), v1.fingerprint());
+    let done = extended
+        .resume(paused.run_id(), Answer::Approve)
+        .await
+        .unwrap();
+    assert_eq!(done.state().log, ["draft", "answered send@2", "last"]);
+}
+
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+struct Other(u32);
+impl trellis::WholeState for Other {}
+impl trellis::ApplyResume for Other {
+    type Input = ();
+    fn apply_resume(&self, _: &trellis::Interrupt, _: ()) -> Other {
+        self.clone()
+    }
+}
+
+#[tokio::test]
+async fn a_run_saved_with_another_state_type_is_refused() {
+    let store = Arc::new(InMemoryCheckpointer::new());
+    let paused = versioned(Arc::clone(&store), "send", false)
+        .invoke(ticket(""))
+        .await
+        .unwrap();
+    let mut builder = GraphBuilder::<Other>::new("Versioned");
+    builder
+        .add_node_fn("draft", |_, _| async { Ok(NodeResult::None) })
+        .add_node_fn("send", |_, _| async { Ok(NodeResult::None) })
+        .add_edge(START, "draft")
+        .add_edge("draft", "send")
+        .add_edge("send", END)
+        .set_checkpointer(store.clone());
+    let error = builder
+        .compile()
+        .unwrap()
+        .resume(paused.run_id(), ())
+        .await
+        .unwrap_err();
+    let text = error.to_string();
+    assert!(
+        text.contains("it was saved with state type `") && text.contains("Ticket`"),
+        "{text}"
+    );
+    assert!(text.ends_with("Other`"), "{text}");
+}

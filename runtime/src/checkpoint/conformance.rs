@@ -125,6 +125,8 @@ pub fn sample_checkpoint(run_id: &RunId, id: u64) -> Checkpoint {
             kind: FailureKind::Timeout,
             message: "timed out after 10s".to_owned(),
         }],
+        graph_fingerprint: "9f2c4e1a7b3d5c60".to_owned(),
+        state_type: "support::Ticket".to_owned(),
         created_at: at("2026-03-04T05:06:07.123456Z"),
     }
 }

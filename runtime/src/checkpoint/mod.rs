@@ -168,6 +168,10 @@ pub struct Checkpoint {
     pub released: Vec<String>,
     /// Failures waiting for their `on_error` handler (which is in the frontier).
     pub failures: Vec<NodeFailure>,
+    /// The topology that wrote it ([`CompiledGraph::fingerprint`](crate::CompiledGraph::fingerprint)).
+    pub graph_fingerprint: String,
+    /// The state's Rust type (`std::any::type_name`), so another state type is refused.
+    pub state_type: String,
     /// When it was written.
     pub created_at: Timestamp,
 }
