@@ -275,14 +275,37 @@ fn fmt(files: &[PathBuf], check_only: bool) -> Result<Outcome, UsageError> {
     Ok(outcome)
 }
 
-fn export(path: &Path, format: ExportFormat, graph: Option<&str>) -> Result<Outcome, UsageError> {
+/// Reads and checks a file for a command that needs it free of errors; `Err(Outcome)` when it
+/// has errors (they are printed, with `not <verb>` after them).
+fn checked_module(
+    path: &Path,
+    verb: &str,
+) -> Result<Result<(Source, Checked), Outcome>, UsageError> {
     let source = read(path)?;
     let checked = check_source(&source);
     if checked.has_errors() {
         print_human(&source, &checked.diagnostics);
-        eprintln!("{}: not exported: it has errors", source.name);
-        return Ok(Outcome::Problems);
+        eprintln!("{}: not {verb}: it has errors", source.name);
+        return Ok(Err(Outcome::Problems));
     }
+    Ok(Ok((source, checked)))
+}
+
+/// The error for a `--graph NAME` the file does not hold.
+fn no_such_graph(source: &Source, name: &str, graphs: &[trellis_dsl::Blueprint]) -> UsageError {
+    let names: Vec<String> = graphs.iter().map(|g| format!("`{}`", g.name)).collect();
+    UsageError::Graph(format!(
+        "`{}` has no graph `{name}`; it has {}",
+        source.name,
+        names.join(", ")
+    ))
+}
+
+fn export(path: &Path, format: ExportFormat, graph: Option<&str>) -> Result<Outcome, UsageError> {
+    let (source, checked) = match checked_module(path, "exported")? {
+        Ok(checked) => checked,
+        Err(outcome) => return Ok(outcome),
+    };
     let graphs = &checked.module.graphs;
     let names = || {
         graphs
@@ -292,13 +315,10 @@ fn export(path: &Path, format: ExportFormat, graph: Option<&str>) -> Result<Outc
             .join(", ")
     };
     let blueprint = match (graph, graphs.as_slice()) {
-        (Some(name), _) => checked.module.graph(name).ok_or_else(|| {
-            UsageError::Graph(format!(
-                "`{}` has no graph `{name}`; it has {}",
-                source.name,
-                names()
-            ))
-        })?,
+        (Some(name), _) => checked
+            .module
+            .graph(name)
+            .ok_or_else(|| no_such_graph(&source, name, graphs))?,
         (None, [only]) => only,
         (None, []) => {
             return Err(UsageError::Graph(format!("`{}` has no graph", source.name)));
@@ -324,28 +344,16 @@ fn export(path: &Path, format: ExportFormat, graph: Option<&str>) -> Result<Outc
 }
 
 fn expand(path: &Path, graph: Option<&str>) -> Result<Outcome, UsageError> {
-    let source = read(path)?;
-    let checked = check_source(&source);
-    if checked.has_errors() {
-        print_human(&source, &checked.diagnostics);
-        eprintln!("{}: not expanded: it has errors", source.name);
-        return Ok(Outcome::Problems);
-    }
+    let (source, checked) = match checked_module(path, "expanded")? {
+        Ok(checked) => checked,
+        Err(outcome) => return Ok(outcome),
+    };
     let mut module = checked.module;
     if let Some(name) = graph {
-        let all: Vec<String> = module
-            .graphs
-            .iter()
-            .map(|g| format!("`{}`", g.name))
-            .collect();
-        module.graphs.retain(|g| g.name == name);
-        if module.graphs.is_empty() {
-            return Err(UsageError::Graph(format!(
-                "`{}` has no graph `{name}`; it has {}",
-                source.name,
-                all.join(", ")
-            )));
+        if module.graph(name).is_none() {
+            return Err(no_such_graph(&source, name, &module.graphs));
         }
+        module.graphs.retain(|g| g.name == name);
     }
     let tokens = trellis_codegen::generate(&module, &trellis_codegen::Options::default());
     let file: syn::File = syn::parse2(tokens).map_err(UsageError::Generated)?;
