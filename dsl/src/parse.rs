@@ -38,10 +38,11 @@ fn parse_with<'a>(
     first_window: usize,
 ) -> File<'a> {
     let open_comment = unterminated_comment(text);
-    if whole_file_first && open_comment.is_none() {
-        if let Some(file) = parse_whole(text) {
-            return file;
-        }
+    if whole_file_first
+        && open_comment.is_none()
+        && let Some(file) = parse_whole(text)
+    {
+        return file;
     }
     let mut parser = Parser {
         text,
@@ -320,11 +321,10 @@ impl<'a> Parser<'a, '_> {
                         graph.items.push(item);
                         continue;
                     }
-                    if let Ok(probe) = self.piece(Rule::node_name_probe) {
-                        if let Some(name) = probe.into_inner().find(|p| p.as_rule() == Rule::ident)
-                        {
-                            graph.poisoned.push(name.as_str());
-                        }
+                    if let Ok(probe) = self.piece(Rule::node_name_probe)
+                        && let Some(name) = probe.into_inner().find(|p| p.as_rule() == Rule::ident)
+                    {
+                        graph.poisoned.push(name.as_str());
                     }
                     self.syntax_error(start, &error, Piece::GraphItem);
                     self.resume_after_broken_piece(start);

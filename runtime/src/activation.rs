@@ -141,10 +141,10 @@ impl<U> Future for Attempt<'_, U> {
             }
             Ok(Poll::Pending) => {}
         }
-        if let Some((sleep, limit)) = &mut this.deadline {
-            if sleep.as_mut().poll(cx).is_ready() {
-                return Poll::Ready(Err(Some(NodeError::Timeout(*limit))));
-            }
+        if let Some((sleep, limit)) = &mut this.deadline
+            && sleep.as_mut().poll(cx).is_ready()
+        {
+            return Poll::Ready(Err(Some(NodeError::Timeout(*limit))));
         }
         let cancel = this.cancel;
         let cancelled = this

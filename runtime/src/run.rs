@@ -454,11 +454,11 @@ impl<S: GraphState> Run<S> {
     /// One step; a failure is recorded before it is returned.
     async fn advance(&mut self) -> Result<StepOutcome, RunError> {
         self.ensure_steppable()?;
-        if self.phase == Phase::New {
-            if let Err(error) = Box::pin(self.begin()).await {
-                Box::pin(self.fail(&error)).await;
-                return Err(error);
-            }
+        if self.phase == Phase::New
+            && let Err(error) = Box::pin(self.begin()).await
+        {
+            Box::pin(self.fail(&error)).await;
+            return Err(error);
         }
         let result = self.super_step().await;
         if let Err(error) = &result {
@@ -555,13 +555,13 @@ impl<S: GraphState> Run<S> {
             return Box::pin(self.pause(waiting, &[])).await;
         }
         for &i in runnable {
-            if let Some(max_visits) = nodes[i].options.max_visits {
-                if self.visits[i] >= max_visits {
-                    return Err(RunError::VisitLimit {
-                        node: nodes[i].name.to_string(),
-                        max_visits,
-                    });
-                }
+            if let Some(max_visits) = nodes[i].options.max_visits
+                && self.visits[i] >= max_visits
+            {
+                return Err(RunError::VisitLimit {
+                    node: nodes[i].name.to_string(),
+                    max_visits,
+                });
             }
         }
 
@@ -770,10 +770,10 @@ impl<S: GraphState> Run<S> {
                 declared(crate::END)?;
             }
             Command::Interrupt(request) => {
-                if let Some(to) = request.resume_to.as_deref() {
-                    if to != &*spec.name {
-                        declared(to)?;
-                    }
+                if let Some(to) = request.resume_to.as_deref()
+                    && to != &*spec.name
+                {
+                    declared(to)?;
                 }
                 interrupted = true;
                 let interrupt = Interrupt::new(&spec.name, step, InterruptPoint::Node, request);

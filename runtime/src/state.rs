@@ -91,14 +91,14 @@ impl<T: WholeState> GraphState for T {
     type Update = T;
 
     fn apply(&mut self, updates: Vec<(&str, T)>) -> Result<(), MergeConflict> {
-        if !T::COMBINES {
-            if let [(first, _), (second, _), ..] = updates.as_slice() {
-                return Err(MergeConflict {
-                    field: "state",
-                    first: (*first).to_owned(),
-                    second: (*second).to_owned(),
-                });
-            }
+        if !T::COMBINES
+            && let [(first, _), (second, _), ..] = updates.as_slice()
+        {
+            return Err(MergeConflict {
+                field: "state",
+                first: (*first).to_owned(),
+                second: (*second).to_owned(),
+            });
         }
         for (_, update) in updates {
             self.merge(update);

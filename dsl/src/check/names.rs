@@ -88,18 +88,19 @@ pub(super) fn check_graph(graph: &Blueprint, diagnostics: &mut Diagnostics) {
             continue;
         }
         for (target, span) in edge.targets.iter().zip(&edge.target_spans) {
-            if let Endpoint::Node(id) = target {
-                if is_snake_case(id) && to_pascal_case(id) == "End" {
-                    diagnostics.push(
-                        Diagnostic::new(
-                            Code::E0106,
-                            *span,
-                            format!("node `{id}` and END both become the route variant `End`"),
-                            "becomes `End`",
-                        )
-                        .with_help("rename the node"),
-                    );
-                }
+            if let Endpoint::Node(id) = target
+                && is_snake_case(id)
+                && to_pascal_case(id) == "End"
+            {
+                diagnostics.push(
+                    Diagnostic::new(
+                        Code::E0106,
+                        *span,
+                        format!("node `{id}` and END both become the route variant `End`"),
+                        "becomes `End`",
+                    )
+                    .with_help("rename the node"),
+                );
             }
         }
     }
