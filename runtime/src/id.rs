@@ -40,6 +40,11 @@ impl Timestamp {
         i64::try_from(self.0.unix_timestamp_nanos() / 1_000_000).unwrap_or(i64::MAX)
     }
 
+    /// Microseconds since the Unix epoch (what durable backends order by).
+    pub fn unix_micros(self) -> i64 {
+        i64::try_from(self.0.unix_timestamp_nanos() / 1_000).unwrap_or(i64::MAX)
+    }
+
     /// Parses RFC 3339 text with any offset.
     ///
     /// # Errors

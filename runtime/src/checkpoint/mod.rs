@@ -2,6 +2,8 @@
 //! implements (in memory here; SQLite and PostgreSQL in their own crates).
 
 mod memory;
+#[cfg(feature = "sqlite")]
+mod sqlite;
 
 pub mod conformance;
 
@@ -16,6 +18,8 @@ use crate::interrupt::Interrupt;
 use crate::node::NodeFailure;
 
 pub use memory::InMemoryCheckpointer;
+#[cfg(feature = "sqlite")]
+pub use sqlite::{Durability, SqliteCheckpointer};
 
 /// Where a run stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

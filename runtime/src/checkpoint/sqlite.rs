@@ -1,0 +1,525 @@
+//! `SqliteCheckpointer`: runs and checkpoints in one SQLite file, the embedded default.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use async_trait::async_trait;
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+use super::{Checkpoint, CheckpointError, Checkpointer, RunRecord, RunStatus};
+use crate::id::{RunId, Timestamp};
+
+/// The schema this build writes and reads (`PRAGMA user_version`).
+const SCHEMA_VERSION: i64 = 1;
+
+/// Each step applied in order to bring a file from version `n` to `n + 1`.
+const MIGRATIONS: &[&str] = &[
+    // 0 → 1
+    "CREATE TABLE runs (
+        run_id TEXT PRIMARY KEY,
+        graph TEXT NOT NULL,
+        status TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        created_us INTEGER NOT NULL,
+        updated_at TEXT NOT NULL,
+        last_node TEXT,
+        steps INTEGER NOT NULL,
+        state TEXT NOT NULL,
+        interrupts TEXT NOT NULL,
+        error TEXT,
+        transitions INTEGER NOT NULL
+    );
+    CREATE INDEX runs_newest ON runs (created_us DESC, run_id DESC);
+    CREATE TABLE checkpoints (
+        run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+        id INTEGER NOT NULL,
+        step INTEGER NOT NULL,
+        label TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        state TEXT NOT NULL,
+        detail TEXT NOT NULL,
+        PRIMARY KEY (run_id, id)
+    );",
+];
+
+/// How hard SQLite makes each commit durable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// `synchronous=FULL`: a committed step survives a power loss (the default).
+    Full,
+    /// `synchronous=NORMAL`: in WAL mode a commit survives a crash of the process but may be
+    /// lost with the machine's power; faster.
+    Normal,
+}
+
+/// Runs and checkpoints in one SQLite file: created on first use, schema versioned and
+/// migrated, WAL journal, a step's checkpoint and run record committed in one transaction.
+///
+/// Calls run on tokio's blocking pool, so a slow disk never stalls other tasks.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// use trellis::Checkpointer;
+/// use trellis::checkpoint::SqliteCheckpointer;
+///
+/// let store = SqliteCheckpointer::open_in_memory()?;
+/// assert!(store.list_runs(10, 0).await?.is_empty());
+/// # Ok::<(), trellis::CheckpointError>(())
+/// # }).unwrap();
+/// ```
+#[derive(Debug, Clone)]
+pub struct SqliteCheckpointer {
+    connection: Arc<Mutex<Connection>>,
+}
+
+fn backend(error: rusqlite::Error) -> CheckpointError {
+    CheckpointError::Backend(Box::new(error))
+}
+
+fn corrupt(what: impl Into<String>, reason: impl std::fmt::Display) -> CheckpointError {
+    CheckpointError::Corrupt {
+        what: what.into(),
+        reason: reason.to_string(),
+    }
+}
+
+fn json<T: serde::Serialize>(what: &'static str, value: &T) -> Result<String, CheckpointError> {
+    serde_json::to_string(value).map_err(|source| CheckpointError::Serialize { what, source })
+}
+
+impl SqliteCheckpointer {
+    /// Opens (creating if needed) the database at `path`, with full sync.
+    ///
+    /// # Errors
+    /// [`CheckpointError::Backend`] when the file cannot be opened or written;
+    /// [`CheckpointError::Corrupt`] when it holds a schema newer than this build knows.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, CheckpointError> {
+        Self::open_with(path, Durability::Full)
+    }
+
+    /// Opens the database at `path` with the given durability.
+    ///
+    /// # Errors
+    /// As [`open`](Self::open).
+    pub fn open_with(path: impl AsRef<Path>, sync: Durability) -> Result<Self, CheckpointError> {
+        let connection = Connection::open(path).map_err(backend)?;
+        Self::setup(connection, sync)
+    }
+
+    /// A database in memory, gone when the last clone is dropped (for tests).
+    ///
+    /// # Errors
+    /// As [`open`](Self::open).
+    pub fn open_in_memory() -> Result<Self, CheckpointError> {
+        Self::setup(
+            Connection::open_in_memory().map_err(backend)?,
+            Durability::Full,
+        )
+    }
+
+    fn setup(mut connection: Connection, sync: Durability) -> Result<Self, CheckpointError> {
+        let synchronous = match sync {
+            Durability::Full => "FULL",
+            Durability::Normal => "NORMAL",
+        };
+        connection
+            .execute_batch(&format!(
+                "PRAGMA journal_mode = WAL; PRAGMA synchronous = {synchronous}; \
+                 PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;"
+            ))
+            .map_err(backend)?;
+        let version: i64 = connection
+            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .map_err(backend)?;
+        if !(0..=SCHEMA_VERSION).contains(&version) {
+            return Err(corrupt(
+                "database schema",
+                format!(
+                    "schema version {version} is not one this build knows (it reads versions up to {SCHEMA_VERSION}); use a newer trellis"
+                ),
+            ));
+        }
+        for (from, migration) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+            let transaction = connection.transaction().map_err(backend)?;
+            transaction.execute_batch(migration).map_err(backend)?;
+            transaction
+                .execute_batch(&format!("PRAGMA user_version = {}", from + 1))
+                .map_err(backend)?;
+            transaction.commit().map_err(backend)?;
+        }
+        Ok(SqliteCheckpointer {
+            connection: Arc::new(Mutex::new(connection)),
+        })
+    }
+
+    /// Runs `work` with the connection on tokio's blocking pool.
+    async fn with<T, F>(&self, work: F) -> Result<T, CheckpointError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, CheckpointError> + Send + 'static,
+    {
+        let connection = Arc::clone(&self.connection);
+        tokio::task::spawn_blocking(move || {
+            let mut guard: MutexGuard<'_, Connection> = connection
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            work(&mut guard)
+        })
+        .await
+        .map_err(|error| CheckpointError::Backend(Box::new(error)))?
+    }
+}
+
+/// The columns of a run record, ready to bind.
+struct RunRow {
+    run_id: String,
+    graph: String,
+    status: &'static str,
+    created_at: String,
+    created_us: i64,
+    updated_at: String,
+    last_node: Option<String>,
+    steps: i64,
+    state: String,
+    interrupts: String,
+    error: Option<String>,
+    transitions: i64,
+}
+
+fn run_row(run: &RunRecord) -> Result<RunRow, CheckpointError> {
+    Ok(RunRow {
+        run_id: run.run_id.to_string(),
+        graph: run.graph.clone(),
+        status: run.status.as_str(),
+        created_at: run.created_at.to_string(),
+        created_us: run.created_at.unix_micros(),
+        updated_at: run.updated_at.to_string(),
+        last_node: run.last_node.clone(),
+        steps: i64::try_from(run.steps).unwrap_or(i64::MAX),
+        state: json("run state", &run.state)?,
+        interrupts: json("run interrupts", &run.interrupts)?,
+        error: run.error.clone(),
+        transitions: i64::try_from(run.transitions).unwrap_or(i64::MAX),
+    })
+}
+
+const UPSERT_RUN: &str =
+    "INSERT INTO runs (run_id, graph, status, created_at, created_us, updated_at,
+        last_node, steps, state, interrupts, error, transitions)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+    ON CONFLICT (run_id) DO UPDATE SET graph = excluded.graph, status = excluded.status,
+        created_at = excluded.created_at, created_us = excluded.created_us,
+        updated_at = excluded.updated_at, last_node = excluded.last_node, steps = excluded.steps,
+        state = excluded.state, interrupts = excluded.interrupts, error = excluded.error,
+        transitions = excluded.transitions";
+
+fn upsert_run(connection: &Connection, row: &RunRow) -> Result<(), CheckpointError> {
+    connection
+        .execute(
+            UPSERT_RUN,
+            params![
+                row.run_id,
+                row.graph,
+                row.status,
+                row.created_at,
+                row.created_us,
+                row.updated_at,
+                row.last_node,
+                row.steps,
+                row.state,
+                row.interrupts,
+                row.error,
+                row.transitions
+            ],
+        )
+        .map_err(backend)?;
+    Ok(())
+}
+
+/// The part of a checkpoint kept as one JSON column.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Detail {
+    nodes: Vec<String>,
+    frontier: Vec<String>,
+    visits: std::collections::BTreeMap<String, u32>,
+    released: Vec<String>,
+    failures: Vec<crate::node::NodeFailure>,
+    graph_fingerprint: String,
+    state_type: String,
+}
+
+fn insert_checkpoint(
+    connection: &Connection,
+    checkpoint: &Checkpoint,
+) -> Result<(), CheckpointError> {
+    let detail = Detail {
+        nodes: checkpoint.nodes.clone(),
+        frontier: checkpoint.frontier.clone(),
+        visits: checkpoint.visits.clone(),
+        released: checkpoint.released.clone(),
+        failures: checkpoint.failures.clone(),
+        graph_fingerprint: checkpoint.graph_fingerprint.clone(),
+        state_type: checkpoint.state_type.clone(),
+    };
+    connection
+        .execute(
+            "INSERT OR REPLACE INTO checkpoints (run_id, id, step, label, created_at, state, detail)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                checkpoint.run_id.to_string(),
+                i64::try_from(checkpoint.id).unwrap_or(i64::MAX),
+                i64::try_from(checkpoint.step).unwrap_or(i64::MAX),
+                checkpoint.label.to_string(),
+                checkpoint.created_at.to_string(),
+                json("checkpoint state", &checkpoint.state)?,
+                json("checkpoint detail", &detail)?,
+            ],
+        )
+        .map_err(|error| match error {
+            rusqlite::Error::SqliteFailure(code, _)
+                if code.code == rusqlite::ErrorCode::ConstraintViolation =>
+            {
+                corrupt(
+                    format!("checkpoint {} of run {}", checkpoint.id, checkpoint.run_id),
+                    "no run record with this id",
+                )
+            }
+            other => backend(other),
+        })?;
+    Ok(())
+}
+
+fn read_run(row: &Row<'_>) -> rusqlite::Result<[Option<String>; 9]> {
+    Ok([
+        row.get(0)?,
+        row.get(1)?,
+        row.get(2)?,
+        row.get(3)?,
+        row.get(4)?,
+        row.get(5)?,
+        row.get(6)?,
+        row.get(7)?,
+        row.get(8)?,
+    ])
+}
+
+const SELECT_RUN: &str = "SELECT run_id, graph, status, created_at, updated_at, last_node, state,
+    interrupts, error, steps, transitions FROM runs";
+
+/// A run row, decoded; a malformed column is a `Corrupt` error naming the run and the column.
+fn decode_run(row: &Row<'_>) -> rusqlite::Result<Result<RunRecord, CheckpointError>> {
+    let text = read_run(row)?;
+    let steps: i64 = row.get(9)?;
+    let transitions: i64 = row.get(10)?;
+    Ok((|| {
+        let [
+            run_id,
+            graph,
+            status,
+            created_at,
+            updated_at,
+            last_node,
+            state,
+            interrupts,
+            error,
+        ] = text;
+        let run_id = run_id.unwrap_or_default();
+        let what = |column: &str| format!("column `{column}` of run {run_id}");
+        let status = match status.as_deref() {
+            Some("running") => RunStatus::Running,
+            Some("paused") => RunStatus::Paused,
+            Some("completed") => RunStatus::Completed,
+            Some("failed") => RunStatus::Failed,
+            other => return Err(corrupt(what("status"), format!("unknown status {other:?}"))),
+        };
+        let time = |column: &str, value: Option<String>| {
+            Timestamp::parse(value.as_deref().unwrap_or_default())
+                .map_err(|e| corrupt(what(column), e))
+        };
+        Ok(RunRecord {
+            graph: graph.unwrap_or_default(),
+            status,
+            created_at: time("created_at", created_at)?,
+            updated_at: time("updated_at", updated_at)?,
+            last_node,
+            steps: u64::try_from(steps).map_err(|e| corrupt(what("steps"), e))?,
+            state: serde_json::from_str(state.as_deref().unwrap_or_default())
+                .map_err(|e| corrupt(what("state"), e))?,
+            interrupts: serde_json::from_str(interrupts.as_deref().unwrap_or_default())
+                .map_err(|e| corrupt(what("interrupts"), e))?,
+            error,
+            transitions: u64::try_from(transitions).map_err(|e| corrupt(what("transitions"), e))?,
+            run_id: RunId::from(run_id.clone()),
+        })
+    })())
+}
+
+const SELECT_CHECKPOINT: &str =
+    "SELECT run_id, id, step, label, created_at, state, detail FROM checkpoints";
+
+fn decode_checkpoint(row: &Row<'_>) -> rusqlite::Result<Result<Checkpoint, CheckpointError>> {
+    let run_id: String = row.get(0)?;
+    let id: i64 = row.get(1)?;
+    let step: i64 = row.get(2)?;
+    let label: String = row.get(3)?;
+    let created_at: String = row.get(4)?;
+    let state: String = row.get(5)?;
+    let detail: String = row.get(6)?;
+    Ok((|| {
+        let what = |column: &str| format!("column `{column}` of checkpoint {id} of run {run_id}");
+        let detail: Detail =
+            serde_json::from_str(&detail).map_err(|e| corrupt(what("detail"), e))?;
+        Ok(Checkpoint {
+            id: u64::try_from(id).map_err(|e| corrupt(what("id"), e))?,
+            run_id: RunId::from(run_id.clone()),
+            step: u64::try_from(step).map_err(|e| corrupt(what("step"), e))?,
+            nodes: detail.nodes,
+            label: label.parse().map_err(|e| corrupt(what("label"), e))?,
+            state: serde_json::from_str(&state).map_err(|e| corrupt(what("state"), e))?,
+            frontier: detail.frontier,
+            visits: detail.visits,
+            released: detail.released,
+            failures: detail.failures,
+            graph_fingerprint: detail.graph_fingerprint,
+            state_type: detail.state_type,
+            created_at: Timestamp::parse(&created_at)
+                .map_err(|e| corrupt(what("created_at"), e))?,
+        })
+    })())
+}
+
+#[async_trait]
+impl Checkpointer for SqliteCheckpointer {
+    async fn save_run(&self, run: &RunRecord) -> Result<(), CheckpointError> {
+        let row = run_row(run)?;
+        self.with(move |connection| upsert_run(connection, &row))
+            .await
+    }
+
+    async fn claim_run(
+        &self,
+        run: &RunRecord,
+        expected: RunStatus,
+    ) -> Result<bool, CheckpointError> {
+        let row = run_row(run)?;
+        self.with(move |connection| {
+            let transaction = connection.transaction().map_err(backend)?;
+            let current: Option<String> = transaction
+                .query_row(
+                    "SELECT status FROM runs WHERE run_id = ?1",
+                    [&row.run_id],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(backend)?;
+            if current.as_deref() != Some(expected.as_str()) {
+                return Ok(false);
+            }
+            upsert_run(&transaction, &row)?;
+            transaction.commit().map_err(backend)?;
+            Ok(true)
+        })
+        .await
+    }
+
+    async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<(), CheckpointError> {
+        let checkpoint = checkpoint.clone();
+        self.with(move |connection| insert_checkpoint(connection, &checkpoint))
+            .await
+    }
+
+    async fn save_step(
+        &self,
+        run: &RunRecord,
+        checkpoint: &Checkpoint,
+    ) -> Result<(), CheckpointError> {
+        if run.run_id != checkpoint.run_id {
+            return Err(corrupt(
+                format!("checkpoint {} of run {}", checkpoint.id, checkpoint.run_id),
+                format!("saved with the record of run {}", run.run_id),
+            ));
+        }
+        let row = run_row(run)?;
+        let checkpoint = checkpoint.clone();
+        self.with(move |connection| {
+            // Both or neither: a crash between them leaves the previous step intact.
+            let transaction = connection.transaction().map_err(backend)?;
+            upsert_run(&transaction, &row)?;
+            insert_checkpoint(&transaction, &checkpoint)?;
+            transaction.commit().map_err(backend)
+        })
+        .await
+    }
+
+    async fn load_run(&self, run_id: &RunId) -> Result<Option<RunRecord>, CheckpointError> {
+        let run_id = run_id.to_string();
+        self.with(move |connection| {
+            connection
+                .query_row(
+                    &format!("{SELECT_RUN} WHERE run_id = ?1"),
+                    [&run_id],
+                    decode_run,
+                )
+                .optional()
+                .map_err(backend)?
+                .transpose()
+        })
+        .await
+    }
+
+    async fn list_runs(
+        &self,
+        limit: usize,
+        offset: usize,
+    ) -> Result<Vec<RunRecord>, CheckpointError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let offset = i64::try_from(offset).unwrap_or(i64::MAX);
+        self.with(move |connection| {
+            let mut statement = connection
+                .prepare(&format!(
+                    "{SELECT_RUN} ORDER BY created_us DESC, run_id DESC LIMIT ?1 OFFSET ?2"
+                ))
+                .map_err(backend)?;
+            let rows = statement
+                .query_map(params![limit, offset], decode_run)
+                .map_err(backend)?;
+            rows.map(|row| row.map_err(backend)?).collect()
+        })
+        .await
+    }
+
+    async fn list_checkpoints(&self, run_id: &RunId) -> Result<Vec<Checkpoint>, CheckpointError> {
+        let run_id = run_id.to_string();
+        self.with(move |connection| {
+            let mut statement = connection
+                .prepare(&format!(
+                    "{SELECT_CHECKPOINT} WHERE run_id = ?1 ORDER BY id"
+                ))
+                .map_err(backend)?;
+            let rows = statement
+                .query_map([&run_id], decode_checkpoint)
+                .map_err(backend)?;
+            rows.map(|row| row.map_err(backend)?).collect()
+        })
+        .await
+    }
+
+    async fn latest_checkpoint(
+        &self,
+        run_id: &RunId,
+    ) -> Result<Option<Checkpoint>, CheckpointError> {
+        let run_id = run_id.to_string();
+        self.with(move |connection| {
+            connection
+                .query_row(
+                    &format!("{SELECT_CHECKPOINT} WHERE run_id = ?1 ORDER BY id DESC LIMIT 1"),
+                    [&run_id],
+                    decode_checkpoint,
+                )
+                .optional()
+                .map_err(backend)?
+                .transpose()
+        })
+        .await
+    }
+}

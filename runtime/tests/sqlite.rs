@@ -1,0 +1,170 @@
+//! `SqliteCheckpointer`: the shared conformance suite, runs that outlive their store, and
+//! corrupt or foreign files reported clearly.
+
+mod common;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use common::{Answer, Ticket, TicketUpdate, ticket};
+use trellis::checkpoint::{Durability, SqliteCheckpointer, conformance};
+use trellis::{
+    CheckpointError, Checkpointer, END, GraphBuilder, NodeOptions, NodeResult, RunStatus, START,
+};
+
+static FILES: AtomicUsize = AtomicUsize::new(0);
+
+/// A fresh database file path of this test process.
+fn fresh_path() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("trellis-sqlite-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir.join(format!("runs-{}.db", FILES.fetch_add(1, Ordering::Relaxed)))
+}
+
+#[tokio::test]
+async fn sqlite_checkpointer_passes_the_conformance_suite() {
+    conformance::run_all(|| async { SqliteCheckpointer::open(fresh_path()).expect("opens") })
+        .await
+        .unwrap();
+    conformance::run_all(|| async {
+        SqliteCheckpointer::open_with(fresh_path(), Durability::Normal).expect("opens")
+    })
+    .await
+    .unwrap();
+}
+
+fn approval_graph(store: Arc<SqliteCheckpointer>) -> trellis::CompiledGraph<Ticket> {
+    let mut builder = GraphBuilder::<Ticket>::new("Approval");
+    builder
+        .add_node_fn("draft", |_, _| async {
+            Ok(NodeResult::Update(
+                TicketUpdate::default()
+                    .draft(Some("hello".to_owned()))
+                    .log("draft"),
+            ))
+        })
+        .add_node_fn_with(
+            "send",
+            |s, _| async move {
+                let entry = if s.approved == Some(true) {
+                    "sent"
+                } else {
+                    "held"
+                };
+                Ok(NodeResult::Update(TicketUpdate::default().log(entry)))
+            },
+            NodeOptions::new().interrupt_before(),
+        )
+        .add_edge(START, "draft")
+        .add_edge("draft", "send")
+        .add_edge("send", END)
+        .set_checkpointer(store);
+    builder.compile().expect("valid graph")
+}
+
+#[tokio::test]
+async fn a_paused_run_is_resumed_from_the_file_by_a_new_store() {
+    let path = fresh_path();
+    let run_id = {
+        let store = Arc::new(SqliteCheckpointer::open(&path).expect("opens"));
+        let paused = approval_graph(store).invoke(ticket("t")).await.unwrap();
+        assert!(paused.is_paused());
+        paused.run_id().clone()
+        // Graph and store are dropped here, as when a process exits.
+    };
+    let store = Arc::new(SqliteCheckpointer::open(&path).expect("reopens"));
+    let record = store.load_run(&run_id).await.unwrap().expect("recorded");
+    assert_eq!(record.status, RunStatus::Paused);
+    assert_eq!(record.interrupts[0].id, "send@2");
+    let done = approval_graph(Arc::clone(&store))
+        .resume(&run_id, Answer::Approve)
+        .await
+        .unwrap();
+    assert_eq!(done.state().log, ["draft", "answered send@2", "sent"]);
+    let labels: Vec<String> = store
+        .list_checkpoints(&run_id)
+        .await
+        .unwrap()
+        .iter()
+        .map(|c| c.label.to_string())
+        .collect();
+    assert_eq!(
+        labels,
+        ["start", "step", "pause:before", "resume", "complete"]
+    );
+}
+
+/// Writes `sql` straight into the file, as another program (or a bug) could.
+fn tamper(path: &PathBuf, sql: &str) {
+    let connection = rusqlite::Connection::open(path).expect("opens");
+    connection.execute_batch(sql).expect("tampers");
+}
+
+#[tokio::test]
+async fn corrupt_rows_are_clear_errors_naming_the_row_and_column() {
+    let path = fresh_path();
+    let store = Arc::new(SqliteCheckpointer::open(&path).expect("opens"));
+    let paused = approval_graph(Arc::clone(&store))
+        .invoke(ticket("t"))
+        .await
+        .unwrap();
+    let run_id = paused.run_id().clone();
+
+    tamper(&path, "UPDATE runs SET state = '{not json'");
+    let error = store.load_run(&run_id).await.unwrap_err();
+    assert!(
+        matches!(error, CheckpointError::Corrupt { .. }),
+        "{error:?}"
+    );
+    assert!(
+        error.to_string().starts_with(&format!(
+            "stored column `state` of run {run_id} is unreadable: "
+        )),
+        "{error}"
+    );
+    assert!(
+        store.list_runs(10, 0).await.is_err(),
+        "listing reports it too"
+    );
+    let resume = approval_graph(Arc::clone(&store))
+        .resume(&run_id, Answer::Approve)
+        .await;
+    assert!(resume.is_err(), "a corrupt run is not resumed");
+
+    tamper(
+        &path,
+        "UPDATE checkpoints SET label = 'paused' WHERE id = 3",
+    );
+    let error = store.latest_checkpoint(&run_id).await.unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "stored column `label` of checkpoint 3 of run {run_id} is unreadable: unknown checkpoint label `paused`: expected start, step, pause:<kind>, resume, complete or failed"
+        )
+    );
+}
+
+#[test]
+fn a_file_from_a_newer_schema_is_refused() {
+    let path = fresh_path();
+    drop(SqliteCheckpointer::open(&path).expect("creates"));
+    tamper(&path, "PRAGMA user_version = 99");
+    let error = SqliteCheckpointer::open(&path).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "stored database schema is unreadable: schema version 99 is not one this build knows (it reads versions up to 1); use a newer trellis"
+    );
+}
+
+#[test]
+fn a_file_that_is_not_a_database_is_a_backend_error() {
+    let path = fresh_path();
+    std::fs::write(
+        &path,
+        "just some text, not SQLite at all ........................",
+    )
+    .expect("writes");
+    let error = SqliteCheckpointer::open(&path).unwrap_err();
+    assert!(matches!(error, CheckpointError::Backend(_)), "{error:?}");
+}
