@@ -24,11 +24,12 @@ const MIGRATIONS: &[&str] = &[
         updated_at TEXT NOT NULL,
         last_node TEXT,
         steps INTEGER NOT NULL,
-        state TEXT NOT NULL,
+        state TEXT,
+        state_checkpoint INTEGER,
         interrupts TEXT NOT NULL,
         error TEXT,
         transitions INTEGER NOT NULL
-    );
+    ) WITHOUT ROWID;
     CREATE INDEX runs_newest ON runs (created_us DESC, run_id DESC);
     CREATE TABLE checkpoints (
         run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
@@ -39,7 +40,7 @@ const MIGRATIONS: &[&str] = &[
         state TEXT NOT NULL,
         detail TEXT NOT NULL,
         PRIMARY KEY (run_id, id)
-    );",
+    ) WITHOUT ROWID;",
 ];
 
 /// How hard SQLite makes each commit durable.
@@ -180,13 +181,21 @@ struct RunRow {
     updated_at: String,
     last_node: Option<String>,
     steps: i64,
-    state: String,
+    /// `None` when the state is that of checkpoint `state_checkpoint` (written once per step).
+    state: Option<String>,
+    state_checkpoint: Option<i64>,
     interrupts: String,
     error: Option<String>,
     transitions: i64,
 }
 
-fn run_row(run: &RunRecord) -> Result<RunRow, CheckpointError> {
+/// The run's columns; with `same_as`, the state is not written again but read from that
+/// checkpoint, which holds the same state.
+fn run_row(run: &RunRecord, same_as: Option<i64>) -> Result<RunRow, CheckpointError> {
+    let state = match same_as {
+        Some(_) => None,
+        None => Some(json("run state", &run.state)?),
+    };
     Ok(RunRow {
         run_id: run.run_id.to_string(),
         graph: run.graph.clone(),
@@ -196,28 +205,28 @@ fn run_row(run: &RunRecord) -> Result<RunRow, CheckpointError> {
         updated_at: run.updated_at.to_string(),
         last_node: run.last_node.clone(),
         steps: i64::try_from(run.steps).unwrap_or(i64::MAX),
-        state: json("run state", &run.state)?,
+        state,
+        state_checkpoint: same_as,
         interrupts: json("run interrupts", &run.interrupts)?,
         error: run.error.clone(),
         transitions: i64::try_from(run.transitions).unwrap_or(i64::MAX),
     })
 }
 
-const UPSERT_RUN: &str =
-    "INSERT INTO runs (run_id, graph, status, created_at, created_us, updated_at,
-        last_node, steps, state, interrupts, error, transitions)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+const UPSERT_RUN: &str = "INSERT INTO runs (run_id, graph, status, created_at, created_us,
+        updated_at, last_node, steps, state, state_checkpoint, interrupts, error, transitions)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
     ON CONFLICT (run_id) DO UPDATE SET graph = excluded.graph, status = excluded.status,
-        created_at = excluded.created_at, created_us = excluded.created_us,
         updated_at = excluded.updated_at, last_node = excluded.last_node, steps = excluded.steps,
-        state = excluded.state, interrupts = excluded.interrupts, error = excluded.error,
+        state = excluded.state, state_checkpoint = excluded.state_checkpoint,
+        interrupts = excluded.interrupts, error = excluded.error,
         transitions = excluded.transitions";
 
 fn upsert_run(connection: &Connection, row: &RunRow) -> Result<(), CheckpointError> {
     connection
-        .execute(
-            UPSERT_RUN,
-            params![
+        .prepare_cached(UPSERT_RUN)
+        .and_then(|mut statement| {
+            statement.execute(params![
                 row.run_id,
                 row.graph,
                 row.status,
@@ -227,11 +236,12 @@ fn upsert_run(connection: &Connection, row: &RunRow) -> Result<(), CheckpointErr
                 row.last_node,
                 row.steps,
                 row.state,
+                row.state_checkpoint,
                 row.interrupts,
                 row.error,
                 row.transitions
-            ],
-        )
+            ])
+        })
         .map_err(backend)?;
     Ok(())
 }
@@ -248,10 +258,22 @@ struct Detail {
     state_type: String,
 }
 
-fn insert_checkpoint(
-    connection: &Connection,
+/// The columns of a checkpoint, ready to bind (built before the blocking call, so the state is
+/// serialized on the caller's thread and only once per step).
+struct CheckpointRow {
+    run_id: String,
+    id: i64,
+    step: i64,
+    label: String,
+    created_at: String,
+    state: String,
+    detail: String,
+}
+
+fn checkpoint_row(
     checkpoint: &Checkpoint,
-) -> Result<(), CheckpointError> {
+    state: String,
+) -> Result<CheckpointRow, CheckpointError> {
     let detail = Detail {
         nodes: checkpoint.nodes.clone(),
         frontier: checkpoint.frontier.clone(),
@@ -261,26 +283,40 @@ fn insert_checkpoint(
         graph_fingerprint: checkpoint.graph_fingerprint.clone(),
         state_type: checkpoint.state_type.clone(),
     };
+    Ok(CheckpointRow {
+        run_id: checkpoint.run_id.to_string(),
+        id: i64::try_from(checkpoint.id).unwrap_or(i64::MAX),
+        step: i64::try_from(checkpoint.step).unwrap_or(i64::MAX),
+        label: checkpoint.label.to_string(),
+        created_at: checkpoint.created_at.to_string(),
+        state,
+        detail: json("checkpoint detail", &detail)?,
+    })
+}
+
+fn insert_checkpoint(connection: &Connection, row: &CheckpointRow) -> Result<(), CheckpointError> {
     connection
-        .execute(
+        .prepare_cached(
             "INSERT OR REPLACE INTO checkpoints (run_id, id, step, label, created_at, state, detail)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![
-                checkpoint.run_id.to_string(),
-                i64::try_from(checkpoint.id).unwrap_or(i64::MAX),
-                i64::try_from(checkpoint.step).unwrap_or(i64::MAX),
-                checkpoint.label.to_string(),
-                checkpoint.created_at.to_string(),
-                json("checkpoint state", &checkpoint.state)?,
-                json("checkpoint detail", &detail)?,
-            ],
         )
+        .and_then(|mut statement| {
+            statement.execute(params![
+                row.run_id,
+                row.id,
+                row.step,
+                row.label,
+                row.created_at,
+                row.state,
+                row.detail,
+            ])
+        })
         .map_err(|error| match error {
             rusqlite::Error::SqliteFailure(code, _)
                 if code.code == rusqlite::ErrorCode::ConstraintViolation =>
             {
                 corrupt(
-                    format!("checkpoint {} of run {}", checkpoint.id, checkpoint.run_id),
+                    format!("checkpoint {} of run {}", row.id, row.run_id),
                     "no run record with this id",
                 )
             }
@@ -303,8 +339,10 @@ fn read_run(row: &Row<'_>) -> rusqlite::Result<[Option<String>; 9]> {
     ])
 }
 
-const SELECT_RUN: &str = "SELECT run_id, graph, status, created_at, updated_at, last_node, state,
-    interrupts, error, steps, transitions FROM runs";
+/// A run's state is its own column, or (written once per step) its checkpoint's.
+const SELECT_RUN: &str = "SELECT r.run_id, r.graph, r.status, r.created_at, r.updated_at,
+    r.last_node, COALESCE(r.state, c.state), r.interrupts, r.error, r.steps, r.transitions
+    FROM runs r LEFT JOIN checkpoints c ON c.run_id = r.run_id AND c.id = r.state_checkpoint";
 
 /// A run row, decoded; a malformed column is a `Corrupt` error naming the run and the column.
 fn decode_run(row: &Row<'_>) -> rusqlite::Result<Result<RunRecord, CheckpointError>> {
@@ -391,7 +429,7 @@ fn decode_checkpoint(row: &Row<'_>) -> rusqlite::Result<Result<Checkpoint, Check
 #[async_trait]
 impl Checkpointer for SqliteCheckpointer {
     async fn save_run(&self, run: &RunRecord) -> Result<(), CheckpointError> {
-        let row = run_row(run)?;
+        let row = run_row(run, None)?;
         self.with(move |connection| upsert_run(connection, &row))
             .await
     }
@@ -401,7 +439,7 @@ impl Checkpointer for SqliteCheckpointer {
         run: &RunRecord,
         expected: RunStatus,
     ) -> Result<bool, CheckpointError> {
-        let row = run_row(run)?;
+        let row = run_row(run, None)?;
         self.with(move |connection| {
             let transaction = connection.transaction().map_err(backend)?;
             let current: Option<String> = transaction
@@ -423,8 +461,8 @@ impl Checkpointer for SqliteCheckpointer {
     }
 
     async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<(), CheckpointError> {
-        let checkpoint = checkpoint.clone();
-        self.with(move |connection| insert_checkpoint(connection, &checkpoint))
+        let row = checkpoint_row(checkpoint, json("checkpoint state", &checkpoint.state)?)?;
+        self.with(move |connection| insert_checkpoint(connection, &row))
             .await
     }
 
@@ -439,8 +477,12 @@ impl Checkpointer for SqliteCheckpointer {
                 format!("saved with the record of run {}", run.run_id),
             ));
         }
-        let row = run_row(run)?;
-        let checkpoint = checkpoint.clone();
+        // The runtime gives both the same state: serialize and store it once, in the checkpoint.
+        let state = json("checkpoint state", &checkpoint.state)?;
+        let same_as = (run.state == checkpoint.state)
+            .then(|| i64::try_from(checkpoint.id).unwrap_or(i64::MAX));
+        let row = run_row(run, same_as)?;
+        let checkpoint = checkpoint_row(checkpoint, state)?;
         self.with(move |connection| {
             // Both or neither: a crash between them leaves the previous step intact.
             let transaction = connection.transaction().map_err(backend)?;
@@ -456,7 +498,7 @@ impl Checkpointer for SqliteCheckpointer {
         self.with(move |connection| {
             connection
                 .query_row(
-                    &format!("{SELECT_RUN} WHERE run_id = ?1"),
+                    &format!("{SELECT_RUN} WHERE r.run_id = ?1"),
                     [&run_id],
                     decode_run,
                 )
@@ -477,7 +519,7 @@ impl Checkpointer for SqliteCheckpointer {
         self.with(move |connection| {
             let mut statement = connection
                 .prepare(&format!(
-                    "{SELECT_RUN} ORDER BY created_us DESC, run_id DESC LIMIT ?1 OFFSET ?2"
+                    "{SELECT_RUN} ORDER BY r.created_us DESC, r.run_id DESC LIMIT ?1 OFFSET ?2"
                 ))
                 .map_err(backend)?;
             let rows = statement

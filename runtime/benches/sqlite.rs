@@ -1,0 +1,158 @@
+//! Checkpointing to SQLite against a hand-written baseline (`cargo bench -p trellis --features
+//! sqlite --bench sqlite`): a 200-iteration loop (401 activations, a checkpoint after every
+//! super-step) beside plain rusqlite inserting the same serialized state once per step, one
+//! transaction each, in the same journal mode and sync setting. Prints the median time per step
+//! of both and their ratio.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use trellis::checkpoint::{Durability, SqliteCheckpointer};
+use trellis::{CompiledGraph, END, GraphBuilder, GraphState, NodeResult, START};
+
+#[derive(Clone, Default, Serialize, Deserialize, GraphState)]
+struct Counter {
+    #[reducer(sum)]
+    count: u64,
+    #[reducer(append)]
+    log: Vec<u64>,
+}
+
+const ITERATIONS: u64 = 200;
+
+fn graph(store: Arc<SqliteCheckpointer>) -> CompiledGraph<Counter> {
+    let mut b = GraphBuilder::<Counter>::new("Loop");
+    b.add_node_fn("start", |_, _| async {
+        Ok(NodeResult::Update(CounterUpdate::default().count(1)))
+    })
+    .add_node_fn("tick", |s, _| async move {
+        Ok(NodeResult::Update(
+            CounterUpdate::default().count(1).log(s.count),
+        ))
+    })
+    .add_edge(START, "start")
+    .add_conditional_edges(
+        "start",
+        |s: &Counter| {
+            if s.count > 2 * ITERATIONS {
+                END
+            } else {
+                "tick"
+            }
+        },
+        ["tick", END],
+    )
+    .add_conditional_edges(
+        "tick",
+        |s: &Counter| {
+            if s.count > 2 * ITERATIONS {
+                END
+            } else {
+                "start"
+            }
+        },
+        ["start", END],
+    )
+    .set_max_steps(10_000)
+    .set_checkpointer(store);
+    b.compile().expect("valid graph")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("trellis-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let path = dir.join(name);
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+    path
+}
+
+/// One run of the graph on a fresh file; returns (time per step, steps).
+fn trellis_run(rt: &tokio::runtime::Runtime, durability: Durability, n: usize) -> (Duration, u64) {
+    let path = scratch(&format!("trellis-{n}.db"));
+    let store = Arc::new(SqliteCheckpointer::open_with(&path, durability).expect("opens"));
+    let graph = graph(store);
+    let started = Instant::now();
+    let outcome = rt.block_on(graph.invoke(Counter::default())).expect("runs");
+    let elapsed = started.elapsed();
+    let steps = match outcome {
+        trellis::Outcome::Completed { steps, .. } => steps,
+        trellis::Outcome::Paused { .. } => unreachable!("the loop never pauses"),
+    };
+    (elapsed / u32::try_from(steps + 1).unwrap_or(1), steps)
+}
+
+/// The baseline: per step, one transaction inserting the serialized state.
+fn baseline_run(durability: Durability, steps: u64, n: usize) -> Duration {
+    let path = scratch(&format!("baseline-{n}.db"));
+    let mut connection = rusqlite::Connection::open(&path).expect("opens");
+    let sync = if durability == Durability::Full {
+        "FULL"
+    } else {
+        "NORMAL"
+    };
+    connection
+        .execute_batch(&format!(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = {sync};
+             CREATE TABLE checkpoints (run_id TEXT, id INTEGER, step INTEGER, state TEXT,
+                 PRIMARY KEY (run_id, id));"
+        ))
+        .expect("schema");
+    let mut state = Counter::default();
+    let started = Instant::now();
+    // The start checkpoint, then one per step: as many commits as the run makes.
+    for step in 0..=steps {
+        if step > 0 {
+            state.count += 1;
+            state.log.push(state.count);
+        }
+        let json = serde_json::to_string(&state).expect("serializes");
+        let transaction = connection.transaction().expect("begins");
+        transaction
+            .execute(
+                "INSERT INTO checkpoints VALUES ('run', ?1, ?2, ?3)",
+                rusqlite::params![step as i64 + 1, step as i64, json],
+            )
+            .expect("checkpoint row");
+        transaction.commit().expect("commits");
+    }
+    started.elapsed() / u32::try_from(steps + 1).unwrap_or(1)
+}
+
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort_unstable();
+    times[times.len() / 2]
+}
+
+fn main() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    println!(
+        "{:<34} {:>12} {:>12} {:>7}",
+        "200-iteration loop, per step", "trellis", "baseline", "ratio"
+    );
+    for (label, durability, runs) in [
+        ("synchronous=FULL (WAL)", Durability::Full, 7),
+        ("synchronous=NORMAL (WAL)", Durability::Normal, 15),
+    ] {
+        let mut ours = Vec::new();
+        let mut theirs = Vec::new();
+        for n in 0..runs {
+            let (per_step, steps) = trellis_run(&rt, durability, n);
+            ours.push(per_step);
+            theirs.push(baseline_run(durability, steps, n));
+        }
+        let (ours, theirs) = (median(ours), median(theirs));
+        println!(
+            "{label:<34} {:>9.1} µs {:>9.1} µs {:>6.2}x",
+            ours.as_secs_f64() * 1e6,
+            theirs.as_secs_f64() * 1e6,
+            ours.as_secs_f64() / theirs.as_secs_f64()
+        );
+    }
+}
