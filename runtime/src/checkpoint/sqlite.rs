@@ -56,7 +56,7 @@ pub enum Durability {
 /// Runs and checkpoints in one SQLite file: created on first use, schema versioned and
 /// migrated, WAL journal, a step's checkpoint and run record committed in one transaction.
 ///
-/// Calls run on tokio's blocking pool, so a slow disk never stalls other tasks.
+/// Under full sync, calls run on tokio's blocking pool, so a slow disk never stalls other tasks.
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
@@ -71,6 +71,7 @@ pub enum Durability {
 #[derive(Debug, Clone)]
 pub struct SqliteCheckpointer {
     connection: Arc<Mutex<Connection>>,
+    durability: Durability,
 }
 
 fn backend(error: rusqlite::Error) -> CheckpointError {
@@ -150,24 +151,32 @@ impl SqliteCheckpointer {
         }
         Ok(SqliteCheckpointer {
             connection: Arc::new(Mutex::new(connection)),
+            durability: sync,
         })
     }
 
-    /// Runs `work` with the connection on tokio's blocking pool.
+    /// Runs `work` with the connection: on tokio's blocking pool under `Durability::Full`,
+    /// where a commit waits for the disk (an fsync, often milliseconds); in place under
+    /// `Durability::Normal`, where a commit is a few writes into the WAL and handing it to
+    /// another thread and back would cost more than the commit itself.
     async fn with<T, F>(&self, work: F) -> Result<T, CheckpointError>
     where
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T, CheckpointError> + Send + 'static,
     {
         let connection = Arc::clone(&self.connection);
-        tokio::task::spawn_blocking(move || {
+        let run = move || {
             let mut guard: MutexGuard<'_, Connection> = connection
                 .lock()
                 .unwrap_or_else(|poisoned| poisoned.into_inner());
             work(&mut guard)
-        })
-        .await
-        .map_err(|error| CheckpointError::Backend(Box::new(error)))?
+        };
+        match self.durability {
+            Durability::Normal => run(),
+            Durability::Full => tokio::task::spawn_blocking(run)
+                .await
+                .map_err(|error| CheckpointError::Backend(Box::new(error)))?,
+        }
     }
 }
 
