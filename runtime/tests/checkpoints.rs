@@ -5,16 +5,12 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{Ticket, TicketUpdate, ticket};
+use common::{Ticket, log, ticket};
 use trellis::checkpoint::conformance;
 use trellis::{
-    Checkpoint, CheckpointLabel, Checkpointer, END, GraphBuilder, InMemoryCheckpointer, NodeResult,
-    RunRecord, RunStatus, START,
+    Checkpoint, CheckpointLabel, Checkpointer, END, GraphBuilder, InMemoryCheckpointer, RunRecord,
+    RunStatus, START,
 };
-
-fn log(entry: &str) -> NodeResult<TicketUpdate> {
-    NodeResult::Update(TicketUpdate::default().log(entry))
-}
 
 /// id, step, label, nodes that ran, next frontier.
 type Summary = (u64, u64, String, Vec<String>, Vec<String>);

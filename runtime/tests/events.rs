@@ -7,12 +7,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{Ticket, TicketUpdate, names, shape, ticket};
+use common::{Ticket, TicketUpdate, log, names, shape, ticket};
 use trellis::{END, Event, GraphBuilder, NodeError, NodeOptions, NodeResult, RunId, START};
-
-fn log(entry: &str) -> NodeResult<TicketUpdate> {
-    NodeResult::Update(TicketUpdate::default().log(entry))
-}
 
 /// A small deterministic generator for delays (xorshift), seeded per run.
 fn next_delay(seed: &AtomicU64) -> Duration {

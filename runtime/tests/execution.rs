@@ -6,15 +6,11 @@ mod common;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use common::{Counted, Ticket, TicketUpdate, ticket};
+use common::{Counted, Ticket, TicketUpdate, log, ticket};
 use trellis::{
     Command, END, GraphBuilder, GraphState, NodeOptions, NodeResult, RunError, START, StepOutcome,
     WholeState,
 };
-
-fn log(entry: &str) -> NodeResult<TicketUpdate> {
-    NodeResult::Update(TicketUpdate::default().log(entry))
-}
 
 #[tokio::test]
 async fn linear_graph_runs_each_node_once_in_order() {

@@ -7,15 +7,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use common::{Ticket, TicketUpdate, ticket};
+use common::{Ticket, TicketUpdate, log, ticket};
 use trellis::{
     CancellationToken, Checkpointer, END, FailureKind, GraphBuilder, InMemoryCheckpointer,
     NodeError, NodeOptions, NodeResult, RunError, RunStatus, START,
 };
-
-fn log(entry: &str) -> NodeResult<TicketUpdate> {
-    NodeResult::Update(TicketUpdate::default().log(entry))
-}
 
 fn noop() -> impl Fn(
     Arc<Ticket>,

@@ -6,15 +6,11 @@ mod common;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use common::{Answer, Ticket, TicketUpdate, shape, ticket};
+use common::{Answer, Ticket, TicketUpdate, log, shape, ticket};
 use trellis::{
     Checkpointer, Command, CompiledGraph, END, GraphBuilder, InMemoryCheckpointer, InterruptPoint,
     InterruptRequest, NodeOptions, NodeResult, RunError, RunId, RunStatus, START,
 };
-
-fn log(entry: &str) -> NodeResult<TicketUpdate> {
-    NodeResult::Update(TicketUpdate::default().log(entry))
-}
 
 /// The support flow: classify → lookup_invoice | draft; draft ⇄ review; interrupt before send.
 /// The automatic reviewer rejects the first draft; a person approves or rejects at `send`.

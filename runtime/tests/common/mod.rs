@@ -41,6 +41,11 @@ impl ApplyResume for Ticket {
     }
 }
 
+/// A node result that appends `entry` to the log.
+pub fn log(entry: &str) -> trellis::NodeResult<TicketUpdate> {
+    trellis::NodeResult::Update(TicketUpdate::default().log(entry))
+}
+
 pub fn ticket(text: &str) -> Ticket {
     Ticket {
         text: text.to_owned(),
