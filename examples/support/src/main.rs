@@ -1,15 +1,19 @@
 //! The support-ticket flow, from `examples/graphs/support.graph` compiled by `build.rs`:
 //! classify → lookup_invoice → draft ⇄ review → send, pausing before `send` for a person.
 //!
-//! `cargo run -p support` runs to the pause, prints the draft awaiting approval and the run id,
-//! resumes with an approval and prints the result. `-- --reject "reason"` rejects the first
-//! draft: it is redrafted with the reason, the run pauses again, and the new draft is approved.
-//! `-- --text "…"` sets the ticket's text.
+//! Runs are kept in a SQLite file (`trellis.db`, or `--db FILE`), so a paused run outlives the
+//! process that started it. `cargo run -p support` runs a ticket to the pause, prints the draft
+//! awaiting approval and the run id, and exits; `cargo run -p support -- resume RUN_ID
+//! --approve` (or `--reject "reason"`, which sends the draft back to be redrafted and pauses
+//! again) answers it from a new process. `--text "…"` sets the ticket's text.
 
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use trellis::{ApplyResume, GraphState, InMemoryCheckpointer, Interrupt, NodeResult};
+use std::path::PathBuf;
+
+use trellis::checkpoint::SqliteCheckpointer;
+use trellis::{ApplyResume, GraphState, Interrupt, NodeResult, RunId};
 
 trellis::include_graphs!("support");
 
@@ -163,47 +167,112 @@ impl support::Handlers for Desk {
     }
 }
 
-fn usage() -> String {
-    "usage: support [--text TEXT] [--approve | --reject REASON]".to_owned()
+const USAGE: &str = "usage: support [--text TEXT] [--db FILE]
+       support resume RUN_ID (--approve | --reject REASON) [--db FILE]";
+
+/// What the command line asks for.
+enum Command {
+    /// Start a run on a new ticket; it pauses before `send`, and the process exits.
+    Start { text: String },
+    /// Answer a paused run, in this or any later process.
+    Resume { run_id: RunId, decision: Decision },
+}
+
+fn parse(args: Vec<String>) -> Result<(Command, PathBuf), String> {
+    let mut db = PathBuf::from("trellis.db");
+    let mut text = "I was charged twice for my invoice".to_owned();
+    let mut decision = None;
+    let mut args = args.into_iter().peekable();
+    let resume = if args.peek().map(String::as_str) == Some("resume") {
+        args.next();
+        Some(RunId::from(args.next().ok_or(USAGE)?))
+    } else {
+        None
+    };
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--db" => db = PathBuf::from(args.next().ok_or(USAGE)?),
+            "--text" if resume.is_none() => text = args.next().ok_or(USAGE)?,
+            "--approve" if resume.is_some() => decision = Some(Decision::Approve),
+            "--reject" if resume.is_some() => {
+                decision = Some(Decision::Reject(args.next().ok_or(USAGE)?));
+            }
+            _ => return Err(USAGE.to_owned()),
+        }
+    }
+    let command = match (resume, decision) {
+        (None, _) => Command::Start { text },
+        (Some(run_id), Some(decision)) => Command::Resume { run_id, decision },
+        (Some(_), None) => return Err(format!("say --approve or --reject REASON\n{USAGE}")),
+    };
+    Ok((command, db))
+}
+
+/// Says where the run stands; a paused run is shown with its draft and how to answer it.
+fn report(outcome: &trellis::Outcome<Ticket>, db: &std::path::Path) {
+    let run_id = outcome.run_id();
+    let ticket = outcome.state();
+    if outcome.is_paused() {
+        println!("run {run_id} paused before `send`; draft awaiting approval:");
+        println!("  {}", ticket.draft.as_deref().unwrap_or("(none)"));
+        println!("answer it, now or later, from any process:");
+        println!(
+            "  cargo run -p support -- resume {run_id} --approve --db {}",
+            db.display()
+        );
+        println!(
+            "  cargo run -p support -- resume {run_id} --reject \"reason\" --db {}",
+            db.display()
+        );
+    } else {
+        println!("run {run_id} completed after {} draft(s)", ticket.drafts);
+        for reply in &ticket.sent {
+            println!("sent: {reply}");
+        }
+    }
 }
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut text = "I was charged twice for my invoice".to_owned();
-    let mut reject = None;
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--approve" => reject = None,
-            "--reject" => reject = Some(args.next().ok_or_else(usage)?),
-            "--text" => text = args.next().ok_or_else(usage)?,
-            _ => return Err(usage().into()),
+async fn main() -> std::process::ExitCode {
+    let (command, db) = match parse(std::env::args().skip(1).collect()) {
+        Ok(parsed) => parsed,
+        Err(usage) => {
+            eprintln!("{usage}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    match run(command, &db).await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error}");
+            std::process::ExitCode::FAILURE
         }
     }
+}
 
-    let graph = support::build(Desk).with_checkpointer(Arc::new(InMemoryCheckpointer::new()));
-    let mut outcome = graph
-        .invoke(Ticket {
-            text,
-            ..Ticket::default()
-        })
-        .await?;
-    let run_id = outcome.run_id().clone();
-    let mut decision = reject.map(Decision::Reject);
-    while outcome.is_paused() {
-        println!("run {run_id} paused before `send`; draft awaiting approval:");
-        println!("  {}", outcome.state().draft.as_deref().unwrap_or("(none)"));
-        let answer = decision.take().unwrap_or(Decision::Approve);
-        match &answer {
-            Decision::Approve => println!("approved"),
-            Decision::Reject(reason) => println!("rejected: {reason}"),
+async fn run(command: Command, db: &std::path::Path) -> Result<(), Box<dyn std::error::Error>> {
+    // Runs live in one SQLite file: a paused run outlives this process.
+    let store = Arc::new(SqliteCheckpointer::open(db)?);
+    let graph = support::build(Desk).with_checkpointer(store);
+    let outcome = match command {
+        Command::Start { text } => {
+            graph
+                .invoke(Ticket {
+                    text,
+                    ..Ticket::default()
+                })
+                .await?
         }
-        outcome = graph.resume(&run_id, answer).await?;
-    }
-    let ticket = outcome.state();
-    println!("run {run_id} completed after {} draft(s)", ticket.drafts);
-    for reply in &ticket.sent {
-        println!("sent: {reply}");
-    }
+        Command::Resume { run_id, decision } => {
+            let said = match &decision {
+                Decision::Approve => "approved".to_owned(),
+                Decision::Reject(reason) => format!("rejected: {reason}"),
+            };
+            let outcome = graph.resume(&run_id, decision).await?;
+            println!("{said}");
+            outcome
+        }
+    };
+    report(&outcome, db);
     Ok(())
 }
