@@ -2,10 +2,16 @@
 //! classify → lookup_invoice → draft ⇄ review → send, pausing before `send` for a person.
 //!
 //! Runs are kept in a SQLite file (`trellis.db`, or `--db FILE`), so a paused run outlives the
-//! process that started it. `cargo run -p support` runs a ticket to the pause, prints the draft
-//! awaiting approval and the run id, and exits; `cargo run -p support -- resume RUN_ID
-//! --approve` (or `--reject "reason"`, which sends the draft back to be redrafted and pauses
-//! again) answers it from a new process. `--text "…"` sets the ticket's text.
+//! process that started it.
+//!
+//! - `cargo run -p support` runs a ticket to the pause, prints the draft awaiting approval and
+//!   the run id, answers with an approval and prints the result; `-- --reject "reason"` rejects
+//!   the first draft instead (it is redrafted with the reason, pauses again, and is approved).
+//! - `cargo run -p support -- start` runs to the pause and exits, printing the run id;
+//!   `cargo run -p support -- resume RUN_ID --approve` (or `--reject "reason"`) answers it from
+//!   a later process.
+//!
+//! `--text "…"` sets the ticket's text.
 
 use std::sync::Arc;
 
@@ -167,11 +173,14 @@ impl support::Handlers for Desk {
     }
 }
 
-const USAGE: &str = "usage: support [--text TEXT] [--db FILE]
+const USAGE: &str = "usage: support [--text TEXT] [--approve | --reject REASON] [--db FILE]
+       support start [--text TEXT] [--db FILE]
        support resume RUN_ID (--approve | --reject REASON) [--db FILE]";
 
 /// What the command line asks for.
 enum Command {
+    /// Run a ticket to its pause and answer it in this process (then approve any redraft).
+    Demo { text: String, first: Decision },
     /// Start a run on a new ticket; it pauses before `send`, and the process exits.
     Start { text: String },
     /// Answer a paused run, in this or any later process.
@@ -183,27 +192,38 @@ fn parse(args: Vec<String>) -> Result<(Command, PathBuf), String> {
     let mut text = "I was charged twice for my invoice".to_owned();
     let mut decision = None;
     let mut args = args.into_iter().peekable();
-    let resume = if args.peek().map(String::as_str) == Some("resume") {
-        args.next();
-        Some(RunId::from(args.next().ok_or(USAGE)?))
-    } else {
-        None
+    let mode = match args.peek().map(String::as_str) {
+        Some("resume") => {
+            args.next();
+            Some(Some(RunId::from(args.next().ok_or(USAGE)?)))
+        }
+        Some("start") => {
+            args.next();
+            Some(None)
+        }
+        _ => None,
     };
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--db" => db = PathBuf::from(args.next().ok_or(USAGE)?),
-            "--text" if resume.is_none() => text = args.next().ok_or(USAGE)?,
-            "--approve" if resume.is_some() => decision = Some(Decision::Approve),
-            "--reject" if resume.is_some() => {
+            "--text" if !matches!(mode, Some(Some(_))) => text = args.next().ok_or(USAGE)?,
+            "--approve" if mode != Some(None) => decision = Some(Decision::Approve),
+            "--reject" if mode != Some(None) => {
                 decision = Some(Decision::Reject(args.next().ok_or(USAGE)?));
             }
             _ => return Err(USAGE.to_owned()),
         }
     }
-    let command = match (resume, decision) {
-        (None, _) => Command::Start { text },
-        (Some(run_id), Some(decision)) => Command::Resume { run_id, decision },
-        (Some(_), None) => return Err(format!("say --approve or --reject REASON\n{USAGE}")),
+    let command = match (mode, decision) {
+        (None, first) => Command::Demo {
+            text,
+            first: first.unwrap_or(Decision::Approve),
+        },
+        (Some(None), _) => Command::Start { text },
+        (Some(Some(run_id)), Some(decision)) => Command::Resume { run_id, decision },
+        (Some(Some(_)), None) => {
+            return Err(format!("say --approve or --reject REASON\n{USAGE}"));
+        }
     };
     Ok((command, db))
 }
@@ -255,6 +275,27 @@ async fn run(command: Command, db: &std::path::Path) -> Result<(), Box<dyn std::
     let store = Arc::new(SqliteCheckpointer::open(db)?);
     let graph = support::build(Desk).with_checkpointer(store);
     let outcome = match command {
+        Command::Demo { text, first } => {
+            let mut outcome = graph
+                .invoke(Ticket {
+                    text,
+                    ..Ticket::default()
+                })
+                .await?;
+            let mut decision = Some(first);
+            while outcome.is_paused() {
+                let run_id = outcome.run_id().clone();
+                println!("run {run_id} paused before `send`; draft awaiting approval:");
+                println!("  {}", outcome.state().draft.as_deref().unwrap_or("(none)"));
+                let answer = decision.take().unwrap_or(Decision::Approve);
+                match &answer {
+                    Decision::Approve => println!("approved"),
+                    Decision::Reject(reason) => println!("rejected: {reason}"),
+                }
+                outcome = graph.resume(&run_id, answer).await?;
+            }
+            outcome
+        }
         Command::Start { text } => {
             graph
                 .invoke(Ticket {

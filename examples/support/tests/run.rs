@@ -43,7 +43,7 @@ fn run_id(out: &str) -> String {
 #[test]
 fn a_ticket_pauses_exits_and_is_approved_from_another_process() {
     let db = database("approve");
-    let started = stdout(&support(&db, &[]));
+    let started = stdout(&support(&db, &["start"]));
     let id = run_id(&started);
     assert!(
         started.contains("We found INV-2291"),
@@ -69,7 +69,7 @@ fn a_ticket_pauses_exits_and_is_approved_from_another_process() {
 #[test]
 fn a_rejected_draft_is_redrafted_and_waits_again() {
     let db = database("reject");
-    let id = run_id(&stdout(&support(&db, &[])));
+    let id = run_id(&stdout(&support(&db, &["start"])));
     let rejected = stdout(&support(
         &db,
         &["resume", &id, "--reject", "mention the refund date"],
@@ -97,10 +97,36 @@ fn a_rejected_draft_is_redrafted_and_waits_again() {
 }
 
 #[test]
+fn the_one_process_demo_pauses_then_approves() {
+    let db = database("demo");
+    let out = stdout(&support(&db, &[]));
+    let lines: Vec<&str> = out.lines().collect();
+    let id = run_id(&out);
+    assert!(lines[1].contains("We found INV-2291"), "{out}");
+    assert_eq!(lines[2], "approved");
+    assert_eq!(lines[3], format!("run {id} completed after 1 draft(s)"));
+    assert!(lines[4].starts_with("sent: Hello, thank you"));
+    assert_eq!(lines.len(), 5);
+}
+
+#[test]
+fn the_one_process_demo_can_reject_the_first_draft() {
+    let db = database("demo-reject");
+    let out = stdout(&support(&db, &["--reject", "mention the refund date"]));
+    assert_eq!(out.matches("paused before `send`").count(), 2, "{out}");
+    assert!(out.contains("rejected: mention the refund date"));
+    assert!(out.contains("completed after 2 draft(s)"));
+    let sent: Vec<&str> = out.lines().filter(|l| l.starts_with("sent: ")).collect();
+    assert_eq!(sent.len(), 1, "only the approved draft is sent");
+    assert!(sent[0].ends_with("(mention the refund date)"));
+}
+
+#[test]
 fn a_general_ticket_skips_the_invoice_lookup() {
     let db = database("general");
     let out = stdout(&support(&db, &["--text", "how do I reset my password"]));
     assert!(!out.contains("INV-"), "{out}");
+    assert!(out.contains("completed after 1 draft(s)"));
 }
 
 #[test]
@@ -113,6 +139,12 @@ fn unknown_runs_and_bad_arguments_are_refused() {
     assert_eq!(undecided.status.code(), Some(2));
     assert!(
         String::from_utf8_lossy(&undecided.stderr).starts_with("say --approve or --reject REASON")
+    );
+    let start_with_answer = support(&db, &["start", "--approve"]);
+    assert_eq!(
+        start_with_answer.status.code(),
+        Some(2),
+        "start only starts"
     );
     let bogus = support(&db, &["--bogus"]);
     assert_eq!(bogus.status.code(), Some(2));
