@@ -1,4 +1,5 @@
-//! `trellis`: check, format, export and expand `.graph` files (the CLI contract of LANGUAGE.md §6).
+//! `trellis`: check, format, export and expand `.graph` files (the CLI contract of LANGUAGE.md
+//! §6), and inspect recorded runs.
 //!
 //! Exit codes: 0 when all is well, 1 when a file has errors (or warnings under
 //! `--deny-warnings`, or would be reformatted under `fmt --check`), 2 on usage or I/O errors.
@@ -6,6 +7,8 @@
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+mod runs;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use trellis_dsl::render::{self, HumanStyle};
@@ -56,6 +59,17 @@ enum Command {
         /// The `.graph` file.
         file: PathBuf,
     },
+    /// Inspect recorded runs: list them, show one, list its checkpoints.
+    Runs {
+        /// Where runs are recorded: `sqlite:PATH`.
+        #[arg(long, default_value = "sqlite:trellis.db", global = true)]
+        db: String,
+        /// How to print.
+        #[arg(long, value_enum, default_value_t = runs::RunsFormat::Table, global = true)]
+        format: runs::RunsFormat,
+        #[command(subcommand)]
+        command: runs::RunsCommand,
+    },
     /// Print the Rust code generated for a file's graphs, formatted.
     Expand {
         /// Only this graph, when the file holds more than one.
@@ -100,6 +114,8 @@ enum UsageError {
     Generated(syn::Error),
     #[error("cannot write to standard output: {0}")]
     Stdout(std::io::Error),
+    #[error(transparent)]
+    Runs(runs::RunsError),
 }
 
 /// How a command ended when it did not fail to run.
@@ -123,6 +139,19 @@ fn main() -> ExitCode {
             file,
         } => export(&file, format, graph.as_deref()),
         Command::Expand { graph, file } => expand(&file, graph.as_deref()),
+        Command::Runs {
+            db,
+            format,
+            command,
+        } => runs::run(command, &db, format)
+            .map(|()| Outcome::Clean)
+            .or_else(|error| match error {
+                runs::RunsError::NoRun(_) => {
+                    eprintln!("error: {error}");
+                    Ok(Outcome::Problems)
+                }
+                other => Err(UsageError::Runs(other)),
+            }),
     };
     match result {
         Ok(Outcome::Clean) => ExitCode::SUCCESS,

@@ -321,3 +321,106 @@ fn expand_prints_the_generated_code_formatted() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("not expanded: it has errors"));
 }
+
+/// A database with two runs of a small graph: one paused before `send`, one completed.
+async fn recorded_runs(db: &Path) -> (trellis::RunId, trellis::RunId) {
+    #[derive(Clone, Default, serde::Serialize, serde::Deserialize)]
+    struct Note(String);
+    impl trellis::WholeState for Note {}
+    impl trellis::ApplyResume for Note {
+        type Input = ();
+        fn apply_resume(&self, _: &trellis::Interrupt, _: ()) -> Note {
+            Note("approved".into())
+        }
+    }
+    let store =
+        std::sync::Arc::new(trellis::checkpoint::SqliteCheckpointer::open(db).expect("opens"));
+    let mut builder = trellis::GraphBuilder::<Note>::new("Notes");
+    builder
+        .add_node_fn("draft", |_, _| async {
+            Ok(trellis::NodeResult::Update(Note("draft".into())))
+        })
+        .add_node_fn_with(
+            "send",
+            |_, _| async { Ok(trellis::NodeResult::None) },
+            trellis::NodeOptions::new().interrupt_before(),
+        )
+        .add_edge(trellis::START, "draft")
+        .add_edge("draft", "send")
+        .add_edge("send", trellis::END)
+        .set_checkpointer(store);
+    let graph = builder.compile().expect("valid graph");
+    let done = graph.invoke(Note::default()).await.expect("runs");
+    graph.resume(done.run_id(), ()).await.expect("resumes");
+    let paused = graph.invoke(Note::default()).await.expect("runs");
+    (done.run_id().clone(), paused.run_id().clone())
+}
+
+#[tokio::test]
+async fn runs_lists_shows_and_walks_checkpoints() {
+    let dir = scratch("runs");
+    let db = dir.join("runs.db");
+    let (done, paused) = recorded_runs(&db).await;
+    let url = format!("sqlite:{}", db.display());
+
+    let list = trellis(&["runs", "list", "--db", &url, "--format", "json"]);
+    assert_eq!(list.status.code(), Some(0), "{}", stderr(&list));
+    let records: Vec<serde_json::Value> = stdout(&list)
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON line"))
+        .collect();
+    assert_eq!(records.len(), 2);
+    assert_eq!(records[0]["run_id"], paused.as_str(), "newest first");
+    assert_eq!(records[0]["status"], "paused");
+    assert_eq!(records[1]["status"], "completed");
+    let table = stdout(&trellis(&["runs", "list", "--db", &url, "--limit", "1"]));
+    assert!(table.starts_with("RUN "), "{table}");
+    assert_eq!(table.lines().count(), 2, "a header and one run: {table}");
+
+    let show = stdout(&trellis(&["runs", "show", paused.as_str(), "--db", &url]));
+    assert!(show.contains("status       paused\n"), "{show}");
+    assert!(
+        show.contains("waiting      send@2 (before): approve running `send`\n"),
+        "{show}"
+    );
+    assert!(show.ends_with("state\n\"draft\"\n"), "{show}");
+
+    let checkpoints = stdout(&trellis(&[
+        "runs",
+        "checkpoints",
+        done.as_str(),
+        "--db",
+        &url,
+    ]));
+    let labels: Vec<&str> = checkpoints
+        .lines()
+        .skip(1)
+        .filter_map(|line| line.split_whitespace().nth(2))
+        .collect();
+    assert_eq!(
+        labels,
+        ["start", "step", "pause:before", "resume", "complete"],
+        "{checkpoints}"
+    );
+
+    let missing = trellis(&["runs", "show", "01NOSUCHRUN", "--db", &url]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert_eq!(
+        stderr(&missing).trim(),
+        "error: no run 01NOSUCHRUN in the database"
+    );
+    let no_db = trellis(&[
+        "runs",
+        "list",
+        "--db",
+        &format!("sqlite:{}", dir.join("none.db").display()),
+    ]);
+    assert_eq!(no_db.status.code(), Some(2));
+    assert!(
+        !dir.join("none.db").exists(),
+        "inspecting creates no database"
+    );
+    let postgres = trellis(&["runs", "list", "--db", "postgres://localhost/trellis"]);
+    assert_eq!(postgres.status.code(), Some(2));
+    assert!(stderr(&postgres).contains("unsupported database URL"));
+}

@@ -1,0 +1,261 @@
+//! `trellis runs`: what happened in recorded runs — list, show one, its checkpoints.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::{Subcommand, ValueEnum};
+use trellis::checkpoint::SqliteCheckpointer;
+use trellis::{Checkpointer, RunId, RunRecord};
+
+/// `trellis runs …`.
+#[derive(Subcommand)]
+pub(crate) enum RunsCommand {
+    /// The runs, newest first.
+    List {
+        /// How many runs to show.
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+        /// How many of the newest runs to skip.
+        #[arg(long, default_value_t = 0)]
+        offset: usize,
+    },
+    /// One run: status, times, steps, pending questions, error and state.
+    Show {
+        /// The run's id.
+        id: String,
+    },
+    /// One run's checkpoints, in order.
+    Checkpoints {
+        /// The run's id.
+        id: String,
+    },
+}
+
+/// How `trellis runs` prints.
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum RunsFormat {
+    /// Aligned columns for people.
+    Table,
+    /// One JSON object per line (the record's and checkpoints' serde shape).
+    Json,
+}
+
+/// Why `trellis runs` could not answer.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum RunsError {
+    #[error(
+        "unsupported database URL `{0}`: this build reads `sqlite:PATH` (PostgreSQL support is not built yet)"
+    )]
+    Url(String),
+    #[error("no database at `{0}`")]
+    Missing(String),
+    #[error(transparent)]
+    Store(#[from] trellis::CheckpointError),
+    #[error("no run {0} in the database")]
+    NoRun(String),
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(std::io::Error),
+    #[error("cannot write to standard output: {0}")]
+    Stdout(std::io::Error),
+    #[error("cannot print as JSON: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+/// `sqlite:PATH` (or a bare path) → the file; anything else is refused by name.
+fn sqlite_path(url: &str) -> Result<PathBuf, RunsError> {
+    let path = match url.split_once(':') {
+        Some(("sqlite", path)) => path.strip_prefix("//").unwrap_or(path),
+        Some((scheme, _)) if scheme.len() > 1 => return Err(RunsError::Url(url.to_owned())),
+        _ => url,
+    };
+    Ok(PathBuf::from(path))
+}
+
+pub(crate) fn run(command: RunsCommand, db: &str, format: RunsFormat) -> Result<(), RunsError> {
+    let path = sqlite_path(db)?;
+    // Inspecting must not create a database where there was none.
+    if !path.is_file() {
+        return Err(RunsError::Missing(path.display().to_string()));
+    }
+    let store = SqliteCheckpointer::open(&path)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .map_err(RunsError::Runtime)?;
+    let mut out = std::io::stdout().lock();
+    let text = runtime.block_on(async {
+        match command {
+            RunsCommand::List { limit, offset } => {
+                let runs = store.list_runs(limit, offset).await?;
+                match format {
+                    RunsFormat::Json => json_lines(&runs),
+                    RunsFormat::Table => Ok(runs_table(&runs)),
+                }
+            }
+            RunsCommand::Show { id } => {
+                let run = store
+                    .load_run(&RunId::from(id.as_str()))
+                    .await?
+                    .ok_or(RunsError::NoRun(id))?;
+                match format {
+                    RunsFormat::Json => Ok(format!("{}\n", serde_json::to_string(&run)?)),
+                    RunsFormat::Table => Ok(run_details(&run)?),
+                }
+            }
+            RunsCommand::Checkpoints { id } => {
+                let run_id = RunId::from(id.as_str());
+                if store.load_run(&run_id).await?.is_none() {
+                    return Err(RunsError::NoRun(id));
+                }
+                let checkpoints = store.list_checkpoints(&run_id).await?;
+                match format {
+                    RunsFormat::Json => json_lines(&checkpoints),
+                    RunsFormat::Table => Ok(checkpoints_table(&checkpoints)),
+                }
+            }
+        }
+    })?;
+    out.write_all(text.as_bytes()).map_err(RunsError::Stdout)
+}
+
+fn json_lines<T: serde::Serialize>(items: &[T]) -> Result<String, RunsError> {
+    let mut text = String::new();
+    for item in items {
+        text.push_str(&serde_json::to_string(item)?);
+        text.push('\n');
+    }
+    Ok(text)
+}
+
+/// Rows under a header, each column as wide as its widest cell.
+fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let line = |cells: Vec<String>| {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .map(|(cell, width)| format!("{cell:<width$}"))
+            .collect();
+        format!("{}\n", padded.join("  ").trim_end())
+    };
+    let mut text = line(header.iter().map(|h| (*h).to_owned()).collect());
+    for row in rows {
+        text.push_str(&line(row.clone()));
+    }
+    text
+}
+
+fn runs_table(runs: &[RunRecord]) -> String {
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .map(|run| {
+            vec![
+                run.run_id.to_string(),
+                run.graph.clone(),
+                run.status.to_string(),
+                run.steps.to_string(),
+                run.last_node.clone().unwrap_or_else(|| "-".to_owned()),
+                run.created_at.to_string(),
+                run.updated_at.to_string(),
+            ]
+        })
+        .collect();
+    table(
+        &[
+            "RUN",
+            "GRAPH",
+            "STATUS",
+            "STEPS",
+            "LAST NODE",
+            "CREATED",
+            "UPDATED",
+        ],
+        &rows,
+    )
+}
+
+fn run_details(run: &RunRecord) -> Result<String, RunsError> {
+    let mut text = format!(
+        "run          {}\ngraph        {}\nstatus       {}\ncreated      {}\nupdated      {}\nsteps        {}\nactivations  {}\nlast node    {}\n",
+        run.run_id,
+        run.graph,
+        run.status,
+        run.created_at,
+        run.updated_at,
+        run.steps,
+        run.transitions,
+        run.last_node.as_deref().unwrap_or("-"),
+    );
+    for interrupt in &run.interrupts {
+        text.push_str(&format!(
+            "waiting      {} ({}): {}\n",
+            interrupt.id, interrupt.request.kind, interrupt.request.question
+        ));
+    }
+    if let Some(error) = &run.error {
+        text.push_str(&format!("error        {error}\n"));
+    }
+    text.push_str(&format!(
+        "state\n{}\n",
+        serde_json::to_string_pretty(&run.state)?
+    ));
+    Ok(text)
+}
+
+fn checkpoints_table(checkpoints: &[trellis::Checkpoint]) -> String {
+    let rows: Vec<Vec<String>> = checkpoints
+        .iter()
+        .map(|c| {
+            let list = |names: &[String]| {
+                if names.is_empty() {
+                    "-".to_owned()
+                } else {
+                    names.join(",")
+                }
+            };
+            vec![
+                c.id.to_string(),
+                c.step.to_string(),
+                c.label.to_string(),
+                list(&c.nodes),
+                list(&c.frontier),
+                c.created_at.to_string(),
+            ]
+        })
+        .collect();
+    table(&["ID", "STEP", "LABEL", "RAN", "NEXT", "WRITTEN"], &rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn database_urls() {
+        assert_eq!(
+            sqlite_path("sqlite:runs.db").unwrap(),
+            PathBuf::from("runs.db")
+        );
+        assert_eq!(
+            sqlite_path("sqlite:///tmp/x.db").unwrap(),
+            PathBuf::from("/tmp/x.db")
+        );
+        assert_eq!(sqlite_path("runs.db").unwrap(), PathBuf::from("runs.db"));
+        let error = sqlite_path("postgres://localhost/trellis").unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("unsupported database URL `postgres://localhost/trellis`")
+        );
+    }
+
+    #[test]
+    fn tables_align_columns() {
+        let text = table(&["A", "LONGER"], &[vec!["wide cell".into(), "x".into()]]);
+        assert_eq!(text, "A          LONGER\nwide cell  x\n");
+    }
+}
