@@ -282,6 +282,80 @@ impl<S: GraphState> CompiledGraph<S> {
     }
 }
 
+impl<S: GraphState> CompiledGraph<S> {
+    /// Continues a run whose process stopped while running it (a crash, a kill, a lost machine)
+    /// from its last checkpoint, and runs it to the end or the next pause.
+    ///
+    /// This is not a resume: a paused run waits for answers ([`resume`](Self::resume)); a
+    /// running one was interrupted by accident. The run must be `running` and its owner gone:
+    /// a process of this machine that no longer exists (known at once), or an owner whose lease
+    /// ran out without a checkpoint (see [`RunRecord::lease_until`](crate::RunRecord::lease_until)).
+    /// Of two processes continuing one run, one wins. The step that was in flight when the
+    /// owner stopped was never committed, so it runs again; no committed step runs twice.
+    ///
+    /// # Errors
+    /// [`RunError::StillRunning`] while the owner may be alive; [`RunError::Paused`] for a paused
+    /// run; [`RunError::AlreadyCompleted`], [`RunError::AlreadyFailed`],
+    /// [`RunError::RunNotFound`], [`RunError::NoCheckpointer`], [`RunError::WrongGraph`]; then as
+    /// [`invoke`](Self::invoke).
+    pub async fn continue_run(&self, run_id: &RunId) -> Result<Outcome<S>, RunError> {
+        let store = self
+            .checkpointer
+            .as_ref()
+            .ok_or_else(|| RunError::NoCheckpointer {
+                graph: self.name().to_owned(),
+                run_id: run_id.clone(),
+            })?;
+        let record = store
+            .load_run(run_id)
+            .await?
+            .ok_or_else(|| RunError::RunNotFound {
+                run_id: run_id.clone(),
+            })?;
+        let run_id = record.run_id.clone();
+        match record.status {
+            RunStatus::Running => {}
+            RunStatus::Paused => return Err(RunError::Paused { run_id }),
+            RunStatus::Completed => return Err(RunError::AlreadyCompleted { run_id }),
+            RunStatus::Failed => return Err(RunError::AlreadyFailed { run_id }),
+        }
+        if record.graph != self.name() {
+            return Err(RunError::WrongGraph {
+                run_id,
+                expected: self.name().to_owned(),
+                found: record.graph,
+            });
+        }
+        let owner_gone = match record.owner.as_deref() {
+            None => true,
+            Some(owner) if owner == crate::owner::current() => false,
+            Some(owner) => {
+                crate::owner::is_gone(owner)
+                    || record
+                        .lease_until
+                        .is_none_or(|until| until < crate::id::Timestamp::now())
+            }
+        };
+        if !owner_gone {
+            return Err(RunError::StillRunning { run_id });
+        }
+        let checkpoint =
+            store
+                .latest_checkpoint(&run_id)
+                .await?
+                .ok_or_else(|| RunError::Unresumable {
+                    run_id: run_id.clone(),
+                    reason: "it has no checkpoint".to_owned(),
+                })?;
+        let previous_owner = record.owner.clone();
+        let mut run = Run::from_checkpoint(self.clone(), record, checkpoint)?;
+        if !run.take_over(previous_owner.as_deref()).await? {
+            return Err(RunError::StillRunning { run_id });
+        }
+        run.finish().await
+    }
+}
+
 impl<S: ApplyResume> CompiledGraph<S> {
     /// Resumes a paused run that waits for one answer, and runs it to the end or the next
     /// pause.

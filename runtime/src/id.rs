@@ -40,6 +40,14 @@ impl Timestamp {
         i64::try_from(self.0.unix_timestamp_nanos() / 1_000_000).unwrap_or(i64::MAX)
     }
 
+    /// This time plus `duration` (saturating).
+    pub fn plus(self, duration: std::time::Duration) -> Self {
+        Timestamp(
+            self.0
+                .saturating_add(time::Duration::try_from(duration).unwrap_or(time::Duration::MAX)),
+        )
+    }
+
     /// Microseconds since the Unix epoch (what durable backends order by).
     pub fn unix_micros(self) -> i64 {
         i64::try_from(self.0.unix_timestamp_nanos() / 1_000).unwrap_or(i64::MAX)

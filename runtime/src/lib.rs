@@ -104,6 +104,7 @@ mod graph;
 mod id;
 mod interrupt;
 mod node;
+mod owner;
 mod run;
 mod state;
 

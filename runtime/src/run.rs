@@ -433,6 +433,10 @@ fn node_span<S: GraphState>(topology: &Topology<S>, i: usize, step: u64) -> trac
     tracing::info_span!(target: "trellis", "graph.node", node = %topology.nodes[i].name, step)
 }
 
+/// How long a running run's owner holds it without writing a checkpoint (each checkpoint
+/// renews it), as seen from another machine; on its own machine a gone owner frees it at once.
+pub(crate) const LEASE: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// Sorts a frontier into declaration order and runs each node once (the join).
 fn normalize(frontier: &mut Vec<usize>) {
     if frontier.len() > 1 {
@@ -442,6 +446,24 @@ fn normalize(frontier: &mut Vec<usize>) {
 }
 
 impl<S: GraphState> Run<S> {
+    /// Records the run's start (its record and `start` checkpoint) without running a step, so
+    /// that its id can be handed out knowing the run exists; [`step`](Self::step) does it on
+    /// its first call otherwise. Does nothing once the run has begun.
+    ///
+    /// # Errors
+    /// The checkpointer's error, or an entry router naming an undeclared target; the run is then
+    /// recorded as failed.
+    pub async fn begin(&mut self) -> Result<(), RunError> {
+        if self.phase != Phase::New {
+            return Ok(());
+        }
+        let result = Box::pin(self.begin_run()).await;
+        if let Err(error) = &result {
+            Box::pin(self.fail(error)).await;
+        }
+        result
+    }
+
     /// Runs one super-step (the first call also records the run's start).
     ///
     /// # Errors
@@ -455,7 +477,7 @@ impl<S: GraphState> Run<S> {
     async fn advance(&mut self) -> Result<StepOutcome, RunError> {
         self.ensure_steppable()?;
         if self.phase == Phase::New
-            && let Err(error) = Box::pin(self.begin()).await
+            && let Err(error) = Box::pin(self.begin_run()).await
         {
             Box::pin(self.fail(&error)).await;
             return Err(error);
@@ -467,7 +489,7 @@ impl<S: GraphState> Run<S> {
         result
     }
 
-    async fn begin(&mut self) -> Result<(), RunError> {
+    async fn begin_run(&mut self) -> Result<(), RunError> {
         self.phase = Phase::Running;
         let topology = Arc::clone(&self.graph.topology);
         self.graph.events.emit(|| Event::RunStarted {
@@ -915,7 +937,27 @@ impl<S: GraphState> Run<S> {
             },
             error,
             transitions: self.transitions,
+            owner: (status == RunStatus::Running).then(|| crate::owner::current().to_owned()),
+            lease_until: (status == RunStatus::Running).then(|| now.plus(LEASE)),
         }
+    }
+
+    /// Claims this (running) run from `previous_owner` in the checkpointer; `false` when someone
+    /// else claimed it first.
+    pub(crate) async fn take_over(
+        &mut self,
+        previous_owner: Option<&str>,
+    ) -> Result<bool, RunError> {
+        let Some(store) = self.graph.checkpointer.clone() else {
+            return Ok(true);
+        };
+        let claim = self.record(
+            RunStatus::Running,
+            self.state_json()?,
+            Timestamp::now(),
+            None,
+        );
+        Ok(store.take_over(&claim, previous_owner).await?)
     }
 
     fn state_json(&self) -> Result<serde_json::Value, RunError> {

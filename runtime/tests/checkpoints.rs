@@ -5,11 +5,11 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{Ticket, log, ticket};
+use common::{Ticket, TicketUpdate, log, ticket};
 use trellis::checkpoint::conformance;
 use trellis::{
-    Checkpoint, CheckpointLabel, Checkpointer, END, GraphBuilder, InMemoryCheckpointer, RunRecord,
-    RunStatus, START,
+    Checkpoint, CheckpointLabel, Checkpointer, END, GraphBuilder, InMemoryCheckpointer, NodeResult,
+    RunRecord, RunStatus, START,
 };
 
 /// id, step, label, nodes that ran, next frontier.
@@ -148,4 +148,70 @@ async fn runs_upsert_and_list_newest_first_in_pages() {
     assert_eq!(page(4).await, [ids[0].clone()]);
     // Each run was written several times (once per checkpoint) and is listed once.
     assert_eq!(store.list_runs(100, 0).await.unwrap().len(), 5);
+}
+
+fn counting(store: Arc<InMemoryCheckpointer>) -> trellis::CompiledGraph<Ticket> {
+    let mut builder = GraphBuilder::<Ticket>::new("Counting");
+    builder
+        .add_node_fn("tick", |s, _| async move {
+            Ok(NodeResult::Update(
+                TicketUpdate::default()
+                    .reviews(1)
+                    .log(format!("tick {}", s.reviews + 1)),
+            ))
+        })
+        .add_edge(START, "tick")
+        .add_conditional_edges(
+            "tick",
+            |s: &Ticket| if s.reviews < 5 { "tick" } else { END },
+            ["tick", END],
+        )
+        .set_checkpointer(store);
+    builder.compile().expect("valid graph")
+}
+
+#[tokio::test]
+async fn a_run_whose_owner_is_gone_is_continued_from_its_last_checkpoint() {
+    let store = Arc::new(InMemoryCheckpointer::new());
+    let graph = counting(Arc::clone(&store));
+    let mut run = graph.start(ticket(""));
+    run.step().await.unwrap();
+    run.step().await.unwrap();
+    let run_id = run.run_id().clone();
+    drop(run); // The process "dies" after two committed steps.
+
+    let record = store.load_run(&run_id).await.unwrap().unwrap();
+    assert_eq!(record.status, RunStatus::Running);
+    assert!(record.owner.is_some() && record.lease_until.is_some());
+    // Its owner is this (live) process: not to be taken over.
+    let live = graph.continue_run(&run_id).await.unwrap_err();
+    assert!(
+        matches!(live, trellis::RunError::StillRunning { .. }),
+        "{live:?}"
+    );
+
+    // Another machine's owner whose lease has not run out: still refused.
+    let mut elsewhere = record.clone();
+    elsewhere.owner = Some("another-machine:1:1".to_owned());
+    elsewhere.lease_until = Some(trellis::Timestamp::parse("2999-01-01T00:00:00Z").unwrap());
+    store.save_run(&elsewhere).await.unwrap();
+    assert!(graph.continue_run(&run_id).await.is_err());
+
+    // Its lease ran out: continued, from step 2, to the end.
+    elsewhere.lease_until = Some(trellis::Timestamp::parse("2000-01-01T00:00:00Z").unwrap());
+    store.save_run(&elsewhere).await.unwrap();
+    let done = counting(Arc::clone(&store))
+        .continue_run(&run_id)
+        .await
+        .unwrap();
+    assert_eq!(
+        done.state().log,
+        ["tick 1", "tick 2", "tick 3", "tick 4", "tick 5"],
+        "no step lost, none applied twice"
+    );
+    let record = store.load_run(&run_id).await.unwrap().unwrap();
+    assert_eq!(record.status, RunStatus::Completed);
+    assert_eq!(record.owner, None);
+    let again = graph.continue_run(&run_id).await.unwrap_err();
+    assert!(matches!(again, trellis::RunError::AlreadyCompleted { .. }));
 }

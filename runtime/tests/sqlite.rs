@@ -153,7 +153,7 @@ fn a_file_from_a_newer_schema_is_refused() {
     let error = SqliteCheckpointer::open(&path).unwrap_err();
     assert_eq!(
         error.to_string(),
-        "stored database schema is unreadable: schema version 99 is not one this build knows (it reads versions up to 1); use a newer trellis"
+        "stored database schema is unreadable: schema version 99 is not one this build knows (it reads versions up to 2); use a newer trellis"
     );
 }
 

@@ -57,7 +57,8 @@ where
     checkpoint_order_and_latest(&fresh().await).await?;
     checkpoint_needs_run(&fresh().await).await?;
     save_step_writes_both(&fresh().await).await?;
-    claim_run_once(&fresh().await).await
+    claim_run_once(&fresh().await).await?;
+    take_over_once(&fresh().await).await
 }
 
 fn at(text: &str) -> Timestamp {
@@ -103,6 +104,8 @@ pub fn sample_run(run_id: RunId, created_at: Timestamp) -> RunRecord {
         }],
         error: None,
         transitions: 7,
+        owner: Some("host-a:4242:987654".to_owned()),
+        lease_until: Some(at("2026-03-04T05:06:37.5Z")),
     }
 }
 
@@ -412,6 +415,68 @@ async fn claim_run_once(store: &impl Checkpointer) -> Result<(), ConformanceErro
         CHECK,
         backend(CHECK, store.load_run(&missing.run_id).await)?.is_none(),
         "claiming a missing run created it"
+    );
+    Ok(())
+}
+
+async fn take_over_once(store: &impl Checkpointer) -> Result<(), ConformanceError> {
+    const CHECK: &str = "take_over_once";
+    let mut running = sample_run(RunId::new(), at("2026-03-04T05:06:07Z"));
+    running.status = RunStatus::Running;
+    running.interrupts.clear();
+    backend(CHECK, store.save_run(&running).await)?;
+    let mut mine = running.clone();
+    mine.owner = Some("host-b:7:1".to_owned());
+    ensure!(
+        CHECK,
+        !backend(
+            CHECK,
+            store.take_over(&mine, Some("someone-else:1:1")).await
+        )?,
+        "took over a run owned by someone else"
+    );
+    ensure!(
+        CHECK,
+        backend(
+            CHECK,
+            store.take_over(&mine, running.owner.as_deref()).await
+        )?,
+        "taking over from the recorded owner failed"
+    );
+    let loaded = backend(CHECK, store.load_run(&running.run_id).await)?;
+    ensure!(
+        CHECK,
+        loaded.as_ref() == Some(&mine),
+        "after the take-over, loaded {loaded:?}"
+    );
+    ensure!(
+        CHECK,
+        !backend(
+            CHECK,
+            store.take_over(&mine, running.owner.as_deref()).await
+        )?,
+        "a second take-over from the old owner succeeded"
+    );
+    let mut unowned = sample_run(RunId::new(), at("2026-03-04T05:06:07Z"));
+    unowned.status = RunStatus::Running;
+    unowned.owner = None;
+    backend(CHECK, store.save_run(&unowned).await)?;
+    let mut taker = unowned.clone();
+    taker.owner = Some("host-b:7:1".to_owned());
+    ensure!(
+        CHECK,
+        backend(CHECK, store.take_over(&taker, None).await)?,
+        "taking over an unowned running run failed"
+    );
+    let paused = sample_run(RunId::new(), at("2026-03-04T05:06:07Z"));
+    backend(CHECK, store.save_run(&paused).await)?;
+    ensure!(
+        CHECK,
+        !backend(
+            CHECK,
+            store.take_over(&paused, paused.owner.as_deref()).await
+        )?,
+        "took over a paused run (that is a resume's job)"
     );
     Ok(())
 }

@@ -92,6 +92,24 @@ impl Checkpointer for InMemoryCheckpointer {
         }
     }
 
+    async fn take_over(
+        &self,
+        run: &RunRecord,
+        previous_owner: Option<&str>,
+    ) -> Result<bool, CheckpointError> {
+        let mut runs = self.lock();
+        match runs.get_mut(&run.run_id) {
+            Some(stored)
+                if stored.record.status == RunStatus::Running
+                    && stored.record.owner.as_deref() == previous_owner =>
+            {
+                stored.record = run.clone();
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
     async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<(), CheckpointError> {
         push(&mut self.lock(), checkpoint)
     }

@@ -78,6 +78,12 @@ pub struct RunRecord {
     pub error: Option<String>,
     /// Node activations so far (each one a transition of the run).
     pub transitions: u64,
+    /// While running: the process executing it (`host:pid:start`).
+    pub owner: Option<String>,
+    /// While running: until when the owner's claim holds without a sign of life (each
+    /// checkpoint renews it). A run whose owner is gone — its process ended on this machine, or
+    /// its lease ran out — can be continued by another process.
+    pub lease_until: Option<Timestamp>,
 }
 
 /// What moment of a run a checkpoint records.
@@ -233,6 +239,15 @@ pub trait Checkpointer: Send + Sync {
         run: &RunRecord,
         checkpoint: &Checkpoint,
     ) -> Result<(), CheckpointError>;
+
+    /// Replaces the run record only if the stored one is `running` and owned by
+    /// `previous_owner`; returns whether it did. This is how a process takes over a run whose
+    /// owner is gone: of two that try, one wins.
+    async fn take_over(
+        &self,
+        run: &RunRecord,
+        previous_owner: Option<&str>,
+    ) -> Result<bool, CheckpointError>;
 
     /// The run record, if there is one.
     async fn load_run(&self, run_id: &RunId) -> Result<Option<RunRecord>, CheckpointError>;

@@ -10,7 +10,7 @@ use super::{Checkpoint, CheckpointError, Checkpointer, RunRecord, RunStatus};
 use crate::id::{RunId, Timestamp};
 
 /// The schema this build writes and reads (`PRAGMA user_version`).
-const SCHEMA_VERSION: i64 = 1;
+const SCHEMA_VERSION: i64 = 2;
 
 /// Each step applied in order to bring a file from version `n` to `n + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -41,6 +41,9 @@ const MIGRATIONS: &[&str] = &[
         detail TEXT NOT NULL,
         PRIMARY KEY (run_id, id)
     ) WITHOUT ROWID;",
+    // 1 → 2: who is executing a running run, and until when its claim holds.
+    "ALTER TABLE runs ADD COLUMN owner TEXT;
+    ALTER TABLE runs ADD COLUMN lease_until TEXT;",
 ];
 
 /// How hard SQLite makes each commit durable.
@@ -196,6 +199,8 @@ struct RunRow {
     interrupts: String,
     error: Option<String>,
     transitions: i64,
+    owner: Option<String>,
+    lease_until: Option<String>,
 }
 
 /// The run's columns; with `same_as`, the state is not written again but read from that
@@ -219,17 +224,21 @@ fn run_row(run: &RunRecord, same_as: Option<i64>) -> Result<RunRow, CheckpointEr
         interrupts: json("run interrupts", &run.interrupts)?,
         error: run.error.clone(),
         transitions: i64::try_from(run.transitions).unwrap_or(i64::MAX),
+        owner: run.owner.clone(),
+        lease_until: run.lease_until.map(|t| t.to_string()),
     })
 }
 
 const UPSERT_RUN: &str = "INSERT INTO runs (run_id, graph, status, created_at, created_us,
-        updated_at, last_node, steps, state, state_checkpoint, interrupts, error, transitions)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+        updated_at, last_node, steps, state, state_checkpoint, interrupts, error, transitions,
+        owner, lease_until)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
     ON CONFLICT (run_id) DO UPDATE SET graph = excluded.graph, status = excluded.status,
         updated_at = excluded.updated_at, last_node = excluded.last_node, steps = excluded.steps,
         state = excluded.state, state_checkpoint = excluded.state_checkpoint,
         interrupts = excluded.interrupts, error = excluded.error,
-        transitions = excluded.transitions";
+        transitions = excluded.transitions, owner = excluded.owner,
+        lease_until = excluded.lease_until";
 
 fn upsert_run(connection: &Connection, row: &RunRow) -> Result<(), CheckpointError> {
     connection
@@ -248,7 +257,9 @@ fn upsert_run(connection: &Connection, row: &RunRow) -> Result<(), CheckpointErr
                 row.state_checkpoint,
                 row.interrupts,
                 row.error,
-                row.transitions
+                row.transitions,
+                row.owner,
+                row.lease_until
             ])
         })
         .map_err(backend)?;
@@ -350,7 +361,8 @@ fn read_run(row: &Row<'_>) -> rusqlite::Result<[Option<String>; 9]> {
 
 /// A run's state is its own column, or (written once per step) its checkpoint's.
 const SELECT_RUN: &str = "SELECT r.run_id, r.graph, r.status, r.created_at, r.updated_at,
-    r.last_node, COALESCE(r.state, c.state), r.interrupts, r.error, r.steps, r.transitions
+    r.last_node, COALESCE(r.state, c.state), r.interrupts, r.error, r.steps, r.transitions,
+    r.owner, r.lease_until
     FROM runs r LEFT JOIN checkpoints c ON c.run_id = r.run_id AND c.id = r.state_checkpoint";
 
 /// A run row, decoded; a malformed column is a `Corrupt` error naming the run and the column.
@@ -358,6 +370,8 @@ fn decode_run(row: &Row<'_>) -> rusqlite::Result<Result<RunRecord, CheckpointErr
     let text = read_run(row)?;
     let steps: i64 = row.get(9)?;
     let transitions: i64 = row.get(10)?;
+    let owner: Option<String> = row.get(11)?;
+    let lease_until: Option<String> = row.get(12)?;
     Ok((|| {
         let [
             run_id,
@@ -396,6 +410,10 @@ fn decode_run(row: &Row<'_>) -> rusqlite::Result<Result<RunRecord, CheckpointErr
                 .map_err(|e| corrupt(what("interrupts"), e))?,
             error,
             transitions: u64::try_from(transitions).map_err(|e| corrupt(what("transitions"), e))?,
+            owner,
+            lease_until: lease_until
+                .map(|t| Timestamp::parse(&t).map_err(|e| corrupt(what("lease_until"), e)))
+                .transpose()?,
             run_id: RunId::from(run_id.clone()),
         })
     })())
@@ -461,6 +479,34 @@ impl Checkpointer for SqliteCheckpointer {
                 .map_err(backend)?;
             if current.as_deref() != Some(expected.as_str()) {
                 return Ok(false);
+            }
+            upsert_run(&transaction, &row)?;
+            transaction.commit().map_err(backend)?;
+            Ok(true)
+        })
+        .await
+    }
+
+    async fn take_over(
+        &self,
+        run: &RunRecord,
+        previous_owner: Option<&str>,
+    ) -> Result<bool, CheckpointError> {
+        let row = run_row(run, None)?;
+        let previous = previous_owner.map(str::to_owned);
+        self.with(move |connection| {
+            let transaction = connection.transaction().map_err(backend)?;
+            let current: Option<(String, Option<String>)> = transaction
+                .query_row(
+                    "SELECT status, owner FROM runs WHERE run_id = ?1",
+                    [&row.run_id],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .optional()
+                .map_err(backend)?;
+            match current {
+                Some((status, owner)) if status == "running" && owner == previous => {}
+                _ => return Ok(false),
             }
             upsert_run(&transaction, &row)?;
             transaction.commit().map_err(backend)?;
