@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::builder::NodeOptions;
-use crate::checkpoint::{Checkpointer, RunStatus};
+use crate::checkpoint::{Checkpointer, RunRecord, RunStatus};
 use crate::error::RunError;
 use crate::event::{EventBus, EventStream};
 use crate::id::RunId;
@@ -243,9 +243,21 @@ impl<S: GraphState> CompiledGraph<S> {
     /// [`RunError::AlreadyFailed`], [`RunError::StillRunning`], [`RunError::WrongGraph`], or the
     /// checkpointer's or the state's error.
     pub async fn load(&self, run_id: &RunId) -> Result<Run<S>, RunError> {
+        let (store, record) = self.stored(run_id, RunStatus::Paused).await?;
+        let checkpoint = latest(store.as_ref(), &record.run_id).await?;
+        Run::from_checkpoint(self.clone(), record, checkpoint)
+    }
+
+    /// The run's record, if this graph has a checkpointer holding it, it belongs to this
+    /// graph, and it is `wanted`; otherwise the error that says which of these failed.
+    async fn stored(
+        &self,
+        run_id: &RunId,
+        wanted: RunStatus,
+    ) -> Result<(Arc<dyn Checkpointer>, RunRecord), RunError> {
         let store = self
             .checkpointer
-            .as_ref()
+            .clone()
             .ok_or_else(|| RunError::NoCheckpointer {
                 graph: self.name().to_owned(),
                 run_id: run_id.clone(),
@@ -258,10 +270,11 @@ impl<S: GraphState> CompiledGraph<S> {
             })?;
         let run_id = record.run_id.clone();
         match record.status {
-            RunStatus::Paused => {}
+            status if status == wanted => {}
             RunStatus::Completed => return Err(RunError::AlreadyCompleted { run_id }),
             RunStatus::Failed => return Err(RunError::AlreadyFailed { run_id }),
             RunStatus::Running => return Err(RunError::StillRunning { run_id }),
+            RunStatus::Paused => return Err(RunError::Paused { run_id }),
         }
         if record.graph != self.name() {
             return Err(RunError::WrongGraph {
@@ -270,16 +283,19 @@ impl<S: GraphState> CompiledGraph<S> {
                 found: record.graph,
             });
         }
-        let checkpoint =
-            store
-                .latest_checkpoint(&run_id)
-                .await?
-                .ok_or_else(|| RunError::Unresumable {
-                    run_id: run_id.clone(),
-                    reason: "it has no checkpoint".to_owned(),
-                })?;
-        Run::from_checkpoint(self.clone(), record, checkpoint)
+        Ok((store, record))
     }
+}
+
+/// A stored run's latest checkpoint; a run without one cannot be continued.
+async fn latest(store: &dyn Checkpointer, run_id: &RunId) -> Result<crate::Checkpoint, RunError> {
+    store
+        .latest_checkpoint(run_id)
+        .await?
+        .ok_or_else(|| RunError::Unresumable {
+            run_id: run_id.clone(),
+            reason: "it has no checkpoint".to_owned(),
+        })
 }
 
 impl<S: GraphState> CompiledGraph<S> {
@@ -299,33 +315,8 @@ impl<S: GraphState> CompiledGraph<S> {
     /// [`RunError::RunNotFound`], [`RunError::NoCheckpointer`], [`RunError::WrongGraph`]; then as
     /// [`invoke`](Self::invoke).
     pub async fn continue_run(&self, run_id: &RunId) -> Result<Outcome<S>, RunError> {
-        let store = self
-            .checkpointer
-            .as_ref()
-            .ok_or_else(|| RunError::NoCheckpointer {
-                graph: self.name().to_owned(),
-                run_id: run_id.clone(),
-            })?;
-        let record = store
-            .load_run(run_id)
-            .await?
-            .ok_or_else(|| RunError::RunNotFound {
-                run_id: run_id.clone(),
-            })?;
+        let (store, record) = self.stored(run_id, RunStatus::Running).await?;
         let run_id = record.run_id.clone();
-        match record.status {
-            RunStatus::Running => {}
-            RunStatus::Paused => return Err(RunError::Paused { run_id }),
-            RunStatus::Completed => return Err(RunError::AlreadyCompleted { run_id }),
-            RunStatus::Failed => return Err(RunError::AlreadyFailed { run_id }),
-        }
-        if record.graph != self.name() {
-            return Err(RunError::WrongGraph {
-                run_id,
-                expected: self.name().to_owned(),
-                found: record.graph,
-            });
-        }
         let owner_gone = match record.owner.as_deref() {
             None => true,
             Some(owner) if owner == crate::owner::current() => false,
@@ -339,14 +330,7 @@ impl<S: GraphState> CompiledGraph<S> {
         if !owner_gone {
             return Err(RunError::StillRunning { run_id });
         }
-        let checkpoint =
-            store
-                .latest_checkpoint(&run_id)
-                .await?
-                .ok_or_else(|| RunError::Unresumable {
-                    run_id: run_id.clone(),
-                    reason: "it has no checkpoint".to_owned(),
-                })?;
+        let checkpoint = latest(store.as_ref(), &run_id).await?;
         let previous_owner = record.owner.clone();
         let mut run = Run::from_checkpoint(self.clone(), record, checkpoint)?;
         if !run.take_over(previous_owner.as_deref()).await? {

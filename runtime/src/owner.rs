@@ -64,7 +64,10 @@ mod tests {
             child.wait().expect("exits");
             assert!(is_gone(&format!("{}:{pid}:{}", host(), 12_345)));
         }
-        assert!(!is_gone("another-machine:1:1"), "another machine cannot be told");
+        assert!(
+            !is_gone("another-machine:1:1"),
+            "another machine cannot be told"
+        );
         assert!(!is_gone("garbage"));
     }
 }
