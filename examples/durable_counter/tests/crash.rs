@@ -2,7 +2,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 const STEPS: u64 = 300;
@@ -23,6 +23,28 @@ fn counter(db: &Path, args: &[&str]) -> Command {
     command
 }
 
+/// Starts counting to `steps` (5 ms a step) and returns the process once it has printed the
+/// recorded run's id.
+fn start(db: &Path, steps: u64) -> (Child, String) {
+    let mut child = counter(
+        db,
+        &["run", "--steps", &steps.to_string(), "--step-delay-ms", "5"],
+    )
+    .stdout(Stdio::piped())
+    .spawn()
+    .expect("starts");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("reads the run id");
+    let run_id = line
+        .trim()
+        .strip_prefix("run ")
+        .expect("`run <id>` first")
+        .to_owned();
+    (child, run_id)
+}
+
 /// A small deterministic generator (xorshift) for the kill moments.
 struct Moments(u64);
 
@@ -41,22 +63,7 @@ fn killed_twenty_times_the_count_still_ends_exactly_at_n() {
     let mut moments = Moments(0x9e37_79b9_7f4a_7c15);
 
     // The first process: wait until it has recorded the run, then kill it at a random moment.
-    let mut first = counter(
-        &db,
-        &["run", "--steps", &STEPS.to_string(), "--step-delay-ms", "5"],
-    )
-    .stdout(Stdio::piped())
-    .spawn()
-    .expect("starts");
-    let mut line = String::new();
-    BufReader::new(first.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("reads the run id");
-    let run_id = line
-        .trim()
-        .strip_prefix("run ")
-        .expect("`run <id>` first")
-        .to_owned();
+    let (mut first, run_id) = start(&db, STEPS);
     std::thread::sleep(Duration::from_millis(moments.next_ms()));
     first.kill().expect("kill -9");
     first.wait().expect("reaped");
@@ -133,19 +140,7 @@ fn killed_twenty_times_the_count_still_ends_exactly_at_n() {
 #[test]
 fn a_live_run_is_not_taken_over() {
     let db = database("live");
-    let mut owner = counter(&db, &["run", "--steps", "400", "--step-delay-ms", "5"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("starts");
-    let mut line = String::new();
-    BufReader::new(owner.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("reads the run id");
-    let run_id = line
-        .trim()
-        .strip_prefix("run ")
-        .expect("`run <id>` first")
-        .to_owned();
+    let (mut owner, run_id) = start(&db, 400);
     let intruder = counter(&db, &["resume", "--run", &run_id])
         .output()
         .expect("runs");
