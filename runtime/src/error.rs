@@ -157,6 +157,13 @@ pub enum RunError {
         /// The run.
         run_id: RunId,
     },
+    /// A stopping [`Worker`](crate::Worker) handed the unfinished run back to the queue; another
+    /// worker continues it.
+    #[error("run {run_id} was handed back to the queue unfinished: its worker is stopping")]
+    Released {
+        /// The run.
+        run_id: RunId,
+    },
     /// The run was started by another graph.
     #[error("run {run_id} belongs to graph `{found}`, not `{expected}`")]
     WrongGraph {

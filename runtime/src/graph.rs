@@ -288,7 +288,10 @@ impl<S: GraphState> CompiledGraph<S> {
 }
 
 /// A stored run's latest checkpoint; a run without one cannot be continued.
-async fn latest(store: &dyn Checkpointer, run_id: &RunId) -> Result<crate::Checkpoint, RunError> {
+pub(crate) async fn latest(
+    store: &dyn Checkpointer,
+    run_id: &RunId,
+) -> Result<crate::Checkpoint, RunError> {
     store
         .latest_checkpoint(run_id)
         .await?
@@ -319,6 +322,7 @@ impl<S: GraphState> CompiledGraph<S> {
         let run_id = record.run_id.clone();
         let owner_gone = match record.owner.as_deref() {
             None => true,
+            // This very process (not one of its workers, which have names of their own).
             Some(owner) if owner == crate::owner::current() => false,
             Some(owner) => {
                 crate::owner::is_gone(owner)
@@ -340,7 +344,64 @@ impl<S: GraphState> CompiledGraph<S> {
     }
 }
 
+impl<S: GraphState> CompiledGraph<S> {
+    /// Records a new run on `input` for a [`Worker`](crate::Worker) to execute, and returns its
+    /// id at once: the run is `running` with no owner (its `start` checkpoint written), and the
+    /// first worker of this graph that is free claims it.
+    ///
+    /// # Errors
+    /// [`RunError::NoCheckpointer`]; the checkpointer's error; an entry router naming an
+    /// undeclared target (the run is then recorded as failed).
+    pub async fn enqueue(&self, input: S) -> Result<RunId, RunError> {
+        let mut run = self.start(input);
+        if self.checkpointer.is_none() {
+            return Err(RunError::NoCheckpointer {
+                graph: self.name().to_owned(),
+                run_id: run.run_id().clone(),
+            });
+        }
+        run.begin().await?;
+        release(run).await
+    }
+}
+
+/// Hands a run this process holds over to the queue.
+async fn release<S: GraphState>(mut run: Run<S>) -> Result<RunId, RunError> {
+    let run_id = run.run_id().clone();
+    if run.release().await? {
+        Ok(run_id)
+    } else {
+        Err(RunError::StillRunning { run_id })
+    }
+}
+
 impl<S: ApplyResume> CompiledGraph<S> {
+    /// Answers a paused run that waits for one answer and leaves it to a
+    /// [`Worker`](crate::Worker): the answer is folded into the state and checkpointed
+    /// (`resume`), and the run becomes ready for the first free worker. Returns at once.
+    ///
+    /// # Errors
+    /// As [`resume`](Self::resume), before the run goes on.
+    pub async fn enqueue_resume(&self, run_id: &RunId, input: S::Input) -> Result<(), RunError> {
+        let mut run = self.load(run_id).await?;
+        let id = single_interrupt(&run)?;
+        run.resume_each([(id, input)]).await?;
+        release(run).await.map(drop)
+    }
+
+    /// [`enqueue_resume`](Self::enqueue_resume) with one answer per pending interrupt id.
+    ///
+    /// # Errors
+    /// As [`resume_each`](Self::resume_each), before the run goes on.
+    pub async fn enqueue_resume_each<I>(&self, run_id: &RunId, answers: I) -> Result<(), RunError>
+    where
+        I: IntoIterator<Item = (String, S::Input)>,
+    {
+        let mut run = self.load(run_id).await?;
+        run.resume_each(answers).await?;
+        release(run).await.map(drop)
+    }
+
     /// Resumes a paused run that waits for one answer, and runs it to the end or the next
     /// pause.
     ///
@@ -348,20 +409,8 @@ impl<S: ApplyResume> CompiledGraph<S> {
     /// As [`load`](Self::load) and [`Run::resume_each`], then as [`invoke`](Self::invoke).
     pub async fn resume(&self, run_id: &RunId, input: S::Input) -> Result<Outcome<S>, RunError> {
         let mut run = self.load(run_id).await?;
-        let ids: Vec<String> = run.interrupts().iter().map(|i| i.id.clone()).collect();
-        match ids.as_slice() {
-            [id] => {
-                let id = id.clone();
-                run.resume_each([(id, input)]).await?;
-            }
-            _ => {
-                return Err(RunError::Answers {
-                    run_id: run_id.clone(),
-                    pending: ids,
-                    given: vec!["(one answer without an id)".to_owned()],
-                });
-            }
-        }
+        let id = single_interrupt(&run)?;
+        run.resume_each([(id, input)]).await?;
         run.finish().await
     }
 
@@ -377,6 +426,20 @@ impl<S: ApplyResume> CompiledGraph<S> {
         let mut run = self.load(run_id).await?;
         run.resume_each(answers).await?;
         run.finish().await
+    }
+}
+
+/// The id of a paused run's only interrupt; an answer without an id cannot say which of
+/// several it answers.
+fn single_interrupt<S: GraphState>(run: &Run<S>) -> Result<String, RunError> {
+    let ids: Vec<String> = run.interrupts().iter().map(|i| i.id.clone()).collect();
+    match <[String; 1]>::try_from(ids) {
+        Ok([id]) => Ok(id),
+        Err(pending) => Err(RunError::Answers {
+            run_id: run.run_id().clone(),
+            pending,
+            given: vec!["(one answer without an id)".to_owned()],
+        }),
     }
 }
 

@@ -107,6 +107,7 @@ mod node;
 mod owner;
 mod run;
 mod state;
+mod worker;
 
 pub use builder::{DEFAULT_MAX_STEPS, END, GraphBuilder, NodeOptions, START};
 pub use cancel::CancellationToken;
@@ -124,6 +125,7 @@ pub use run::{Outcome, Run, StepOutcome};
 #[doc(hidden)]
 pub use state::reducers;
 pub use state::{ApplyResume, GraphState, MergeConflict, WholeState};
+pub use worker::{DEFAULT_LEASE, DEFAULT_POLL_INTERVAL, Handled, Worker, WorkerReport};
 
 /// `#[async_trait]`, re-exported so that node implementations need no extra dependency.
 pub use async_trait::async_trait;

@@ -34,7 +34,9 @@ fn start_ticks(pid: u32) -> Option<u64> {
 /// alive, or when that cannot be told (another machine, or no `/proc`): then only its lease
 /// expiring frees the run.
 pub(crate) fn is_gone(owner: &str) -> bool {
-    let mut parts = owner.rsplitn(3, ':');
+    // A worker's identity is its process's, then `/` and the worker's own name.
+    let process = owner.split_once('/').map_or(owner, |(process, _)| process);
+    let mut parts = process.rsplitn(3, ':');
     let (Some(start), Some(pid), Some(owner_host)) = (parts.next(), parts.next(), parts.next())
     else {
         return false;
@@ -69,5 +71,16 @@ mod tests {
             "another machine cannot be told"
         );
         assert!(!is_gone("garbage"));
+        assert!(
+            !is_gone(&format!("{}/worker-1", current())),
+            "a worker of this process"
+        );
+        if std::path::Path::new("/proc/self/stat").exists() {
+            assert!(is_gone(&format!(
+                "{}:{}:1/worker-1",
+                host(),
+                std::process::id()
+            )));
+        }
     }
 }

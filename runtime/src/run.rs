@@ -120,6 +120,9 @@ pub struct Run<S: GraphState> {
     spare: Vec<usize>,
     /// Reused buffer: the nodes of a step whose edges are followed after the merge.
     follow: Vec<usize>,
+    /// Who executes the run (written into every record) and how long each write holds it.
+    owner: Arc<str>,
+    lease: std::time::Duration,
 }
 
 /// A step's updates in declaration order, without a `Vec` for the common single update.
@@ -191,6 +194,8 @@ impl<S: GraphState> Run<S> {
             next_override: None,
             spare: Vec::new(),
             follow: Vec::new(),
+            owner: Arc::from(crate::owner::current()),
+            lease: LEASE,
         }
     }
 
@@ -286,6 +291,8 @@ impl<S: GraphState> Run<S> {
             next_override: None,
             spare: Vec::new(),
             follow: Vec::new(),
+            owner: Arc::from(crate::owner::current()),
+            lease: LEASE,
         })
     }
 
@@ -389,6 +396,11 @@ impl<S: GraphState> Run<S> {
     /// [`run_to_end`](Self::run_to_end), handing over the state without a copy.
     pub(crate) async fn finish(mut self) -> Result<Outcome<S>, RunError> {
         self.in_run_span(Self::drive).await?;
+        Ok(self.into_outcome())
+    }
+
+    /// The outcome of a run that completed or paused, handing over the state without a copy.
+    pub(crate) fn into_outcome(mut self) -> Outcome<S> {
         let run_id = self.scope.run_id.clone();
         let (paused, steps, interrupts) = (
             self.phase == Phase::Paused,
@@ -396,7 +408,7 @@ impl<S: GraphState> Run<S> {
             std::mem::take(&mut self.interrupts),
         );
         let state = Arc::try_unwrap(self.state).unwrap_or_else(|shared| (*shared).clone());
-        Ok(if paused {
+        if paused {
             Outcome::Paused {
                 run_id,
                 state,
@@ -408,7 +420,7 @@ impl<S: GraphState> Run<S> {
                 state,
                 steps,
             }
-        })
+        }
     }
 
     fn outcome(&self, state: S) -> Outcome<S> {
@@ -937,9 +949,36 @@ impl<S: GraphState> Run<S> {
             },
             error,
             transitions: self.transitions,
-            owner: (status == RunStatus::Running).then(|| crate::owner::current().to_owned()),
-            lease_until: (status == RunStatus::Running).then(|| now.plus(LEASE)),
+            // Every write names its writer, so that the store can refuse a writer that lost
+            // its claim (see `Checkpointer::save_step`).
+            owner: Some(self.owner.to_string()),
+            lease_until: (status == RunStatus::Running).then(|| now.plus(self.lease)),
         }
+    }
+
+    /// Executes the run as `owner` (a worker's identity), each write holding it for `lease`.
+    pub(crate) fn owned_by(mut self, owner: Arc<str>, lease: std::time::Duration) -> Self {
+        self.owner = owner;
+        self.lease = lease;
+        self
+    }
+
+    /// Gives the (running) run up: it stays `running` with no owner, ready for whichever
+    /// worker claims it next ([`Checkpointer::claim_next`](crate::Checkpointer::claim_next)). `false` when this process no
+    /// longer held it.
+    pub(crate) async fn release(&mut self) -> Result<bool, RunError> {
+        let Some(store) = self.graph.checkpointer.clone() else {
+            return Ok(false);
+        };
+        let mut released = self.record(
+            RunStatus::Running,
+            self.state_json()?,
+            Timestamp::now(),
+            None,
+        );
+        released.owner = None;
+        released.lease_until = None;
+        Ok(store.take_over(&released, Some(&self.owner)).await?)
     }
 
     /// Claims this (running) run from `previous_owner` in the checkpointer; `false` when someone

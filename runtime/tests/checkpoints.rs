@@ -211,7 +211,13 @@ async fn a_run_whose_owner_is_gone_is_continued_from_its_last_checkpoint() {
     );
     let record = store.load_run(&run_id).await.unwrap().unwrap();
     assert_eq!(record.status, RunStatus::Completed);
-    assert_eq!(record.owner, None);
+    // The owner is the last writer (this process, which took the run over); no lease once ended.
+    assert!(
+        record
+            .owner
+            .is_some_and(|owner| owner != "another-machine:1:1")
+    );
+    assert_eq!(record.lease_until, None);
     let again = graph.continue_run(&run_id).await.unwrap_err();
     assert!(matches!(again, trellis::RunError::AlreadyCompleted { .. }));
 }

@@ -58,7 +58,10 @@ where
     checkpoint_needs_run(&fresh().await).await?;
     save_step_writes_both(&fresh().await).await?;
     claim_run_once(&fresh().await).await?;
-    take_over_once(&fresh().await).await
+    take_over_once(&fresh().await).await?;
+    save_step_is_fenced(&fresh().await).await?;
+    claim_next_hands_out_each_ready_run_once(&fresh().await).await?;
+    renew_lease_only_for_the_owner(&fresh().await).await
 }
 
 fn at(text: &str) -> Timestamp {
@@ -477,6 +480,188 @@ async fn take_over_once(store: &impl Checkpointer) -> Result<(), ConformanceErro
             store.take_over(&paused, paused.owner.as_deref()).await
         )?,
         "took over a paused run (that is a resume's job)"
+    );
+    Ok(())
+}
+
+async fn save_step_is_fenced(store: &impl Checkpointer) -> Result<(), ConformanceError> {
+    const CHECK: &str = "save_step_is_fenced";
+    let mut run = sample_run(RunId::new(), at("2026-03-04T05:06:07Z"));
+    run.status = RunStatus::Running;
+    run.interrupts.clear();
+    backend(
+        CHECK,
+        store
+            .save_step(&run, &sample_checkpoint(&run.run_id, 1))
+            .await,
+    )?;
+    // Another process takes the run over; the first one's next step must be refused.
+    let mut taker = run.clone();
+    taker.owner = Some("host-b:7:1".to_owned());
+    ensure!(
+        CHECK,
+        backend(CHECK, store.take_over(&taker, run.owner.as_deref()).await)?,
+        "taking over from the recorded owner failed"
+    );
+    let mut late = run.clone();
+    late.steps = 99;
+    match store
+        .save_step(&late, &sample_checkpoint(&run.run_id, 2))
+        .await
+    {
+        Err(super::CheckpointError::Fenced { owner, .. }) => ensure!(
+            CHECK,
+            owner == "host-b:7:1",
+            "the refusal names {owner:?}, not the new owner"
+        ),
+        other => ensure!(
+            CHECK,
+            false,
+            "a step by the previous owner was not refused as fenced: {other:?}"
+        ),
+    }
+    let loaded = backend(CHECK, store.load_run(&run.run_id).await)?;
+    ensure!(
+        CHECK,
+        loaded.as_ref() == Some(&taker),
+        "a fenced step changed the record: {loaded:?}"
+    );
+    let listed = backend(CHECK, store.list_checkpoints(&run.run_id).await)?;
+    ensure!(
+        CHECK,
+        listed.len() == 1,
+        "a fenced step still wrote a checkpoint: {listed:?}"
+    );
+    let mut next = taker.clone();
+    next.steps = 5;
+    backend(
+        CHECK,
+        store
+            .save_step(&next, &sample_checkpoint(&run.run_id, 2))
+            .await,
+    )?;
+    Ok(())
+}
+
+async fn claim_next_hands_out_each_ready_run_once(
+    store: &impl Checkpointer,
+) -> Result<(), ConformanceError> {
+    const CHECK: &str = "claim_next_hands_out_each_ready_run_once";
+    let now = at("2026-03-04T06:00:00Z");
+    let lease = at("2026-03-04T06:00:30Z");
+    let running = |created: &str, owner: Option<&str>, until: Option<&str>| {
+        let mut run = sample_run(RunId::new(), at(created));
+        run.status = RunStatus::Running;
+        run.interrupts.clear();
+        run.owner = owner.map(str::to_owned);
+        run.lease_until = until.map(at);
+        run
+    };
+    // Ready: queued (no owner), and a lease that ran out. Not ready: a live lease, a paused
+    // run, another graph's run.
+    let queued = running("2026-03-04T05:00:02Z", None, None);
+    let expired = running(
+        "2026-03-04T05:00:01Z",
+        Some("host-a:1:1"),
+        Some("2026-03-04T05:59:59Z"),
+    );
+    let live = running(
+        "2026-03-04T05:00:00Z",
+        Some("host-a:2:2"),
+        Some("2026-03-04T06:00:01Z"),
+    );
+    let paused = sample_run(RunId::new(), at("2026-03-04T04:00:00Z"));
+    let mut other_graph = running("2026-03-04T04:00:00Z", None, None);
+    other_graph.graph = "Other".to_owned();
+    for run in [&queued, &expired, &live, &paused, &other_graph] {
+        backend(CHECK, store.save_run(run).await)?;
+    }
+    let first = backend(CHECK, store.claim_next("Support", "w1", now, lease).await)?;
+    let mut expected = expired.clone();
+    expected.owner = Some("w1".to_owned());
+    expected.lease_until = Some(lease);
+    ensure!(
+        CHECK,
+        first.as_ref() == Some(&expected),
+        "the oldest ready run (lease expired) should come first, claimed by w1: {first:?}"
+    );
+    let second = backend(CHECK, store.claim_next("Support", "w2", now, lease).await)?;
+    ensure!(
+        CHECK,
+        second.as_ref().map(|r| (&r.run_id, r.owner.as_deref()))
+            == Some((&queued.run_id, Some("w2"))),
+        "the queued run should come second, claimed by w2: {second:?}"
+    );
+    let third = backend(CHECK, store.claim_next("Support", "w3", now, lease).await)?;
+    ensure!(
+        CHECK,
+        third.is_none(),
+        "a live, paused or foreign run was handed out: {third:?}"
+    );
+    let stored = backend(CHECK, store.load_run(&queued.run_id).await)?;
+    ensure!(
+        CHECK,
+        stored.as_ref().and_then(|r| r.owner.as_deref()) == Some("w2")
+            && stored.as_ref().and_then(|r| r.lease_until) == Some(lease),
+        "the claim was not stored: {stored:?}"
+    );
+    // Once its lease is over, a claimed run is ready again.
+    let later = at("2026-03-04T06:00:31Z");
+    let again = backend(CHECK, store.claim_next("Support", "w4", later, later).await)?;
+    ensure!(
+        CHECK,
+        again.as_ref().map(|r| &r.run_id) == Some(&live.run_id),
+        "after every lease ran out, the oldest run should be handed out: {again:?}"
+    );
+    Ok(())
+}
+
+async fn renew_lease_only_for_the_owner(store: &impl Checkpointer) -> Result<(), ConformanceError> {
+    const CHECK: &str = "renew_lease_only_for_the_owner";
+    let mut run = sample_run(RunId::new(), at("2026-03-04T05:06:07Z"));
+    run.status = RunStatus::Running;
+    backend(CHECK, store.save_run(&run).await)?;
+    let owner = run.owner.clone().unwrap_or_default();
+    let until = at("2026-03-04T07:00:00Z");
+    ensure!(
+        CHECK,
+        backend(CHECK, store.renew_lease(&run.run_id, &owner, until).await)?,
+        "the owner could not renew its lease"
+    );
+    let loaded = backend(CHECK, store.load_run(&run.run_id).await)?;
+    ensure!(
+        CHECK,
+        loaded.as_ref().and_then(|r| r.lease_until) == Some(until),
+        "the renewed lease was not stored: {loaded:?}"
+    );
+    ensure!(
+        CHECK,
+        !backend(
+            CHECK,
+            store.renew_lease(&run.run_id, "host-z:9:9", until).await
+        )?,
+        "someone else renewed the owner's lease"
+    );
+    ensure!(
+        CHECK,
+        !backend(CHECK, store.renew_lease(&RunId::new(), &owner, until).await)?,
+        "renewed the lease of a missing run"
+    );
+    let paused = sample_run(RunId::new(), at("2026-03-04T05:06:07Z"));
+    backend(CHECK, store.save_run(&paused).await)?;
+    ensure!(
+        CHECK,
+        !backend(
+            CHECK,
+            store
+                .renew_lease(
+                    &paused.run_id,
+                    paused.owner.as_deref().unwrap_or_default(),
+                    until
+                )
+                .await
+        )?,
+        "renewed the lease of a paused run"
     );
     Ok(())
 }

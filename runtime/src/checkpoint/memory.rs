@@ -6,7 +6,7 @@ use std::sync::{Mutex, MutexGuard};
 use async_trait::async_trait;
 
 use super::{Checkpoint, CheckpointError, Checkpointer, RunRecord, RunStatus};
-use crate::id::RunId;
+use crate::id::{RunId, Timestamp};
 
 /// Keeps runs and checkpoints in memory; everything is gone when it is dropped.
 ///
@@ -126,8 +126,67 @@ impl Checkpointer for InMemoryCheckpointer {
             });
         }
         let mut runs = self.lock();
+        if let Some(stored) = runs.get(&run.run_id)
+            && stored.record.owner != run.owner
+        {
+            return Err(CheckpointError::Fenced {
+                run_id: run.run_id.clone(),
+                owner: stored
+                    .record
+                    .owner
+                    .clone()
+                    .unwrap_or_else(|| "nobody".to_owned()),
+            });
+        }
+        // With the record upserted, the push cannot fail (same run id, checked above).
         upsert(&mut runs, run);
         push(&mut runs, checkpoint)
+    }
+
+    async fn claim_next(
+        &self,
+        graph: &str,
+        owner: &str,
+        now: Timestamp,
+        lease_until: Timestamp,
+    ) -> Result<Option<RunRecord>, CheckpointError> {
+        let mut runs = self.lock();
+        let ready = runs
+            .values_mut()
+            .filter(|stored| {
+                let record = &stored.record;
+                record.graph == graph
+                    && record.status == RunStatus::Running
+                    && (record.owner.is_none() || record.lease_until.is_none_or(|t| t < now))
+            })
+            .min_by(|a, b| {
+                (a.record.created_at, &a.record.run_id)
+                    .cmp(&(b.record.created_at, &b.record.run_id))
+            });
+        Ok(ready.map(|stored| {
+            stored.record.owner = Some(owner.to_owned());
+            stored.record.lease_until = Some(lease_until);
+            stored.record.clone()
+        }))
+    }
+
+    async fn renew_lease(
+        &self,
+        run_id: &RunId,
+        owner: &str,
+        lease_until: Timestamp,
+    ) -> Result<bool, CheckpointError> {
+        let mut runs = self.lock();
+        match runs.get_mut(run_id) {
+            Some(stored)
+                if stored.record.status == RunStatus::Running
+                    && stored.record.owner.as_deref() == Some(owner) =>
+            {
+                stored.record.lease_until = Some(lease_until);
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
     }
 
     async fn load_run(&self, run_id: &RunId) -> Result<Option<RunRecord>, CheckpointError> {

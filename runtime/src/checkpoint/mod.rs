@@ -200,6 +200,15 @@ pub enum CheckpointError {
         /// Why.
         reason: String,
     },
+    /// A step was refused because another process took the run over (its lease ran out, or
+    /// its process was known to be gone): this process must stop executing it.
+    #[error("run {run_id} is now executed by {owner}: this process lost its claim on it")]
+    Fenced {
+        /// The run.
+        run_id: RunId,
+        /// Who holds it now (`nobody` when it was released).
+        owner: String,
+    },
     /// A record or checkpoint could not be written as JSON.
     #[error("cannot serialize {what}: {source}")]
     Serialize {
@@ -233,7 +242,10 @@ pub trait Checkpointer: Send + Sync {
     /// Appends a checkpoint (a second one with the same run and id replaces the first).
     async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<(), CheckpointError>;
 
-    /// Saves the checkpoint and upserts the run record atomically.
+    /// Saves the checkpoint and upserts the run record atomically — if the stored record, when
+    /// there is one, has the same `owner` as `run`. Otherwise nothing is written and the result
+    /// is [`CheckpointError::Fenced`]: a process that lost its claim (a take-over after its
+    /// lease ran out) can never overwrite the new owner's progress.
     async fn save_step(
         &self,
         run: &RunRecord,
@@ -247,6 +259,28 @@ pub trait Checkpointer: Send + Sync {
         &self,
         run: &RunRecord,
         previous_owner: Option<&str>,
+    ) -> Result<bool, CheckpointError>;
+
+    /// Claims the oldest ready run of `graph` for `owner`: a `running` run nobody holds (queued
+    /// by [`CompiledGraph::enqueue`](crate::CompiledGraph::enqueue) or
+    /// [`enqueue_resume`](crate::CompiledGraph::enqueue_resume)) or whose lease ended before
+    /// `now`. Sets its owner and `lease_until` and returns the record as stored. Of several
+    /// processes claiming at once, each gets a different run; none waits for another's claim.
+    async fn claim_next(
+        &self,
+        graph: &str,
+        owner: &str,
+        now: Timestamp,
+        lease_until: Timestamp,
+    ) -> Result<Option<RunRecord>, CheckpointError>;
+
+    /// Extends `owner`'s lease on a running run to `lease_until`; `false` when the run is no
+    /// longer running under `owner` (someone took it over, or it ended).
+    async fn renew_lease(
+        &self,
+        run_id: &RunId,
+        owner: &str,
+        lease_until: Timestamp,
     ) -> Result<bool, CheckpointError>;
 
     /// The run record, if there is one.

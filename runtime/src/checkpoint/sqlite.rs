@@ -4,7 +4,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehavior, params};
 
 use super::{Checkpoint, CheckpointError, Checkpointer, RunRecord, RunStatus};
 use crate::id::{RunId, Timestamp};
@@ -75,6 +75,14 @@ pub enum Durability {
 pub struct SqliteCheckpointer {
     connection: Arc<Mutex<Connection>>,
     durability: Durability,
+}
+
+/// A transaction that takes SQLite's write lock at once: a read-then-write (a claim, a fenced
+/// step) must not read a row another process is about to change. Waits up to `busy_timeout`.
+fn write_transaction(connection: &mut Connection) -> Result<Transaction<'_>, CheckpointError> {
+    connection
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(backend)
 }
 
 fn backend(error: rusqlite::Error) -> CheckpointError {
@@ -468,7 +476,7 @@ impl Checkpointer for SqliteCheckpointer {
     ) -> Result<bool, CheckpointError> {
         let row = run_row(run, None)?;
         self.with(move |connection| {
-            let transaction = connection.transaction().map_err(backend)?;
+            let transaction = write_transaction(connection)?;
             let current: Option<String> = transaction
                 .query_row(
                     "SELECT status FROM runs WHERE run_id = ?1",
@@ -495,7 +503,7 @@ impl Checkpointer for SqliteCheckpointer {
         let row = run_row(run, None)?;
         let previous = previous_owner.map(str::to_owned);
         self.with(move |connection| {
-            let transaction = connection.transaction().map_err(backend)?;
+            let transaction = write_transaction(connection)?;
             let current: Option<(String, Option<String>)> = transaction
                 .query_row(
                     "SELECT status, owner FROM runs WHERE run_id = ?1",
@@ -540,10 +548,106 @@ impl Checkpointer for SqliteCheckpointer {
         let checkpoint = checkpoint_row(checkpoint, state)?;
         self.with(move |connection| {
             // Both or neither: a crash between them leaves the previous step intact.
-            let transaction = connection.transaction().map_err(backend)?;
+            let transaction = write_transaction(connection)?;
+            let stored: Option<Option<String>> = transaction
+                .prepare_cached("SELECT owner FROM runs WHERE run_id = ?1")
+                .and_then(|mut statement| {
+                    statement.query_row([&row.run_id], |r| r.get(0)).optional()
+                })
+                .map_err(backend)?;
+            if let Some(owner) = stored
+                && owner != row.owner
+            {
+                return Err(CheckpointError::Fenced {
+                    run_id: RunId::from(row.run_id.clone()),
+                    owner: owner.unwrap_or_else(|| "nobody".to_owned()),
+                });
+            }
             upsert_run(&transaction, &row)?;
             insert_checkpoint(&transaction, &checkpoint)?;
             transaction.commit().map_err(backend)
+        })
+        .await
+    }
+
+    async fn claim_next(
+        &self,
+        graph: &str,
+        owner: &str,
+        now: Timestamp,
+        lease_until: Timestamp,
+    ) -> Result<Option<RunRecord>, CheckpointError> {
+        let graph = graph.to_owned();
+        let owner = owner.to_owned();
+        self.with(move |connection| {
+            let transaction = write_transaction(connection)?;
+            let candidates: Vec<(String, Option<String>, Option<String>)> = {
+                let mut statement = transaction
+                    .prepare_cached(
+                        "SELECT run_id, owner, lease_until FROM runs
+                         WHERE graph = ?1 AND status = 'running'
+                         ORDER BY created_us, run_id",
+                    )
+                    .map_err(backend)?;
+                let rows = statement
+                    .query_map([&graph], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                    .map_err(backend)?;
+                rows.collect::<Result<_, _>>().map_err(backend)?
+            };
+            let mut ready = None;
+            for (run_id, held_by, until) in candidates {
+                let expired = match until {
+                    None => true,
+                    Some(text) => {
+                        Timestamp::parse(&text).map_err(|e| {
+                            corrupt(format!("column `lease_until` of run {run_id}"), e)
+                        })? < now
+                    }
+                };
+                if held_by.is_none() || expired {
+                    ready = Some(run_id);
+                    break;
+                }
+            }
+            let Some(run_id) = ready else {
+                return Ok(None);
+            };
+            transaction
+                .execute(
+                    "UPDATE runs SET owner = ?2, lease_until = ?3 WHERE run_id = ?1",
+                    params![run_id, owner, lease_until.to_string()],
+                )
+                .map_err(backend)?;
+            let record = transaction
+                .query_row(
+                    &format!("{SELECT_RUN} WHERE r.run_id = ?1"),
+                    [&run_id],
+                    decode_run,
+                )
+                .map_err(backend)??;
+            transaction.commit().map_err(backend)?;
+            Ok(Some(record))
+        })
+        .await
+    }
+
+    async fn renew_lease(
+        &self,
+        run_id: &RunId,
+        owner: &str,
+        lease_until: Timestamp,
+    ) -> Result<bool, CheckpointError> {
+        let run_id = run_id.to_string();
+        let owner = owner.to_owned();
+        self.with(move |connection| {
+            let changed = connection
+                .execute(
+                    "UPDATE runs SET lease_until = ?3
+                     WHERE run_id = ?1 AND owner = ?2 AND status = 'running'",
+                    params![run_id, owner, lease_until.to_string()],
+                )
+                .map_err(backend)?;
+            Ok(changed == 1)
         })
         .await
     }
