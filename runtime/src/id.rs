@@ -53,6 +53,18 @@ impl Timestamp {
         i64::try_from(self.0.unix_timestamp_nanos() / 1_000).unwrap_or(i64::MAX)
     }
 
+    /// The instant, for drivers that bind date-times.
+    #[cfg(feature = "postgres")]
+    pub(crate) fn datetime(self) -> OffsetDateTime {
+        self.0
+    }
+
+    /// An instant read back from a driver, in UTC.
+    #[cfg(feature = "postgres")]
+    pub(crate) fn from_datetime(at: OffsetDateTime) -> Self {
+        Timestamp(at.to_offset(time::UtcOffset::UTC))
+    }
+
     /// Parses RFC 3339 text with any offset.
     ///
     /// # Errors

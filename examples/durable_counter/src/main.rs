@@ -6,20 +6,25 @@
 //! durable_counter run --steps N [--db URL] [--step-delay-ms D]
 //! durable_counter resume [--run ID] [--db URL]
 //! durable_counter show [--run ID] [--db URL]
+//! durable_counter enqueue --steps N [--db URL] [--step-delay-ms D]
+//! durable_counter worker [--db URL] [--lease-ms L] [--runs K]
 //! ```
 //!
-//! `URL` is `sqlite:PATH` (default `sqlite:trellis.db`).
+//! `URL` is `sqlite:PATH` (default `sqlite:trellis.db`) or `postgres://…`. `enqueue` records a
+//! run for workers and prints `run <id>`; `worker` executes ready runs (queued ones, and those
+//! whose worker died once their lease ran out) until stopped with Ctrl-C, or after `K` runs —
+//! start two, on two machines with PostgreSQL, and they share the queue.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use trellis::checkpoint::SqliteCheckpointer;
+use trellis::checkpoint::StoreUrl;
 use trellis::{
-    ApplyResume, Checkpointer, GraphState, Interrupt, NodeContext, NodeResult, RunId, RunStatus,
+    ApplyResume, Checkpointer, GraphState, Interrupt, NodeContext, NodeResult, Outcome, RunId,
+    RunStatus, Worker,
 };
 
 trellis::graph! {
@@ -81,18 +86,25 @@ impl counter::Handlers for Ticker {
 
 const USAGE: &str = "usage: durable_counter run --steps N [--db URL] [--step-delay-ms D]
        durable_counter resume [--run ID] [--db URL]
-       durable_counter show [--run ID] [--db URL]";
+       durable_counter show [--run ID] [--db URL]
+       durable_counter enqueue --steps N [--db URL] [--step-delay-ms D]
+       durable_counter worker [--db URL] [--lease-ms L] [--runs K]";
 
 enum Command {
     Run { steps: u64, delay_ms: u64 },
     Resume { run: Option<RunId> },
     Show { run: Option<RunId> },
+    Enqueue { steps: u64, delay_ms: u64 },
+    Worker { lease_ms: u64, runs: Option<u64> },
 }
 
-fn parse(args: Vec<String>) -> Result<(Command, PathBuf), String> {
+fn parse(args: Vec<String>) -> Result<(Command, StoreUrl), String> {
     let mut args = args.into_iter();
     let verb = args.next().ok_or(USAGE)?;
-    let (mut db, mut steps, mut delay, mut run) = ("sqlite:trellis.db".to_owned(), None, 0, None);
+    let counts = verb == "run" || verb == "enqueue";
+    let picks = verb == "resume" || verb == "show";
+    let mut db = "sqlite:trellis.db".to_owned();
+    let (mut steps, mut delay, mut run, mut lease, mut runs) = (None, 0, None, 30_000, None);
     while let Some(flag) = args.next() {
         let value = args
             .next()
@@ -104,30 +116,33 @@ fn parse(args: Vec<String>) -> Result<(Command, PathBuf), String> {
         };
         match flag.as_str() {
             "--db" => db = value.clone(),
-            "--steps" if verb == "run" => steps = Some(number()?),
-            "--step-delay-ms" if verb == "run" => delay = number()?,
-            "--run" if verb != "run" => run = Some(RunId::from(value.as_str())),
+            "--steps" if counts => steps = Some(number()?),
+            "--step-delay-ms" if counts => delay = number()?,
+            "--run" if picks => run = Some(RunId::from(value.as_str())),
+            "--lease-ms" if verb == "worker" => lease = number()?,
+            "--runs" if verb == "worker" => runs = Some(number()?),
             _ => return Err(USAGE.to_owned()),
         }
     }
-    let path = match db.split_once(':') {
-        Some(("sqlite", path)) => PathBuf::from(path),
-        _ => {
-            return Err(format!(
-                "unsupported database URL `{db}`: this build reads `sqlite:PATH`"
-            ));
-        }
-    };
+    let url = db.parse::<StoreUrl>().map_err(|e| e.to_string())?;
     let command = match verb.as_str() {
         "run" => Command::Run {
             steps: steps.ok_or(USAGE)?,
             delay_ms: delay,
         },
+        "enqueue" => Command::Enqueue {
+            steps: steps.ok_or(USAGE)?,
+            delay_ms: delay,
+        },
         "resume" => Command::Resume { run },
         "show" => Command::Show { run },
+        "worker" => Command::Worker {
+            lease_ms: lease,
+            runs,
+        },
         _ => return Err(USAGE.to_owned()),
     };
-    Ok((command, path))
+    Ok((command, url))
 }
 
 #[tokio::main]
@@ -148,26 +163,45 @@ async fn main() -> ExitCode {
     }
 }
 
-async fn run(command: Command, db: &std::path::Path) -> Result<(), Box<dyn std::error::Error>> {
-    let store = Arc::new(SqliteCheckpointer::open(db)?);
-    let graph = counter::build(Ticker).with_checkpointer(store.clone());
+/// Prints `run <id>` at once: whoever reads it can resume the run, which is recorded.
+fn announce(run_id: &RunId) -> std::io::Result<()> {
+    println!("run {run_id}");
+    std::io::stdout().flush()
+}
+
+fn completed(outcome: &Outcome<Count>) {
+    println!(
+        "completed run {}: count {}",
+        outcome.run_id(),
+        outcome.state().count
+    );
+}
+
+async fn run(command: Command, db: &StoreUrl) -> Result<(), Box<dyn std::error::Error>> {
+    let store = db.open().await?;
+    let graph = counter::build(Ticker).with_checkpointer(Arc::clone(&store));
+    let counting = |steps, delay_ms| Count {
+        target: steps,
+        delay_ms,
+        ..Count::default()
+    };
     match command {
         Command::Run { steps, delay_ms } => {
-            let mut run = graph.start(Count {
-                target: steps,
-                delay_ms,
-                ..Count::default()
-            });
+            let mut run = graph.start(counting(steps, delay_ms));
             run.begin().await?;
-            // The id goes out only once the run is recorded: whoever reads it can resume it.
-            println!("run {}", run.run_id());
+            announce(run.run_id())?;
+            completed(&run.run_to_end().await?);
+        }
+        Command::Enqueue { steps, delay_ms } => {
+            announce(&graph.enqueue(counting(steps, delay_ms)).await?)?;
+        }
+        Command::Worker { lease_ms, runs } => {
+            let worker = Worker::new(graph, store)
+                .with_lease(Duration::from_millis(lease_ms))
+                .with_poll_interval(Duration::from_millis(50));
+            println!("worker {}", worker.id());
             std::io::stdout().flush()?;
-            let outcome = run.run_to_end().await?;
-            println!(
-                "completed run {}: count {}",
-                outcome.run_id(),
-                outcome.state().count
-            );
+            work(worker, runs).await?;
         }
         Command::Resume { run } => {
             let record = match run {
@@ -196,11 +230,7 @@ async fn run(command: Command, db: &std::path::Path) -> Result<(), Box<dyn std::
                     graph.continue_run(&record.run_id).await?
                 }
             };
-            println!(
-                "completed run {}: count {}",
-                outcome.run_id(),
-                outcome.state().count
-            );
+            completed(&outcome);
         }
         Command::Show { run } => {
             let record = match run {
@@ -211,6 +241,7 @@ async fn run(command: Command, db: &std::path::Path) -> Result<(), Box<dyn std::
                 "run_id": record.run_id,
                 "status": record.status,
                 "steps": record.steps,
+                "owner": record.owner,
                 "state": record.state,
             });
             println!("{shown}");
@@ -219,9 +250,39 @@ async fn run(command: Command, db: &std::path::Path) -> Result<(), Box<dyn std::
     Ok(())
 }
 
+/// Executes ready runs: `runs` of them, or until Ctrl-C (which hands a run in progress back
+/// to the queue after its current step).
+async fn work(worker: Worker<Count>, runs: Option<u64>) -> Result<(), Box<dyn std::error::Error>> {
+    let Some(limit) = runs else {
+        let stop = worker.stopper();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                stop.cancel();
+            }
+        });
+        let report = worker.run().await;
+        println!(
+            "stopped: {} completed, {} failed, {} handed back",
+            report.completed, report.failed, report.released
+        );
+        return Ok(());
+    };
+    let mut handled = 0;
+    while handled < limit {
+        match worker.run_once().await? {
+            Some(run) => {
+                handled += 1;
+                completed(&run.result?);
+            }
+            None => tokio::time::sleep(Duration::from_millis(50)).await,
+        }
+    }
+    Ok(())
+}
+
 /// The newest run that is paused or was running.
 async fn newest_unfinished(
-    store: &SqliteCheckpointer,
+    store: &dyn Checkpointer,
 ) -> Result<Option<trellis::RunRecord>, trellis::CheckpointError> {
     let mut offset = 0;
     loop {

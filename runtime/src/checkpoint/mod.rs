@@ -1,7 +1,9 @@
 //! The persistence contract: run records, checkpoints, and the `Checkpointer` every backend
-//! implements (in memory here; SQLite and PostgreSQL in their own crates).
+//! implements: in memory, SQLite (feature `sqlite`) and PostgreSQL (feature `postgres`).
 
 mod memory;
+#[cfg(feature = "postgres")]
+mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
@@ -18,6 +20,8 @@ use crate::interrupt::Interrupt;
 use crate::node::NodeFailure;
 
 pub use memory::InMemoryCheckpointer;
+#[cfg(feature = "postgres")]
+pub use postgres::{PostgresCheckpointer, PostgresOptions};
 #[cfg(feature = "sqlite")]
 pub use sqlite::{Durability, SqliteCheckpointer};
 
@@ -186,6 +190,118 @@ pub struct Checkpoint {
     pub created_at: Timestamp,
 }
 
+/// The part of a checkpoint that durable backends keep as one JSON column.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[derive(Serialize, Deserialize)]
+pub(crate) struct Detail {
+    pub(crate) nodes: Vec<String>,
+    pub(crate) frontier: Vec<String>,
+    pub(crate) visits: BTreeMap<String, u32>,
+    pub(crate) released: Vec<String>,
+    pub(crate) failures: Vec<NodeFailure>,
+    pub(crate) graph_fingerprint: String,
+    pub(crate) state_type: String,
+}
+
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+impl Detail {
+    pub(crate) fn of(checkpoint: &Checkpoint) -> Self {
+        Detail {
+            nodes: checkpoint.nodes.clone(),
+            frontier: checkpoint.frontier.clone(),
+            visits: checkpoint.visits.clone(),
+            released: checkpoint.released.clone(),
+            failures: checkpoint.failures.clone(),
+            graph_fingerprint: checkpoint.graph_fingerprint.clone(),
+            state_type: checkpoint.state_type.clone(),
+        }
+    }
+}
+
+/// Where runs are kept, as a URL: `sqlite:PATH` (also `sqlite://PATH`) or
+/// `postgres://…` / `postgresql://…`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreUrl {
+    /// An SQLite file.
+    Sqlite(std::path::PathBuf),
+    /// A PostgreSQL server (the whole URL, as tokio-postgres reads it).
+    Postgres(String),
+}
+
+impl std::str::FromStr for StoreUrl {
+    type Err = CheckpointError;
+    fn from_str(url: &str) -> Result<Self, CheckpointError> {
+        let unsupported = |reason: &str| CheckpointError::Url {
+            url: url.to_owned(),
+            reason: reason.to_owned(),
+        };
+        match url.split_once(':') {
+            Some(("sqlite", path)) => {
+                let path = path.strip_prefix("//").unwrap_or(path);
+                if path.is_empty() {
+                    return Err(unsupported("it names no file"));
+                }
+                Ok(StoreUrl::Sqlite(path.into()))
+            }
+            Some(("postgres" | "postgresql", _)) => Ok(StoreUrl::Postgres(url.to_owned())),
+            _ => Err(unsupported(
+                "expected `sqlite:PATH` or `postgres://user@host:port/database`",
+            )),
+        }
+    }
+}
+
+impl StoreUrl {
+    /// Opens the store (an SQLite file is created if missing; a PostgreSQL schema is brought up
+    /// to date).
+    ///
+    /// # Errors
+    /// The backend's error; [`CheckpointError::Url`] when this build lacks the backend's
+    /// feature (`sqlite`, `postgres`).
+    pub async fn open(&self) -> Result<std::sync::Arc<dyn Checkpointer>, CheckpointError> {
+        match self {
+            #[cfg(feature = "sqlite")]
+            StoreUrl::Sqlite(path) => Ok(std::sync::Arc::new(SqliteCheckpointer::open(path)?)),
+            #[cfg(feature = "postgres")]
+            StoreUrl::Postgres(url) => Ok(std::sync::Arc::new(
+                PostgresCheckpointer::connect(url).await?,
+            )),
+            #[allow(unreachable_patterns)]
+            other => Err(CheckpointError::Url {
+                url: other.to_string(),
+                reason: format!(
+                    "this build has no {} support (the `trellis` feature `{}`)",
+                    other.backend(),
+                    other.feature()
+                ),
+            }),
+        }
+    }
+
+    fn backend(&self) -> &'static str {
+        match self {
+            StoreUrl::Sqlite(_) => "SQLite",
+            StoreUrl::Postgres(_) => "PostgreSQL",
+        }
+    }
+
+    fn feature(&self) -> &'static str {
+        match self {
+            StoreUrl::Sqlite(_) => "sqlite",
+            StoreUrl::Postgres(_) => "postgres",
+        }
+    }
+}
+
+impl fmt::Display for StoreUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StoreUrl::Sqlite(path) => write!(f, "sqlite:{}", path.display()),
+            StoreUrl::Postgres(url) => f.write_str(url),
+        }
+    }
+}
+
 /// A backend's failure.
 #[derive(Debug, thiserror::Error)]
 pub enum CheckpointError {
@@ -208,6 +324,14 @@ pub enum CheckpointError {
         run_id: RunId,
         /// Who holds it now (`nobody` when it was released).
         owner: String,
+    },
+    /// A store URL that cannot be opened.
+    #[error("unsupported database URL `{url}`: {reason}")]
+    Url {
+        /// The URL.
+        url: String,
+        /// Why.
+        reason: String,
     },
     /// A record or checkpoint could not be written as JSON.
     #[error("cannot serialize {what}: {source}")]

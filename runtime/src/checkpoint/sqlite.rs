@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehavior, params};
 
-use super::{Checkpoint, CheckpointError, Checkpointer, RunRecord, RunStatus};
+use super::{Checkpoint, CheckpointError, Checkpointer, Detail, RunRecord, RunStatus};
 use crate::id::{RunId, Timestamp};
 
 /// The schema this build writes and reads (`PRAGMA user_version`).
@@ -274,18 +274,6 @@ fn upsert_run(connection: &Connection, row: &RunRow) -> Result<(), CheckpointErr
     Ok(())
 }
 
-/// The part of a checkpoint kept as one JSON column.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct Detail {
-    nodes: Vec<String>,
-    frontier: Vec<String>,
-    visits: std::collections::BTreeMap<String, u32>,
-    released: Vec<String>,
-    failures: Vec<crate::node::NodeFailure>,
-    graph_fingerprint: String,
-    state_type: String,
-}
-
 /// The columns of a checkpoint, ready to bind (built before the blocking call, so the state is
 /// serialized on the caller's thread and only once per step).
 struct CheckpointRow {
@@ -302,15 +290,7 @@ fn checkpoint_row(
     checkpoint: &Checkpoint,
     state: String,
 ) -> Result<CheckpointRow, CheckpointError> {
-    let detail = Detail {
-        nodes: checkpoint.nodes.clone(),
-        frontier: checkpoint.frontier.clone(),
-        visits: checkpoint.visits.clone(),
-        released: checkpoint.released.clone(),
-        failures: checkpoint.failures.clone(),
-        graph_fingerprint: checkpoint.graph_fingerprint.clone(),
-        state_type: checkpoint.state_type.clone(),
-    };
+    let detail = Detail::of(checkpoint);
     Ok(CheckpointRow {
         run_id: checkpoint.run_id.to_string(),
         id: i64::try_from(checkpoint.id).unwrap_or(i64::MAX),

@@ -1,0 +1,730 @@
+//! `PostgresCheckpointer`: runs and checkpoints in PostgreSQL, shared by workers on many
+//! machines; claims with `FOR UPDATE SKIP LOCKED`, steps fenced by owner.
+
+mod pool;
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use tokio_postgres::Row;
+use tokio_postgres::error::SqlState;
+use tokio_postgres::types::ToSql;
+
+use super::{Checkpoint, CheckpointError, Checkpointer, Detail, RunRecord, RunStatus};
+use crate::id::{RunId, Timestamp};
+use pool::Pool;
+
+/// The schema this build writes and reads (`trellis_schema.version`).
+const SCHEMA_VERSION: i32 = 1;
+
+/// Each step applied in order to bring a database from version `n` to `n + 1`.
+const MIGRATIONS: &[&str] = &[
+    // 0 → 1. A run's `state` is NULL when it is that of checkpoint `state_checkpoint` (each
+    // step's state is written once).
+    "CREATE TABLE trellis_runs (
+        run_id text PRIMARY KEY,
+        graph text NOT NULL,
+        status text NOT NULL,
+        created_at timestamptz NOT NULL,
+        updated_at timestamptz NOT NULL,
+        last_node text,
+        steps bigint NOT NULL,
+        state jsonb,
+        state_checkpoint bigint,
+        interrupts jsonb NOT NULL,
+        error text,
+        transitions bigint NOT NULL,
+        owner text,
+        lease_until timestamptz
+    );
+    CREATE INDEX trellis_runs_newest ON trellis_runs (created_at DESC, run_id DESC);
+    CREATE INDEX trellis_runs_ready ON trellis_runs (graph, created_at, run_id)
+        WHERE status = 'running';
+    CREATE TABLE trellis_checkpoints (
+        run_id text NOT NULL REFERENCES trellis_runs (run_id) ON DELETE CASCADE,
+        id bigint NOT NULL,
+        step bigint NOT NULL,
+        label text NOT NULL,
+        created_at timestamptz NOT NULL,
+        state jsonb NOT NULL,
+        detail jsonb NOT NULL,
+        PRIMARY KEY (run_id, id)
+    );",
+];
+
+/// How to connect: the pool's size, the schema the tables live in, timeouts.
+#[derive(Debug, Clone)]
+pub struct PostgresOptions {
+    /// Connections at most (default 8).
+    pub max_connections: usize,
+    /// The schema holding Trellis's tables, created if missing (default: the connection's
+    /// `search_path`, usually `public`). One schema per application or test keeps them apart.
+    pub schema: Option<String>,
+    /// How long connecting may take before it fails (default 10 s).
+    pub connect_timeout: Duration,
+}
+
+impl Default for PostgresOptions {
+    fn default() -> Self {
+        PostgresOptions {
+            max_connections: 8,
+            schema: None,
+            connect_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Runs and checkpoints in PostgreSQL: a pool of connections (tokio-postgres, no libpq),
+/// schema versioned and migrated (under an advisory lock, so workers starting together migrate
+/// once), a step's checkpoint and run record written in one statement, and a queue of ready
+/// runs that workers on many machines claim with `FOR UPDATE SKIP LOCKED`.
+///
+/// Leases compare the machines' clocks: keep them in sync (NTP) well within the lease.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), trellis::CheckpointError> {
+/// use trellis::checkpoint::PostgresCheckpointer;
+///
+/// let store = PostgresCheckpointer::connect("postgres://trellis@127.0.0.1:5432/trellis").await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct PostgresCheckpointer {
+    pool: std::sync::Arc<Pool>,
+}
+
+impl std::fmt::Debug for PostgresCheckpointer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresCheckpointer").finish_non_exhaustive()
+    }
+}
+
+/// A driver error with the whole story in its message: the driver's own says only "db error"
+/// or "error connecting to server" and keeps the server's words in its source.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+struct PostgresError {
+    message: String,
+    #[source]
+    source: tokio_postgres::Error,
+}
+
+fn backend(error: tokio_postgres::Error) -> CheckpointError {
+    let message = match error.as_db_error() {
+        Some(db) => {
+            let mut message = format!("PostgreSQL: {}: {}", db.severity(), db.message());
+            if let Some(detail) = db.detail() {
+                message.push_str(&format!(" ({detail})"));
+            }
+            message
+        }
+        None => {
+            let mut message = error.to_string();
+            let mut cause = std::error::Error::source(&error);
+            while let Some(inner) = cause {
+                message.push_str(&format!(": {inner}"));
+                cause = inner.source();
+            }
+            message
+        }
+    };
+    CheckpointError::Backend(Box::new(PostgresError {
+        message,
+        source: error,
+    }))
+}
+
+fn corrupt(what: impl Into<String>, reason: impl std::fmt::Display) -> CheckpointError {
+    CheckpointError::Corrupt {
+        what: what.into(),
+        reason: reason.to_string(),
+    }
+}
+
+fn json<T: serde::Serialize>(
+    what: &'static str,
+    value: &T,
+) -> Result<serde_json::Value, CheckpointError> {
+    serde_json::to_value(value).map_err(|source| CheckpointError::Serialize { what, source })
+}
+
+/// A count as PostgreSQL's `bigint`.
+fn big(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// A schema name as a quoted identifier.
+fn quoted(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+impl PostgresCheckpointer {
+    /// Connects to `url` (`postgres://user:password@host:port/database`, or key=value pairs),
+    /// with the default [`PostgresOptions`], and brings the schema up to date.
+    ///
+    /// # Errors
+    /// [`CheckpointError::Backend`] when the URL is malformed or the server cannot be reached;
+    /// [`CheckpointError::Corrupt`] when the database holds a schema newer than this build.
+    pub async fn connect(url: &str) -> Result<Self, CheckpointError> {
+        Self::connect_with(url, PostgresOptions::default()).await
+    }
+
+    /// Connects to `url` with `options`.
+    ///
+    /// # Errors
+    /// As [`connect`](Self::connect).
+    pub async fn connect_with(url: &str, options: PostgresOptions) -> Result<Self, CheckpointError> {
+        let mut config: tokio_postgres::Config = url.parse().map_err(backend)?;
+        config.connect_timeout(options.connect_timeout);
+        config.keepalives(true);
+        config.application_name("trellis");
+        if let Some(schema) = &options.schema {
+            // Every connection finds the tables in `schema` (and only there).
+            config.options(format!("-c search_path={}", quoted(schema)));
+        }
+        let store = PostgresCheckpointer {
+            pool: std::sync::Arc::new(Pool::new(config, options.max_connections)),
+        };
+        store.migrate(options.schema.as_deref()).await?;
+        Ok(store)
+    }
+
+    async fn migrate(&self, schema: Option<&str>) -> Result<(), CheckpointError> {
+        let mut connection = self.pool.get().await.map_err(backend)?;
+        let transaction = connection.client.transaction().await.map_err(backend)?;
+        // One migrator at a time, database-wide (the key is "trellis" in ASCII).
+        transaction
+            .execute("SELECT pg_advisory_xact_lock(32776877234743667)", &[])
+            .await
+            .map_err(backend)?;
+        if let Some(schema) = schema {
+            transaction
+                .batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {}", quoted(schema)))
+                .await
+                .map_err(backend)?;
+        }
+        transaction
+            .batch_execute("CREATE TABLE IF NOT EXISTS trellis_schema (version integer NOT NULL)")
+            .await
+            .map_err(backend)?;
+        let versions = transaction
+            .query("SELECT version FROM trellis_schema", &[])
+            .await
+            .map_err(backend)?;
+        let version: i32 = match versions.as_slice() {
+            [] => 0,
+            [row] => row
+                .try_get(0)
+                .map_err(|e| corrupt("table `trellis_schema`", e))?,
+            _ => {
+                return Err(corrupt(
+                    "table `trellis_schema`",
+                    format!("{} rows, expected one", versions.len()),
+                ));
+            }
+        };
+        if !(0..=SCHEMA_VERSION).contains(&version) {
+            return Err(corrupt(
+                "database schema",
+                format!(
+                    "schema version {version} is not one this build knows (it reads versions up to {SCHEMA_VERSION}); use a newer trellis"
+                ),
+            ));
+        }
+        for migration in MIGRATIONS.iter().skip(usize::try_from(version).unwrap_or(0)) {
+            transaction.batch_execute(migration).await.map_err(backend)?;
+        }
+        if version < SCHEMA_VERSION {
+            transaction
+                .batch_execute(&format!(
+                    "DELETE FROM trellis_schema; INSERT INTO trellis_schema VALUES ({SCHEMA_VERSION})"
+                ))
+                .await
+                .map_err(backend)?;
+        }
+        transaction.commit().await.map_err(backend)
+    }
+
+    /// Runs one prepared statement on a pooled connection; the number of rows it changed.
+    async fn execute(
+        &self,
+        sql: &'static str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<u64, tokio_postgres::Error> {
+        let mut connection = self.pool.get().await?;
+        let statement = connection.statement(sql).await?;
+        connection.client.execute(&statement, params).await
+    }
+
+    /// Runs one prepared query on a pooled connection.
+    async fn query(
+        &self,
+        sql: &'static str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<Row>, tokio_postgres::Error> {
+        let mut connection = self.pool.get().await?;
+        let statement = connection.statement(sql).await?;
+        connection.client.query(&statement, params).await
+    }
+}
+
+/// A run record as bind parameters ($1–$15 of `UPSERT_RUN` and friends).
+struct RunParams {
+    run_id: String,
+    graph: String,
+    status: &'static str,
+    created_at: time::OffsetDateTime,
+    updated_at: time::OffsetDateTime,
+    last_node: Option<String>,
+    steps: i64,
+    state: Option<serde_json::Value>,
+    state_checkpoint: Option<i64>,
+    interrupts: serde_json::Value,
+    error: Option<String>,
+    transitions: i64,
+    owner: Option<String>,
+    lease_until: Option<time::OffsetDateTime>,
+}
+
+impl RunParams {
+    /// With `same_as`, the state is not written again but read from that checkpoint.
+    fn of(run: &RunRecord, same_as: Option<u64>) -> Result<Self, CheckpointError> {
+        Ok(RunParams {
+            run_id: run.run_id.to_string(),
+            graph: run.graph.clone(),
+            status: run.status.as_str(),
+            created_at: run.created_at.datetime(),
+            updated_at: run.updated_at.datetime(),
+            last_node: run.last_node.clone(),
+            steps: big(run.steps),
+            state: match same_as {
+                Some(_) => None,
+                None => Some(run.state.clone()),
+            },
+            state_checkpoint: same_as.map(big),
+            interrupts: json("run interrupts", &run.interrupts)?,
+            error: run.error.clone(),
+            transitions: big(run.transitions),
+            owner: run.owner.clone(),
+            lease_until: run.lease_until.map(Timestamp::datetime),
+        })
+    }
+
+    fn params(&self) -> [&(dyn ToSql + Sync); 14] {
+        [
+            &self.run_id,
+            &self.graph,
+            &self.status,
+            &self.created_at,
+            &self.updated_at,
+            &self.last_node,
+            &self.steps,
+            &self.state,
+            &self.state_checkpoint,
+            &self.interrupts,
+            &self.error,
+            &self.transitions,
+            &self.owner,
+            &self.lease_until,
+        ]
+    }
+}
+
+/// The columns of `trellis_runs` in `RunParams::params` order, and their new values.
+macro_rules! run_columns {
+    () => {
+        "run_id, graph, status, created_at, updated_at, last_node, steps, state, state_checkpoint,
+         interrupts, error, transitions, owner, lease_until"
+    };
+}
+macro_rules! run_updates {
+    () => {
+        "graph = $2, status = $3, updated_at = $5, last_node = $6, steps = $7, state = $8,
+         state_checkpoint = $9, interrupts = $10, error = $11, transitions = $12, owner = $13,
+         lease_until = $14"
+    };
+}
+macro_rules! upsert_run {
+    () => {
+        concat!(
+            "INSERT INTO trellis_runs (",
+            run_columns!(),
+            ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+             ON CONFLICT (run_id) DO UPDATE SET ",
+            run_updates!()
+        )
+    };
+}
+
+const UPSERT_RUN: &str = upsert_run!();
+
+// `$4` (created_at) never changes; it is only typed in the two updates below, so that they
+// take the same parameters as the upsert.
+const CLAIM_RUN: &str = concat!(
+    "UPDATE trellis_runs SET ",
+    run_updates!(),
+    " WHERE run_id = $1 AND status = $15 AND $4::timestamptz IS NOT NULL"
+);
+
+const TAKE_OVER: &str = concat!(
+    "UPDATE trellis_runs SET ",
+    run_updates!(),
+    " WHERE run_id = $1 AND status = 'running' AND owner IS NOT DISTINCT FROM $15::text
+        AND $4::timestamptz IS NOT NULL"
+);
+
+const INSERT_CHECKPOINT: &str = "INSERT INTO trellis_checkpoints
+        (run_id, id, step, label, created_at, state, detail)
+    VALUES ($1, $2, $3, $4, $5, $6, $7)
+    ON CONFLICT (run_id, id) DO UPDATE SET step = excluded.step, label = excluded.label,
+        created_at = excluded.created_at, state = excluded.state, detail = excluded.detail";
+
+/// Record and checkpoint in one statement (so in one transaction, in one round trip); the
+/// record only if the stored one (if any) has the same owner — otherwise no row is inserted,
+/// and the step was fenced.
+const SAVE_STEP: &str = concat!(
+    "WITH run AS (",
+    upsert_run!(),
+    " WHERE trellis_runs.owner IS NOT DISTINCT FROM excluded.owner RETURNING run_id)
+    INSERT INTO trellis_checkpoints (run_id, id, step, label, created_at, state, detail)
+    SELECT run_id, $15, $16, $17, $18, $19, $20 FROM run
+    ON CONFLICT (run_id, id) DO UPDATE SET step = excluded.step, label = excluded.label,
+        created_at = excluded.created_at, state = excluded.state, detail = excluded.detail"
+);
+
+/// The oldest ready run of a graph, claimed; others claiming at the same moment skip it.
+const CLAIM_NEXT: &str = "UPDATE trellis_runs SET owner = $2, lease_until = $4
+    WHERE run_id = (
+        SELECT run_id FROM trellis_runs
+        WHERE graph = $1 AND status = 'running'
+            AND (owner IS NULL OR lease_until IS NULL OR lease_until < $3)
+        ORDER BY created_at, run_id
+        LIMIT 1
+        FOR UPDATE SKIP LOCKED)
+    RETURNING run_id";
+
+const RENEW_LEASE: &str = "UPDATE trellis_runs SET lease_until = $3
+    WHERE run_id = $1 AND owner = $2 AND status = 'running'";
+
+/// A run's state is its own column, or (written once per step) its checkpoint's.
+macro_rules! select_run {
+    () => {
+        "SELECT r.run_id, r.graph, r.status, r.created_at, r.updated_at, r.last_node,
+            COALESCE(r.state, c.state), r.interrupts, r.error, r.steps, r.transitions, r.owner,
+            r.lease_until
+        FROM trellis_runs r
+        LEFT JOIN trellis_checkpoints c ON c.run_id = r.run_id AND c.id = r.state_checkpoint"
+    };
+}
+
+const LOAD_RUN: &str = concat!(select_run!(), " WHERE r.run_id = $1");
+const LIST_RUNS: &str = concat!(
+    select_run!(),
+    " ORDER BY r.created_at DESC, r.run_id DESC LIMIT $1 OFFSET $2"
+);
+
+macro_rules! select_checkpoint {
+    () => {
+        "SELECT run_id, id, step, label, created_at, state, detail FROM trellis_checkpoints"
+    };
+}
+const LIST_CHECKPOINTS: &str = concat!(select_checkpoint!(), " WHERE run_id = $1 ORDER BY id");
+const LATEST_CHECKPOINT: &str = concat!(
+    select_checkpoint!(),
+    " WHERE run_id = $1 ORDER BY id DESC LIMIT 1"
+);
+
+/// A checkpoint as bind parameters.
+struct CheckpointParams {
+    run_id: String,
+    id: i64,
+    step: i64,
+    label: String,
+    created_at: time::OffsetDateTime,
+    detail: serde_json::Value,
+}
+
+impl CheckpointParams {
+    fn of(checkpoint: &Checkpoint) -> Result<Self, CheckpointError> {
+        Ok(CheckpointParams {
+            run_id: checkpoint.run_id.to_string(),
+            id: big(checkpoint.id),
+            step: big(checkpoint.step),
+            label: checkpoint.label.to_string(),
+            created_at: checkpoint.created_at.datetime(),
+            detail: json("checkpoint detail", &Detail::of(checkpoint))?,
+        })
+    }
+}
+
+/// Reads column `index` of a row of `what`, a malformed value being a `Corrupt` error.
+fn column<'a, T: tokio_postgres::types::FromSql<'a>>(
+    row: &'a Row,
+    index: usize,
+    what: &dyn Fn(&str) -> String,
+) -> Result<T, CheckpointError> {
+    row.try_get(index)
+        .map_err(|e| corrupt(what(row.columns()[index].name()), e))
+}
+
+fn decode_run(row: &Row) -> Result<RunRecord, CheckpointError> {
+    let run_id: String = column(row, 0, &|c| format!("column `{c}` of a run"))?;
+    let what = |c: &str| format!("column `{c}` of run {run_id}");
+    let status: String = column(row, 2, &what)?;
+    let status = match status.as_str() {
+        "running" => RunStatus::Running,
+        "paused" => RunStatus::Paused,
+        "completed" => RunStatus::Completed,
+        "failed" => RunStatus::Failed,
+        other => return Err(corrupt(what("status"), format!("unknown status {other:?}"))),
+    };
+    let state: Option<serde_json::Value> = column(row, 6, &what)?;
+    let steps: i64 = column(row, 9, &what)?;
+    let transitions: i64 = column(row, 10, &what)?;
+    let interrupts: serde_json::Value = column(row, 7, &what)?;
+    Ok(RunRecord {
+        graph: column(row, 1, &what)?,
+        status,
+        created_at: Timestamp::from_datetime(column(row, 3, &what)?),
+        updated_at: Timestamp::from_datetime(column(row, 4, &what)?),
+        last_node: column(row, 5, &what)?,
+        steps: u64::try_from(steps).map_err(|e| corrupt(what("steps"), e))?,
+        state: state.ok_or_else(|| corrupt(what("state"), "no state, and no checkpoint holding it"))?,
+        interrupts: serde_json::from_value(interrupts)
+            .map_err(|e| corrupt(what("interrupts"), e))?,
+        error: column(row, 8, &what)?,
+        transitions: u64::try_from(transitions).map_err(|e| corrupt(what("transitions"), e))?,
+        owner: column(row, 11, &what)?,
+        lease_until: column::<Option<time::OffsetDateTime>>(row, 12, &what)?
+            .map(Timestamp::from_datetime),
+        run_id: RunId::from(run_id.clone()),
+    })
+}
+
+fn decode_checkpoint(row: &Row) -> Result<Checkpoint, CheckpointError> {
+    let run_id: String = column(row, 0, &|c| format!("column `{c}` of a checkpoint"))?;
+    let id: i64 = column(row, 1, &|c| format!("column `{c}` of a checkpoint of run {run_id}"))?;
+    let what = |c: &str| format!("column `{c}` of checkpoint {id} of run {run_id}");
+    let step: i64 = column(row, 2, &what)?;
+    let label: String = column(row, 3, &what)?;
+    let detail: Detail = serde_json::from_value(column(row, 6, &what)?)
+        .map_err(|e| corrupt(what("detail"), e))?;
+    Ok(Checkpoint {
+        id: u64::try_from(id).map_err(|e| corrupt(what("id"), e))?,
+        run_id: RunId::from(run_id.clone()),
+        step: u64::try_from(step).map_err(|e| corrupt(what("step"), e))?,
+        nodes: detail.nodes,
+        label: label.parse().map_err(|e| corrupt(what("label"), e))?,
+        state: column(row, 5, &what)?,
+        frontier: detail.frontier,
+        visits: detail.visits,
+        released: detail.released,
+        failures: detail.failures,
+        graph_fingerprint: detail.graph_fingerprint,
+        state_type: detail.state_type,
+        created_at: Timestamp::from_datetime(column(row, 4, &what)?),
+    })
+}
+
+#[async_trait]
+impl Checkpointer for PostgresCheckpointer {
+    async fn save_run(&self, run: &RunRecord) -> Result<(), CheckpointError> {
+        let run = RunParams::of(run, None)?;
+        self.execute(UPSERT_RUN, &run.params()).await.map_err(backend)?;
+        Ok(())
+    }
+
+    async fn claim_run(
+        &self,
+        run: &RunRecord,
+        expected: RunStatus,
+    ) -> Result<bool, CheckpointError> {
+        let run = RunParams::of(run, None)?;
+        let [p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14] = run.params();
+        let expected = expected.as_str();
+        let params: [&(dyn ToSql + Sync); 15] = [
+            p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, &expected,
+        ];
+        Ok(self.execute(CLAIM_RUN, &params).await.map_err(backend)? == 1)
+    }
+
+    async fn take_over(
+        &self,
+        run: &RunRecord,
+        previous_owner: Option<&str>,
+    ) -> Result<bool, CheckpointError> {
+        let run = RunParams::of(run, None)?;
+        let [p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14] = run.params();
+        let params: [&(dyn ToSql + Sync); 15] = [
+            p1,
+            p2,
+            p3,
+            p4,
+            p5,
+            p6,
+            p7,
+            p8,
+            p9,
+            p10,
+            p11,
+            p12,
+            p13,
+            p14,
+            &previous_owner,
+        ];
+        Ok(self.execute(TAKE_OVER, &params).await.map_err(backend)? == 1)
+    }
+
+    async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<(), CheckpointError> {
+        let row = CheckpointParams::of(checkpoint)?;
+        let params: [&(dyn ToSql + Sync); 7] = [
+            &row.run_id,
+            &row.id,
+            &row.step,
+            &row.label,
+            &row.created_at,
+            &checkpoint.state,
+            &row.detail,
+        ];
+        match self.execute(INSERT_CHECKPOINT, &params).await {
+            Ok(_) => Ok(()),
+            Err(error) if error.code() == Some(&SqlState::FOREIGN_KEY_VIOLATION) => Err(corrupt(
+                format!("checkpoint {} of run {}", checkpoint.id, checkpoint.run_id),
+                "no run record with this id",
+            )),
+            Err(error) => Err(backend(error)),
+        }
+    }
+
+    async fn save_step(
+        &self,
+        run: &RunRecord,
+        checkpoint: &Checkpoint,
+    ) -> Result<(), CheckpointError> {
+        if run.run_id != checkpoint.run_id {
+            return Err(corrupt(
+                format!("checkpoint {} of run {}", checkpoint.id, checkpoint.run_id),
+                format!("saved with the record of run {}", run.run_id),
+            ));
+        }
+        // The runtime gives both the same state: store it once, in the checkpoint.
+        let same_as = (run.state == checkpoint.state).then_some(checkpoint.id);
+        let record = RunParams::of(run, same_as)?;
+        let row = CheckpointParams::of(checkpoint)?;
+        let [p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14] = record.params();
+        let params: [&(dyn ToSql + Sync); 20] = [
+            p1,
+            p2,
+            p3,
+            p4,
+            p5,
+            p6,
+            p7,
+            p8,
+            p9,
+            p10,
+            p11,
+            p12,
+            p13,
+            p14,
+            &row.id,
+            &row.step,
+            &row.label,
+            &row.created_at,
+            &checkpoint.state,
+            &row.detail,
+        ];
+        if self.execute(SAVE_STEP, &params).await.map_err(backend)? == 1 {
+            return Ok(());
+        }
+        // Nothing written: the stored record belongs to someone else.
+        let owner = self
+            .query("SELECT owner FROM trellis_runs WHERE run_id = $1", &[&record.run_id])
+            .await
+            .map_err(backend)?
+            .first()
+            .and_then(|row| row.try_get::<_, Option<String>>(0).ok().flatten());
+        Err(CheckpointError::Fenced {
+            run_id: run.run_id.clone(),
+            owner: owner.unwrap_or_else(|| "nobody".to_owned()),
+        })
+    }
+
+    async fn claim_next(
+        &self,
+        graph: &str,
+        owner: &str,
+        now: Timestamp,
+        lease_until: Timestamp,
+    ) -> Result<Option<RunRecord>, CheckpointError> {
+        let rows = self
+            .query(
+                CLAIM_NEXT,
+                &[&graph, &owner, &now.datetime(), &lease_until.datetime()],
+            )
+            .await
+            .map_err(backend)?;
+        let Some(row) = rows.first() else {
+            return Ok(None);
+        };
+        let run_id: String = column(row, 0, &|c| format!("column `{c}` of a claimed run"))?;
+        self.load_run(&RunId::from(run_id)).await
+    }
+
+    async fn renew_lease(
+        &self,
+        run_id: &RunId,
+        owner: &str,
+        lease_until: Timestamp,
+    ) -> Result<bool, CheckpointError> {
+        let changed = self
+            .execute(
+                RENEW_LEASE,
+                &[&run_id.as_str(), &owner, &lease_until.datetime()],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(changed == 1)
+    }
+
+    async fn load_run(&self, run_id: &RunId) -> Result<Option<RunRecord>, CheckpointError> {
+        let rows = self
+            .query(LOAD_RUN, &[&run_id.as_str()])
+            .await
+            .map_err(backend)?;
+        rows.first().map(decode_run).transpose()
+    }
+
+    async fn list_runs(
+        &self,
+        limit: usize,
+        offset: usize,
+    ) -> Result<Vec<RunRecord>, CheckpointError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let offset = i64::try_from(offset).unwrap_or(i64::MAX);
+        let rows = self
+            .query(LIST_RUNS, &[&limit, &offset])
+            .await
+            .map_err(backend)?;
+        rows.iter().map(decode_run).collect()
+    }
+
+    async fn list_checkpoints(&self, run_id: &RunId) -> Result<Vec<Checkpoint>, CheckpointError> {
+        let rows = self
+            .query(LIST_CHECKPOINTS, &[&run_id.as_str()])
+            .await
+            .map_err(backend)?;
+        rows.iter().map(decode_checkpoint).collect()
+    }
+
+    async fn latest_checkpoint(
+        &self,
+        run_id: &RunId,
+    ) -> Result<Option<Checkpoint>, CheckpointError> {
+        let rows = self
+            .query(LATEST_CHECKPOINT, &[&run_id.as_str()])
+            .await
+            .map_err(backend)?;
+        rows.first().map(decode_checkpoint).transpose()
+    }
+}

@@ -1,0 +1,433 @@
+//! `PostgresCheckpointer` and `Worker` against a real PostgreSQL server: the shared conformance
+//! suite, workers racing for one queue, a worker that stops holding a lease, a run paused in one
+//! store and resumed from another, corrupt rows and a newer schema reported clearly.
+//!
+//! The server is named by `TRELLIS_TEST_POSTGRES_URL` (`.ci/run` starts one). Without it these
+//! tests fail in CI and, elsewhere, skip with a loud message.
+
+mod common;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::{Answer, Ticket, TicketUpdate, ticket};
+use trellis::checkpoint::{PostgresCheckpointer, PostgresOptions, conformance};
+use trellis::{
+    CheckpointError, Checkpointer, CompiledGraph, END, GraphBuilder, NodeOptions, NodeResult,
+    RunStatus, START, Worker,
+};
+
+/// The server's URL, or `None` (after saying so loudly) outside CI.
+fn database_url() -> Option<String> {
+    match std::env::var("TRELLIS_TEST_POSTGRES_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ if std::env::var_os("CI").is_some() => {
+            panic!("CI must set TRELLIS_TEST_POSTGRES_URL: .ci/run starts PostgreSQL for these tests")
+        }
+        _ => {
+            eprintln!(
+                "\n*** SKIPPED: PostgreSQL tests need TRELLIS_TEST_POSTGRES_URL (see .ci/run) ***\n"
+            );
+            None
+        }
+    }
+}
+
+static SCHEMAS: AtomicUsize = AtomicUsize::new(0);
+
+/// A schema no other test (or earlier run of this test) uses: an empty store.
+fn fresh_schema() -> String {
+    format!(
+        "test_{}_{}_{}",
+        std::process::id(),
+        trellis::Timestamp::now().unix_micros(),
+        SCHEMAS.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+async fn store_in(url: &str, schema: &str) -> PostgresCheckpointer {
+    let options = PostgresOptions {
+        schema: Some(schema.to_owned()),
+        ..PostgresOptions::default()
+    };
+    PostgresCheckpointer::connect_with(url, options)
+        .await
+        .expect("connects")
+}
+
+/// Runs `sql` straight in the database, as another program (or a bug) could.
+async fn tamper(url: &str, schema: &str, sql: &str) {
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .expect("connects");
+    tokio::spawn(connection);
+    client
+        .batch_execute(&format!("SET search_path = \"{schema}\"; {sql}"))
+        .await
+        .expect("tampers");
+}
+
+#[tokio::test]
+async fn postgres_checkpointer_passes_the_conformance_suite() {
+    let Some(url) = database_url() else { return };
+    conformance::run_all(|| {
+        let url = url.clone();
+        async move { store_in(&url, &fresh_schema()).await }
+    })
+    .await
+    .unwrap();
+}
+
+fn approval_graph(store: Arc<dyn Checkpointer>) -> CompiledGraph<Ticket> {
+    let mut builder = GraphBuilder::<Ticket>::new("Approval");
+    builder
+        .add_node_fn("draft", |_, _| async {
+            Ok(NodeResult::Update(
+                TicketUpdate::default()
+                    .draft(Some("hello".to_owned()))
+                    .log("draft"),
+            ))
+        })
+        .add_node_fn_with(
+            "send",
+            |s, _| async move {
+                let entry = if s.approved == Some(true) { "sent" } else { "held" };
+                Ok(NodeResult::Update(TicketUpdate::default().log(entry)))
+            },
+            NodeOptions::new().interrupt_before(),
+        )
+        .add_edge(START, "draft")
+        .add_edge("draft", "send")
+        .add_edge("send", END)
+        .set_checkpointer(store);
+    builder.compile().expect("valid graph")
+}
+
+#[tokio::test]
+async fn a_paused_run_is_resumed_through_another_connection_pool() {
+    let Some(url) = database_url() else { return };
+    let schema = fresh_schema();
+    let first = Arc::new(store_in(&url, &schema).await);
+    let paused = approval_graph(first).invoke(ticket("t")).await.unwrap();
+    assert!(paused.is_paused());
+
+    // Another process (another pool) answers it.
+    let second: Arc<dyn Checkpointer> = Arc::new(store_in(&url, &schema).await);
+    let done = approval_graph(Arc::clone(&second))
+        .resume(paused.run_id(), Answer::Approve)
+        .await
+        .unwrap();
+    assert_eq!(done.state().log, ["draft", "answered send@2", "sent"]);
+    let record = second.load_run(paused.run_id()).await.unwrap().unwrap();
+    assert_eq!(record.status, RunStatus::Completed);
+    let labels: Vec<String> = second
+        .list_checkpoints(paused.run_id())
+        .await
+        .unwrap()
+        .iter()
+        .map(|c| c.label.to_string())
+        .collect();
+    assert_eq!(
+        labels,
+        ["start", "step", "pause:before", "resume", "complete"]
+    );
+}
+
+/// A graph of `steps` steps whose every activation is counted per run, to prove that nothing
+/// runs twice.
+fn counted_graph(
+    steps: u32,
+    executed: Arc<Mutex<HashMap<String, Vec<u32>>>>,
+    delay: Duration,
+) -> CompiledGraph<Ticket> {
+    let mut builder = GraphBuilder::<Ticket>::new("Counted");
+    builder
+        .add_node_fn("tick", move |state, ctx| {
+            let executed = Arc::clone(&executed);
+            async move {
+                let n = state.reviews + 1;
+                tokio::time::sleep(delay).await;
+                executed
+                    .lock()
+                    .unwrap()
+                    .entry(ctx.run_id().to_string())
+                    .or_default()
+                    .push(n);
+                Ok(NodeResult::Update(
+                    TicketUpdate::default().reviews(1).log(format!("tick {n}")),
+                ))
+            }
+        })
+        .add_edge(START, "tick")
+        .add_conditional_edges(
+            "tick",
+            move |s: &Ticket| if s.reviews < steps { "tick" } else { END },
+            ["tick", END],
+        );
+    builder.compile().expect("valid graph")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_workers_racing_complete_every_run_exactly_once() {
+    let Some(url) = database_url() else { return };
+    let schema = fresh_schema();
+    let executed = Arc::new(Mutex::new(HashMap::new()));
+    let graph = counted_graph(3, Arc::clone(&executed), Duration::from_millis(1));
+    let producer: Arc<dyn Checkpointer> = Arc::new(store_in(&url, &schema).await);
+    let queue = graph.clone().with_checkpointer(Arc::clone(&producer));
+    let mut ids = Vec::new();
+    for i in 0..30 {
+        ids.push(queue.enqueue(ticket(&format!("job {i}"))).await.unwrap());
+    }
+
+    // Two workers, each with its own pool, as two processes would have.
+    let mut workers = Vec::new();
+    for _ in 0..2 {
+        let store: Arc<dyn Checkpointer> = Arc::new(store_in(&url, &schema).await);
+        let worker = Worker::new(graph.clone(), store).with_poll_interval(Duration::from_millis(10));
+        workers.push((worker.stopper(), tokio::spawn(worker.run())));
+    }
+    wait_until(Duration::from_secs(60), || async {
+        let mut done = 0;
+        for id in &ids {
+            let record = producer.load_run(id).await.unwrap().unwrap();
+            done += usize::from(record.status == RunStatus::Completed);
+        }
+        done == ids.len()
+    })
+    .await;
+    let mut reports = Vec::new();
+    for (stop, handle) in workers {
+        stop.cancel();
+        reports.push(handle.await.unwrap());
+    }
+
+    assert_eq!(
+        reports.iter().map(|r| r.completed).sum::<u64>(),
+        30,
+        "{reports:?}"
+    );
+    assert!(
+        reports.iter().all(|r| r.failed == 0 && r.released == 0),
+        "{reports:?}"
+    );
+    let executed = executed.lock().unwrap();
+    for id in &ids {
+        assert_eq!(
+            executed.get(id.as_str()).map(Vec::as_slice),
+            Some(&[1, 2, 3][..]),
+            "run {id}: every step once, in order"
+        );
+        let record = producer.load_run(id).await.unwrap().unwrap();
+        let state: Ticket = serde_json::from_value(record.state).unwrap();
+        assert_eq!(state.log, ["tick 1", "tick 2", "tick 3"]);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_whose_worker_stopped_holding_its_lease_is_finished_by_another_after_it_expires() {
+    let Some(url) = database_url() else { return };
+    let schema = fresh_schema();
+    let executed = Arc::new(Mutex::new(HashMap::new()));
+    let graph = counted_graph(6, Arc::clone(&executed), Duration::from_millis(150));
+    let store: Arc<dyn Checkpointer> = Arc::new(store_in(&url, &schema).await);
+    let run_id = graph
+        .clone()
+        .with_checkpointer(Arc::clone(&store))
+        .enqueue(ticket("job"))
+        .await
+        .unwrap();
+
+    // The first worker dies (its task is dropped: no more heartbeats, no more writes) after
+    // two committed steps, holding a 1 s lease.
+    let first = Worker::new(graph.clone(), Arc::clone(&store)).with_lease(Duration::from_secs(1));
+    let first_id = first.id().to_owned();
+    let dying = tokio::spawn(async move { first.run_once().await });
+    wait_until(Duration::from_secs(30), || async {
+        store.load_run(&run_id).await.unwrap().unwrap().steps >= 2
+    })
+    .await;
+    dying.abort();
+    let _ = dying.await;
+    let abandoned = store.load_run(&run_id).await.unwrap().unwrap();
+    assert_eq!(abandoned.status, RunStatus::Running);
+    assert_eq!(abandoned.owner.as_deref(), Some(first_id.as_str()));
+
+    // The second worker finds nothing ready while the lease holds, then takes the run.
+    let second = Worker::new(graph.clone(), Arc::clone(&store));
+    assert!(
+        abandoned.lease_until > Some(trellis::Timestamp::now()),
+        "the test needs a live lease here"
+    );
+    assert!(second.run_once().await.unwrap().is_none(), "lease still held");
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let handled = second.run_once().await.unwrap().expect("the expired run");
+    assert_eq!(handled.run_id, run_id);
+    let state = handled.result.unwrap().into_state();
+    let expected: Vec<String> = (1..=6).map(|n| format!("tick {n}")).collect();
+    assert_eq!(state.log, expected, "no committed step lost or applied twice");
+    let record = store.load_run(&run_id).await.unwrap().unwrap();
+    assert_eq!(record.status, RunStatus::Completed);
+    assert_eq!(record.owner.as_deref(), Some(second.id()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_that_lost_its_lease_cannot_write_over_the_new_owner() {
+    let Some(url) = database_url() else { return };
+    let schema = fresh_schema();
+    let executed = Arc::new(Mutex::new(HashMap::new()));
+    // Each step takes longer than the lease; the heartbeat keeps it.
+    let graph = counted_graph(2, Arc::clone(&executed), Duration::from_millis(700));
+    let store: Arc<dyn Checkpointer> = Arc::new(store_in(&url, &schema).await);
+    let run_id = graph
+        .clone()
+        .with_checkpointer(Arc::clone(&store))
+        .enqueue(ticket("job"))
+        .await
+        .unwrap();
+    let worker =
+        Worker::new(graph.clone(), Arc::clone(&store)).with_lease(Duration::from_millis(300));
+    let handled = worker.run_once().await.unwrap().expect("ready");
+    assert_eq!(
+        handled.result.unwrap().into_state().log,
+        ["tick 1", "tick 2"],
+        "nodes longer than the lease: the heartbeat kept it"
+    );
+
+    // Now a run taken over behind its worker's back: its next step is refused.
+    let run_id2 = graph
+        .clone()
+        .with_checkpointer(Arc::clone(&store))
+        .enqueue(ticket("job 2"))
+        .await
+        .unwrap();
+    let slow = Worker::new(graph.clone(), Arc::clone(&store)).with_lease(Duration::from_secs(60));
+    let running = tokio::spawn(async move { slow.run_once().await });
+    wait_until(Duration::from_secs(10), || async {
+        store.load_run(&run_id2).await.unwrap().unwrap().owner.is_some()
+    })
+    .await;
+    let mut stolen = store.load_run(&run_id2).await.unwrap().unwrap();
+    let previous = stolen.owner.clone();
+    stolen.owner = Some("thief:1:1".to_owned());
+    assert!(store.take_over(&stolen, previous.as_deref()).await.unwrap());
+    let handled = running.await.unwrap().unwrap().expect("claimed");
+    let error = handled.result.unwrap_err();
+    assert!(
+        error.to_string().contains("is now executed by thief:1:1"),
+        "{error}"
+    );
+    let record = store.load_run(&run_id2).await.unwrap().unwrap();
+    assert_eq!(record.owner.as_deref(), Some("thief:1:1"));
+    assert_eq!(record.steps, 0, "the late step was not written");
+    let _ = run_id;
+}
+
+#[tokio::test]
+async fn corrupt_rows_and_a_newer_schema_are_clear_errors() {
+    let Some(url) = database_url() else { return };
+    let schema = fresh_schema();
+    let store = Arc::new(store_in(&url, &schema).await);
+    let paused = approval_graph(Arc::clone(&store) as Arc<dyn Checkpointer>)
+        .invoke(ticket("t"))
+        .await
+        .unwrap();
+    let run_id = paused.run_id().clone();
+
+    tamper(&url, &schema, "UPDATE trellis_runs SET status = 'sleeping'").await;
+    let error = store.load_run(&run_id).await.unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        format!("stored column `status` of run {run_id} is unreadable: unknown status \"sleeping\"")
+    );
+    assert!(store.list_runs(10, 0).await.is_err(), "listing reports it too");
+    tamper(&url, &schema, "UPDATE trellis_runs SET status = 'paused'").await;
+
+    tamper(
+        &url,
+        &schema,
+        "UPDATE trellis_checkpoints SET label = 'paused' WHERE id = 3",
+    )
+    .await;
+    let error = store.latest_checkpoint(&run_id).await.unwrap_err();
+    assert!(
+        error.to_string().starts_with(&format!(
+            "stored column `label` of checkpoint 3 of run {run_id} is unreadable: unknown checkpoint label `paused`"
+        )),
+        "{error}"
+    );
+    tamper(
+        &url,
+        &schema,
+        "UPDATE trellis_checkpoints SET label = 'pause:before', detail = '{\"nodes\": 3}' WHERE id = 3",
+    )
+    .await;
+    let error = store.latest_checkpoint(&run_id).await.unwrap_err();
+    assert!(
+        matches!(error, CheckpointError::Corrupt { ref what, .. } if what == &format!("column `detail` of checkpoint 3 of run {run_id}")),
+        "{error:?}"
+    );
+    // A foreign state (valid JSON, not a `Ticket`): the resume is refused, nothing panics.
+    tamper(
+        &url,
+        &schema,
+        "UPDATE trellis_checkpoints SET detail = (SELECT detail FROM trellis_checkpoints WHERE id = 2), state = '[1, 2]' WHERE id = 3",
+    )
+    .await;
+    let error = approval_graph(Arc::clone(&store) as Arc<dyn Checkpointer>)
+        .resume(&run_id, Answer::Approve)
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains(&run_id.to_string()), "{error}");
+
+    tamper(&url, &schema, "UPDATE trellis_schema SET version = 99").await;
+    let options = PostgresOptions {
+        schema: Some(schema.clone()),
+        ..PostgresOptions::default()
+    };
+    let error = PostgresCheckpointer::connect_with(&url, options)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "stored database schema is unreadable: schema version 99 is not one this build knows (it reads versions up to 1); use a newer trellis"
+    );
+}
+
+#[tokio::test]
+async fn an_unreachable_server_is_a_clear_error() {
+    // A port nobody listens on (the URL's own server's port + 1 may be taken; 1 never is).
+    let error = PostgresCheckpointer::connect("postgres://nobody@127.0.0.1:1/none")
+        .await
+        .unwrap_err();
+    assert!(
+        error.to_string().starts_with("checkpoint storage failed: "),
+        "{error}"
+    );
+    let error = PostgresCheckpointer::connect("postgres://[broken")
+        .await
+        .unwrap_err();
+    assert!(
+        error.to_string().starts_with("checkpoint storage failed: "),
+        "{error}"
+    );
+}
+
+/// Polls `done` every 20 ms until it holds; panics after `limit` (a hung test, not a timing
+/// assertion).
+async fn wait_until<F, Fut>(limit: Duration, mut done: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + limit;
+    while !done().await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "not done after {limit:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
