@@ -1,11 +1,10 @@
 //! `trellis runs`: what happened in recorded runs — list, show one, its checkpoints.
 
 use std::io::Write;
-use std::path::PathBuf;
 
 use clap::{Subcommand, ValueEnum};
-use trellis::checkpoint::SqliteCheckpointer;
-use trellis::{Checkpointer, RunId, RunRecord};
+use trellis::checkpoint::StoreUrl;
+use trellis::{RunId, RunRecord};
 
 /// `trellis runs …`.
 #[derive(Subcommand)]
@@ -43,10 +42,6 @@ pub(crate) enum RunsFormat {
 /// Why `trellis runs` could not answer.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum RunsError {
-    #[error(
-        "unsupported database URL `{0}`: this build reads `sqlite:PATH` (PostgreSQL support is not built yet)"
-    )]
-    Url(String),
     #[error("no database at `{0}`")]
     Missing(String),
     #[error(transparent)]
@@ -61,28 +56,30 @@ pub(crate) enum RunsError {
     Json(#[from] serde_json::Error),
 }
 
-/// `sqlite:PATH` (or a bare path) → the file; anything else is refused by name.
-fn sqlite_path(url: &str) -> Result<PathBuf, RunsError> {
-    let path = match url.split_once(':') {
-        Some(("sqlite", path)) => path.strip_prefix("//").unwrap_or(path),
-        Some((scheme, _)) if scheme.len() > 1 => return Err(RunsError::Url(url.to_owned())),
-        _ => url,
-    };
-    Ok(PathBuf::from(path))
+/// `sqlite:PATH`, `postgres://…`, or a bare path (an SQLite file).
+fn store_url(url: &str) -> Result<StoreUrl, RunsError> {
+    match url.parse::<StoreUrl>() {
+        Ok(parsed) => Ok(parsed),
+        Err(_) if !url.contains(':') => Ok(StoreUrl::Sqlite(url.into())),
+        Err(error) => Err(error.into()),
+    }
 }
 
 pub(crate) fn run(command: RunsCommand, db: &str, format: RunsFormat) -> Result<(), RunsError> {
-    let path = sqlite_path(db)?;
+    let url = store_url(db)?;
     // Inspecting must not create a database where there was none.
-    if !path.is_file() {
+    if let StoreUrl::Sqlite(path) = &url
+        && !path.is_file()
+    {
         return Err(RunsError::Missing(path.display().to_string()));
     }
-    let store = SqliteCheckpointer::open(&path)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
         .build()
         .map_err(RunsError::Runtime)?;
     let mut out = std::io::stdout().lock();
     let text = runtime.block_on(async {
+        let store = url.open().await?;
         match command {
             RunsCommand::List { limit, offset } => {
                 let runs = store.list_runs(limit, offset).await?;
@@ -236,20 +233,22 @@ mod tests {
 
     #[test]
     fn database_urls() {
+        let sqlite = |path: &str| StoreUrl::Sqlite(path.into());
+        assert_eq!(store_url("sqlite:runs.db").unwrap(), sqlite("runs.db"));
         assert_eq!(
-            sqlite_path("sqlite:runs.db").unwrap(),
-            PathBuf::from("runs.db")
+            store_url("sqlite:///tmp/x.db").unwrap(),
+            sqlite("/tmp/x.db")
         );
+        assert_eq!(store_url("runs.db").unwrap(), sqlite("runs.db"));
         assert_eq!(
-            sqlite_path("sqlite:///tmp/x.db").unwrap(),
-            PathBuf::from("/tmp/x.db")
+            store_url("postgres://u@h:5/db").unwrap(),
+            StoreUrl::Postgres("postgres://u@h:5/db".into())
         );
-        assert_eq!(sqlite_path("runs.db").unwrap(), PathBuf::from("runs.db"));
-        let error = sqlite_path("postgres://localhost/trellis").unwrap_err();
+        let error = store_url("mysql://localhost/trellis").unwrap_err();
         assert!(
             error
                 .to_string()
-                .starts_with("unsupported database URL `postgres://localhost/trellis`")
+                .starts_with("unsupported database URL `mysql://localhost/trellis`")
         );
     }
 

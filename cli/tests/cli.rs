@@ -323,7 +323,9 @@ fn expand_prints_the_generated_code_formatted() {
 }
 
 /// A database with two runs of a small graph: one paused before `send`, one completed.
-async fn recorded_runs(db: &Path) -> (trellis::RunId, trellis::RunId) {
+async fn recorded_runs(
+    store: std::sync::Arc<dyn trellis::Checkpointer>,
+) -> (trellis::RunId, trellis::RunId) {
     #[derive(Clone, Default, serde::Serialize, serde::Deserialize)]
     struct Note(String);
     impl trellis::WholeState for Note {}
@@ -333,8 +335,6 @@ async fn recorded_runs(db: &Path) -> (trellis::RunId, trellis::RunId) {
             Note("approved".into())
         }
     }
-    let store =
-        std::sync::Arc::new(trellis::checkpoint::SqliteCheckpointer::open(db).expect("opens"));
     let mut builder = trellis::GraphBuilder::<Note>::new("Notes");
     builder
         .add_node_fn("draft", |_, _| async {
@@ -357,11 +357,78 @@ async fn recorded_runs(db: &Path) -> (trellis::RunId, trellis::RunId) {
 }
 
 #[tokio::test]
-async fn runs_lists_shows_and_walks_checkpoints() {
+async fn runs_lists_shows_and_walks_checkpoints_in_sqlite() {
     let dir = scratch("runs");
     let db = dir.join("runs.db");
-    let (done, paused) = recorded_runs(&db).await;
-    let url = format!("sqlite:{}", db.display());
+    let store = trellis::checkpoint::SqliteCheckpointer::open(&db).expect("opens");
+    let (done, paused) = recorded_runs(std::sync::Arc::new(store)).await;
+    inspect(&format!("sqlite:{}", db.display()), &done, &paused);
+
+    let no_db = trellis(&[
+        "runs",
+        "list",
+        "--db",
+        &format!("sqlite:{}", dir.join("none.db").display()),
+    ]);
+    assert_eq!(no_db.status.code(), Some(2));
+    assert!(
+        !dir.join("none.db").exists(),
+        "inspecting creates no database"
+    );
+    let mysql = trellis(&["runs", "list", "--db", "mysql://localhost/trellis"]);
+    assert_eq!(mysql.status.code(), Some(2));
+    assert_eq!(
+        stderr(&mysql).trim(),
+        "error: unsupported database URL `mysql://localhost/trellis`: expected `sqlite:PATH` or `postgres://user@host:port/database`"
+    );
+    let unreachable = trellis(&["runs", "list", "--db", "postgres://nobody@127.0.0.1:1/none"]);
+    assert_eq!(unreachable.status.code(), Some(2));
+    assert!(
+        stderr(&unreachable)
+            .starts_with("error: checkpoint storage failed: error connecting to server"),
+        "{}",
+        stderr(&unreachable)
+    );
+}
+
+#[tokio::test]
+async fn runs_lists_shows_and_walks_checkpoints_in_postgres() {
+    let server = match std::env::var("TRELLIS_TEST_POSTGRES_URL") {
+        Ok(url) if !url.is_empty() => url,
+        _ if std::env::var_os("CI").is_some() => {
+            panic!("CI must set TRELLIS_TEST_POSTGRES_URL: .ci/run starts PostgreSQL")
+        }
+        _ => {
+            eprintln!("\n*** SKIPPED: needs TRELLIS_TEST_POSTGRES_URL (see .ci/run) ***\n");
+            return;
+        }
+    };
+    let name = format!("cli_runs_{}", std::process::id());
+    for sql in [
+        format!("DROP DATABASE IF EXISTS {name}"),
+        format!("CREATE DATABASE {name}"),
+    ] {
+        let status = std::process::Command::new("psql")
+            .args([server.as_str(), "-qc", &sql])
+            .env("PGOPTIONS", "-c client_min_messages=warning")
+            .status()
+            .expect("psql runs");
+        assert!(status.success(), "{sql}");
+    }
+    let (base, _) = server
+        .rsplit_once('/')
+        .expect("the URL ends with /DATABASE");
+    let url = format!("{base}/{name}");
+    let store = trellis::checkpoint::PostgresCheckpointer::connect(&url)
+        .await
+        .expect("connects");
+    let (done, paused) = recorded_runs(std::sync::Arc::new(store)).await;
+    inspect(&url, &done, &paused);
+}
+
+/// `trellis runs` on a database holding `recorded_runs`.
+fn inspect(url: &str, done: &trellis::RunId, paused: &trellis::RunId) {
+    let url = url.to_owned();
 
     let list = trellis(&["runs", "list", "--db", &url, "--format", "json"]);
     assert_eq!(list.status.code(), Some(0), "{}", stderr(&list));
@@ -409,18 +476,4 @@ async fn runs_lists_shows_and_walks_checkpoints() {
         stderr(&missing).trim(),
         "error: no run 01NOSUCHRUN in the database"
     );
-    let no_db = trellis(&[
-        "runs",
-        "list",
-        "--db",
-        &format!("sqlite:{}", dir.join("none.db").display()),
-    ]);
-    assert_eq!(no_db.status.code(), Some(2));
-    assert!(
-        !dir.join("none.db").exists(),
-        "inspecting creates no database"
-    );
-    let postgres = trellis(&["runs", "list", "--db", "postgres://localhost/trellis"]);
-    assert_eq!(postgres.status.code(), Some(2));
-    assert!(stderr(&postgres).contains("unsupported database URL"));
 }

@@ -24,7 +24,9 @@ fn database_url() -> Option<String> {
     match std::env::var("TRELLIS_TEST_POSTGRES_URL") {
         Ok(url) if !url.is_empty() => Some(url),
         _ if std::env::var_os("CI").is_some() => {
-            panic!("CI must set TRELLIS_TEST_POSTGRES_URL: .ci/run starts PostgreSQL for these tests")
+            panic!(
+                "CI must set TRELLIS_TEST_POSTGRES_URL: .ci/run starts PostgreSQL for these tests"
+            )
         }
         _ => {
             eprintln!(
@@ -93,7 +95,11 @@ fn approval_graph(store: Arc<dyn Checkpointer>) -> CompiledGraph<Ticket> {
         .add_node_fn_with(
             "send",
             |s, _| async move {
-                let entry = if s.approved == Some(true) { "sent" } else { "held" };
+                let entry = if s.approved == Some(true) {
+                    "sent"
+                } else {
+                    "held"
+                };
                 Ok(NodeResult::Update(TicketUpdate::default().log(entry)))
             },
             NodeOptions::new().interrupt_before(),
@@ -186,7 +192,8 @@ async fn two_workers_racing_complete_every_run_exactly_once() {
     let mut workers = Vec::new();
     for _ in 0..2 {
         let store: Arc<dyn Checkpointer> = Arc::new(store_in(&url, &schema).await);
-        let worker = Worker::new(graph.clone(), store).with_poll_interval(Duration::from_millis(10));
+        let worker =
+            Worker::new(graph.clone(), store).with_poll_interval(Duration::from_millis(10));
         workers.push((worker.stopper(), tokio::spawn(worker.run())));
     }
     wait_until(Duration::from_secs(60), || async {
@@ -261,13 +268,19 @@ async fn a_run_whose_worker_stopped_holding_its_lease_is_finished_by_another_aft
         abandoned.lease_until > Some(trellis::Timestamp::now()),
         "the test needs a live lease here"
     );
-    assert!(second.run_once().await.unwrap().is_none(), "lease still held");
+    assert!(
+        second.run_once().await.unwrap().is_none(),
+        "lease still held"
+    );
     tokio::time::sleep(Duration::from_millis(1100)).await;
     let handled = second.run_once().await.unwrap().expect("the expired run");
     assert_eq!(handled.run_id, run_id);
     let state = handled.result.unwrap().into_state();
     let expected: Vec<String> = (1..=6).map(|n| format!("tick {n}")).collect();
-    assert_eq!(state.log, expected, "no committed step lost or applied twice");
+    assert_eq!(
+        state.log, expected,
+        "no committed step lost or applied twice"
+    );
     let record = store.load_run(&run_id).await.unwrap().unwrap();
     assert_eq!(record.status, RunStatus::Completed);
     assert_eq!(record.owner.as_deref(), Some(second.id()));
@@ -306,7 +319,13 @@ async fn a_worker_that_lost_its_lease_cannot_write_over_the_new_owner() {
     let slow = Worker::new(graph.clone(), Arc::clone(&store)).with_lease(Duration::from_secs(60));
     let running = tokio::spawn(async move { slow.run_once().await });
     wait_until(Duration::from_secs(10), || async {
-        store.load_run(&run_id2).await.unwrap().unwrap().owner.is_some()
+        store
+            .load_run(&run_id2)
+            .await
+            .unwrap()
+            .unwrap()
+            .owner
+            .is_some()
     })
     .await;
     let mut stolen = store.load_run(&run_id2).await.unwrap().unwrap();
@@ -340,9 +359,14 @@ async fn corrupt_rows_and_a_newer_schema_are_clear_errors() {
     let error = store.load_run(&run_id).await.unwrap_err();
     assert_eq!(
         error.to_string(),
-        format!("stored column `status` of run {run_id} is unreadable: unknown status \"sleeping\"")
+        format!(
+            "stored column `status` of run {run_id} is unreadable: unknown status \"sleeping\""
+        )
     );
-    assert!(store.list_runs(10, 0).await.is_err(), "listing reports it too");
+    assert!(
+        store.list_runs(10, 0).await.is_err(),
+        "listing reports it too"
+    );
     tamper(&url, &schema, "UPDATE trellis_runs SET status = 'paused'").await;
 
     tamper(

@@ -250,31 +250,32 @@ async fn run(command: Command, db: &StoreUrl) -> Result<(), Box<dyn std::error::
     Ok(())
 }
 
-/// Executes ready runs: `runs` of them, or until Ctrl-C (which hands a run in progress back
-/// to the queue after its current step).
+/// Executes ready runs, printing each: `runs` of them, or until Ctrl-C (which hands a run in
+/// progress back to the queue after its current step).
 async fn work(worker: Worker<Count>, runs: Option<u64>) -> Result<(), Box<dyn std::error::Error>> {
-    let Some(limit) = runs else {
-        let stop = worker.stopper();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                stop.cancel();
-            }
-        });
-        let report = worker.run().await;
-        println!(
-            "stopped: {} completed, {} failed, {} handed back",
-            report.completed, report.failed, report.released
-        );
-        return Ok(());
-    };
+    let stop = worker.stopper();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            stop.cancel();
+        }
+    });
     let mut handled = 0;
-    while handled < limit {
-        match worker.run_once().await? {
-            Some(run) => {
+    while runs.is_none_or(|limit| handled < limit) && !worker.stopper().is_cancelled() {
+        match worker.run_once().await {
+            Ok(Some(run)) => {
                 handled += 1;
-                completed(&run.result?);
+                match run.result {
+                    Ok(outcome) => completed(&outcome),
+                    Err(error) => println!("run {}: {error}", run.run_id),
+                }
+                std::io::stdout().flush()?;
             }
-            None => tokio::time::sleep(Duration::from_millis(50)).await,
+            Ok(None) => tokio::time::sleep(Duration::from_millis(50)).await,
+            // The database may be restarting: keep trying, as a worker should.
+            Err(error) => {
+                eprintln!("cannot claim a run: {error}");
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
         }
     }
     Ok(())

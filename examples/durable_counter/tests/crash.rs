@@ -1,48 +1,163 @@
-//! Kill -9 at 20 random moments, continue each time: no step lost, none applied twice.
+//! The crash test bed, on SQLite and on PostgreSQL: kill -9 at 20 random moments and continue
+//! each time; worker processes racing for one queue; a worker killed holding its lease; the
+//! database going away mid-run. At the end of each: no step lost, none applied twice.
+//!
+//! PostgreSQL comes from `TRELLIS_TEST_POSTGRES_URL` and `TRELLIS_TEST_POSTGRES_CONTROL` (set by
+//! `.ci/run`); without them, these tests fail in CI and skip loudly elsewhere.
 
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::io::{BufRead, BufReader, Read};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 const STEPS: u64 = 300;
 
-fn database(test: &str) -> PathBuf {
+fn scratch(test: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("trellis-counter-{}-{test}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir.join("runs.db")
+    dir
 }
 
-fn counter(db: &Path, args: &[&str]) -> Command {
+/// A fresh SQLite database's URL.
+fn sqlite(test: &str) -> String {
+    format!("sqlite:{}", scratch(test).join("runs.db").display())
+}
+
+/// Whether the PostgreSQL tests can run: in CI they must.
+fn postgres_env(name: &str) -> Option<String> {
+    match std::env::var(name) {
+        Ok(value) if !value.is_empty() => Some(value),
+        _ if std::env::var_os("CI").is_some() => {
+            panic!("CI must set {name}: .ci/run starts PostgreSQL for these tests")
+        }
+        _ => {
+            eprintln!("\n*** SKIPPED: this PostgreSQL test needs {name} (see .ci/run) ***\n");
+            None
+        }
+    }
+}
+
+/// A fresh database on the test server, its URL.
+fn postgres(test: &str) -> Option<String> {
+    let server = postgres_env("TRELLIS_TEST_POSTGRES_URL")?;
+    let name = format!("counter_{test}_{}", std::process::id());
+    psql(&server, &format!("DROP DATABASE IF EXISTS {name}"));
+    psql(&server, &format!("CREATE DATABASE {name}"));
+    let (base, _) = server
+        .rsplit_once('/')
+        .expect("the URL ends with /DATABASE");
+    Some(format!("{base}/{name}"))
+}
+
+fn psql(url: &str, sql: &str) {
+    let status = Command::new("psql")
+        .args([url, "-qc", sql])
+        .env("PGOPTIONS", "-c client_min_messages=warning")
+        .status()
+        .expect("psql runs");
+    assert!(status.success(), "psql {sql}");
+}
+
+fn counter(db: &str, args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_durable_counter"));
-    command
-        .args(args)
-        .arg("--db")
-        .arg(format!("sqlite:{}", db.display()));
+    command.args(args).arg("--db").arg(db);
     command
 }
 
-/// Starts counting to `steps` (5 ms a step) and returns the process once it has printed the
-/// recorded run's id.
-fn start(db: &Path, steps: u64) -> (Child, String) {
-    let mut child = counter(
+/// Runs `args` to their end; stdout, or a panic with stderr.
+fn finished(db: &str, args: &[&str]) -> String {
+    let output = counter(db, args).output().expect("runs");
+    assert!(
+        output.status.success(),
+        "durable_counter {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("UTF-8")
+}
+
+/// `show --run ID`, parsed.
+fn show(db: &str, run_id: &str) -> serde_json::Value {
+    serde_json::from_str(&finished(db, &["show", "--run", run_id])).expect("JSON")
+}
+
+/// A started process, and the rest of its output, read on a thread (so that it never blocks
+/// on a full pipe).
+struct Running {
+    child: Child,
+    rest: std::thread::JoinHandle<String>,
+}
+
+impl Running {
+    /// Waits for the process to end: its exit status and the rest of its output.
+    fn wait(mut self) -> (std::process::ExitStatus, String) {
+        let status = self.child.wait().expect("ends");
+        (status, self.rest.join().expect("the reader thread"))
+    }
+}
+
+/// Starts `args` and returns the process once it has printed its first line (`run <id>`,
+/// `worker <id>`), with the rest of that line.
+fn start(db: &str, args: &[&str], prefix: &str) -> (Running, String) {
+    let mut command = counter(db, args);
+    command.stdout(Stdio::piped());
+    start_with(command, prefix)
+}
+
+fn start_with(mut command: Command, prefix: &str) -> (Running, String) {
+    let mut child = command.spawn().expect("starts");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut line = String::new();
+    stdout.read_line(&mut line).expect("reads the first line");
+    let id = line
+        .trim()
+        .strip_prefix(prefix)
+        .unwrap_or_else(|| panic!("`{prefix}<id>` first, not {line:?}"))
+        .to_owned();
+    let rest = std::thread::spawn(move || {
+        let mut rest = String::new();
+        let _ = stdout.read_to_string(&mut rest);
+        rest
+    });
+    (Running { child, rest }, id)
+}
+
+/// Starts counting to `steps` (5 ms a step) and returns the process once the run is recorded.
+fn start_run(db: &str, steps: u64) -> (Running, String) {
+    start(
         db,
         &["run", "--steps", &steps.to_string(), "--step-delay-ms", "5"],
+        "run ",
     )
-    .stdout(Stdio::piped())
-    .spawn()
-    .expect("starts");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("reads the run id");
-    let run_id = line
-        .trim()
-        .strip_prefix("run ")
-        .expect("`run <id>` first")
-        .to_owned();
-    (child, run_id)
+}
+
+/// Kills the process (SIGKILL) and returns what it printed after its first line.
+fn kill(mut running: Running) -> String {
+    running.child.kill().expect("kill -9");
+    running.wait().1
+}
+
+/// Waits (polling every 20 ms) until `done`; panics after `limit` (a hung test, not a timing
+/// assertion).
+fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !done() {
+        assert!(Instant::now() < deadline, "not done after {limit:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The run is complete with `count == steps` and `log == [1..steps]`.
+fn assert_counted(db: &str, run_id: &str, steps: u64) {
+    let state = show(db, run_id);
+    assert_eq!(state["status"], "completed", "{state}");
+    assert_eq!(state["state"]["count"], steps);
+    let log: Vec<u64> = serde_json::from_value(state["state"]["log"].clone()).expect("a log");
+    assert_eq!(
+        log,
+        (1..=steps).collect::<Vec<_>>(),
+        "no step lost, none applied twice"
+    );
 }
 
 /// A small deterministic generator (xorshift) for the kill moments.
@@ -58,20 +173,29 @@ impl Moments {
 }
 
 #[test]
-fn killed_twenty_times_the_count_still_ends_exactly_at_n() {
-    let db = database("kill");
+fn killed_twenty_times_on_sqlite_the_count_still_ends_exactly_at_n() {
+    killed_twenty_times(&sqlite("kill"));
+}
+
+#[test]
+fn killed_twenty_times_on_postgres_the_count_still_ends_exactly_at_n() {
+    if let Some(db) = postgres("kill") {
+        killed_twenty_times(&db);
+    }
+}
+
+fn killed_twenty_times(db: &str) {
     let mut moments = Moments(0x9e37_79b9_7f4a_7c15);
 
     // The first process: wait until it has recorded the run, then kill it at a random moment.
-    let (mut first, run_id) = start(&db, STEPS);
+    let (first, run_id) = start_run(db, STEPS);
     std::thread::sleep(Duration::from_millis(moments.next_ms()));
-    first.kill().expect("kill -9");
-    first.wait().expect("reaped");
+    kill(first);
 
     let mut kills = 1;
     let mut progress = Vec::new();
     while kills < 20 {
-        let mut next = counter(&db, &["resume", "--run", &run_id])
+        let mut next = counter(db, &["resume", "--run", &run_id])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -80,10 +204,7 @@ fn killed_twenty_times_the_count_still_ends_exactly_at_n() {
         next.kill().expect("kill -9");
         next.wait().expect("reaped");
         kills += 1;
-        let shown = counter(&db, &["show", "--run", &run_id])
-            .output()
-            .expect("shows");
-        let state: serde_json::Value = serde_json::from_slice(&shown.stdout).expect("JSON");
+        let state = show(db, &run_id);
         assert_eq!(state["status"], "running", "killed before the end: {state}");
         progress.push(state["state"]["count"].as_u64().expect("a count"));
     }
@@ -96,15 +217,7 @@ fn killed_twenty_times_the_count_still_ends_exactly_at_n() {
         "the kills landed mid-run: {progress:?}"
     );
 
-    let finish = counter(&db, &["resume", "--run", &run_id])
-        .output()
-        .expect("finishes");
-    assert!(
-        finish.status.success(),
-        "{}",
-        String::from_utf8_lossy(&finish.stderr)
-    );
-    let out = String::from_utf8_lossy(&finish.stdout);
+    let out = finished(db, &["resume", "--run", &run_id]);
     assert!(
         out.starts_with(&format!("continuing run {run_id} from step ")),
         "{out}"
@@ -113,21 +226,9 @@ fn killed_twenty_times_the_count_still_ends_exactly_at_n() {
         out.ends_with(&format!("completed run {run_id}: count {STEPS}\n")),
         "{out}"
     );
+    assert_counted(db, &run_id, STEPS);
 
-    let shown = counter(&db, &["show", "--run", &run_id])
-        .output()
-        .expect("shows");
-    let state: serde_json::Value = serde_json::from_slice(&shown.stdout).expect("JSON");
-    assert_eq!(state["status"], "completed");
-    assert_eq!(state["state"]["count"], STEPS);
-    let log: Vec<u64> = serde_json::from_value(state["state"]["log"].clone()).expect("a log");
-    assert_eq!(
-        log,
-        (1..=STEPS).collect::<Vec<_>>(),
-        "no step lost, none applied twice"
-    );
-
-    let again = counter(&db, &["resume", "--run", &run_id])
+    let again = counter(db, &["resume", "--run", &run_id])
         .output()
         .expect("runs");
     assert_eq!(again.status.code(), Some(1));
@@ -139,8 +240,8 @@ fn killed_twenty_times_the_count_still_ends_exactly_at_n() {
 
 #[test]
 fn a_live_run_is_not_taken_over() {
-    let db = database("live");
-    let (mut owner, run_id) = start(&db, 400);
+    let db = sqlite("live");
+    let (owner, run_id) = start_run(&db, 400);
     let intruder = counter(&db, &["resume", "--run", &run_id])
         .output()
         .expect("runs");
@@ -150,6 +251,173 @@ fn a_live_run_is_not_taken_over() {
         "{}",
         String::from_utf8_lossy(&intruder.stderr)
     );
-    owner.kill().expect("kill -9");
-    owner.wait().expect("reaped");
+    kill(owner);
+}
+
+#[test]
+fn two_worker_processes_on_sqlite_complete_every_run_exactly_once() {
+    two_workers_race(&sqlite("race"));
+}
+
+#[test]
+fn two_worker_processes_on_postgres_complete_every_run_exactly_once() {
+    if let Some(db) = postgres("race") {
+        two_workers_race(&db);
+    }
+}
+
+fn two_workers_race(db: &str) {
+    const RUNS: usize = 12;
+    const STEPS: u64 = 20;
+    let ids: Vec<String> = (0..RUNS)
+        .map(|_| {
+            let out = finished(db, &["enqueue", "--steps", "20", "--step-delay-ms", "2"]);
+            out.trim()
+                .strip_prefix("run ")
+                .expect("`run <id>`")
+                .to_owned()
+        })
+        .collect();
+    let workers: Vec<(Running, String)> =
+        (0..2).map(|_| start(db, &["worker"], "worker ")).collect();
+    wait_until(Duration::from_secs(120), || {
+        ids.iter().all(|id| show(db, id)["status"] == "completed")
+    });
+    let mut completions = Vec::new();
+    let mut owners = Vec::new();
+    for (child, worker) in workers {
+        let out = kill(child);
+        completions.extend(out.lines().map(str::to_owned));
+        owners.push(worker);
+    }
+    for id in &ids {
+        assert_counted(db, id, STEPS);
+        let line = format!("completed run {id}: count {STEPS}");
+        assert_eq!(
+            completions.iter().filter(|l| **l == line).count(),
+            1,
+            "run {id} completed exactly once: {completions:?}"
+        );
+        let owner = show(db, id)["owner"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        assert!(owners.contains(&owner), "finished by a worker: {owner}");
+    }
+}
+
+#[test]
+fn on_sqlite_a_worker_killed_holding_its_lease_is_replaced_after_the_lease() {
+    worker_killed_holding_its_lease(&sqlite("lease"));
+}
+
+#[test]
+fn on_postgres_a_worker_killed_holding_its_lease_is_replaced_after_the_lease() {
+    if let Some(db) = postgres("lease") {
+        worker_killed_holding_its_lease(&db);
+    }
+}
+
+fn worker_killed_holding_its_lease(db: &str) {
+    const STEPS: u64 = 40;
+    let out = finished(db, &["enqueue", "--steps", "40", "--step-delay-ms", "20"]);
+    let run_id = out
+        .trim()
+        .strip_prefix("run ")
+        .expect("`run <id>`")
+        .to_owned();
+    let (first, first_id) = start(db, &["worker", "--lease-ms", "3000"], "worker ");
+    wait_until(Duration::from_secs(30), || {
+        show(db, &run_id)["steps"].as_u64() >= Some(3)
+    });
+    kill(first);
+    let abandoned = show(db, &run_id);
+    assert_eq!(abandoned["status"], "running");
+    assert_eq!(abandoned["owner"], first_id.as_str());
+
+    // The second worker polls every 50 ms, but the lease holds: the run stays where it was.
+    let (second, second_id) = start(db, &["worker", "--runs", "1"], "worker ");
+    std::thread::sleep(Duration::from_millis(600));
+    let waiting = show(db, &run_id);
+    assert_eq!(
+        waiting["owner"],
+        first_id.as_str(),
+        "taken before the lease ran out"
+    );
+    assert_eq!(waiting["steps"], abandoned["steps"]);
+
+    let (status, out) = second.wait();
+    assert!(status.success());
+    assert_eq!(out, format!("completed run {run_id}: count {STEPS}\n"));
+    assert_counted(db, &run_id, STEPS);
+    assert_eq!(show(db, &run_id)["owner"], second_id.as_str());
+}
+
+#[test]
+fn when_postgres_goes_away_mid_run_the_run_fails_clearly_and_resumes_after_a_restart() {
+    let Some(control) = postgres_env("TRELLIS_TEST_POSTGRES_CONTROL") else {
+        return;
+    };
+    // A server of its own: stopping the shared one would fail the other tests.
+    let dir = scratch("outage").join("pg");
+    let cluster = |verb: &str| {
+        let output = Command::new(&control)
+            .args([verb, &dir.display().to_string()])
+            .output()
+            .expect("the control script runs");
+        assert!(
+            output.status.success(),
+            "{control} {verb}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout)
+            .expect("UTF-8")
+            .trim()
+            .to_owned()
+    };
+    let db = cluster("start");
+    struct Stop<F: FnMut()>(F);
+    impl<F: FnMut()> Drop for Stop<F> {
+        fn drop(&mut self) {
+            (self.0)();
+        }
+    }
+    let _stop = Stop(|| {
+        let _ = Command::new(&control)
+            .args(["stop", &dir.display().to_string()])
+            .output();
+        let _ = std::fs::remove_dir_all(&dir);
+    });
+
+    // Its stderr goes to a file, read once it has ended.
+    let stderr_file = scratch("outage-stderr").join("stderr");
+    let mut command = counter(&db, &["run", "--steps", "60", "--step-delay-ms", "20"]);
+    command
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&stderr_file).expect("a file"));
+    let (counting, run_id) = start_with(command, "run ");
+    wait_until(Duration::from_secs(30), || {
+        show(&db, &run_id)["steps"].as_u64() >= Some(5)
+    });
+    cluster("stop");
+    let (status, _) = counting.wait();
+    assert_eq!(status.code(), Some(1));
+    let stderr = std::fs::read_to_string(&stderr_file).expect("its stderr");
+    assert!(
+        stderr.starts_with("error: checkpoint storage failed: "),
+        "a clear error: {stderr}"
+    );
+
+    assert_eq!(cluster("start"), db, "the same server again");
+    let stopped = show(&db, &run_id);
+    assert_eq!(stopped["status"], "running", "{stopped}");
+    let out = finished(&db, &["resume", "--run", &run_id]);
+    assert!(
+        out.starts_with(&format!(
+            "continuing run {run_id} from step {}",
+            stopped["steps"]
+        )),
+        "{out}"
+    );
+    assert_counted(&db, &run_id, 60);
 }

@@ -95,7 +95,8 @@ pub struct PostgresCheckpointer {
 
 impl std::fmt::Debug for PostgresCheckpointer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PostgresCheckpointer").finish_non_exhaustive()
+        f.debug_struct("PostgresCheckpointer")
+            .finish_non_exhaustive()
     }
 }
 
@@ -173,7 +174,10 @@ impl PostgresCheckpointer {
     ///
     /// # Errors
     /// As [`connect`](Self::connect).
-    pub async fn connect_with(url: &str, options: PostgresOptions) -> Result<Self, CheckpointError> {
+    pub async fn connect_with(
+        url: &str,
+        options: PostgresOptions,
+    ) -> Result<Self, CheckpointError> {
         let mut config: tokio_postgres::Config = url.parse().map_err(backend)?;
         config.connect_timeout(options.connect_timeout);
         config.keepalives(true);
@@ -231,8 +235,14 @@ impl PostgresCheckpointer {
                 ),
             ));
         }
-        for migration in MIGRATIONS.iter().skip(usize::try_from(version).unwrap_or(0)) {
-            transaction.batch_execute(migration).await.map_err(backend)?;
+        for migration in MIGRATIONS
+            .iter()
+            .skip(usize::try_from(version).unwrap_or(0))
+        {
+            transaction
+                .batch_execute(migration)
+                .await
+                .map_err(backend)?;
         }
         if version < SCHEMA_VERSION {
             transaction
@@ -489,7 +499,8 @@ fn decode_run(row: &Row) -> Result<RunRecord, CheckpointError> {
         updated_at: Timestamp::from_datetime(column(row, 4, &what)?),
         last_node: column(row, 5, &what)?,
         steps: u64::try_from(steps).map_err(|e| corrupt(what("steps"), e))?,
-        state: state.ok_or_else(|| corrupt(what("state"), "no state, and no checkpoint holding it"))?,
+        state: state
+            .ok_or_else(|| corrupt(what("state"), "no state, and no checkpoint holding it"))?,
         interrupts: serde_json::from_value(interrupts)
             .map_err(|e| corrupt(what("interrupts"), e))?,
         error: column(row, 8, &what)?,
@@ -503,12 +514,14 @@ fn decode_run(row: &Row) -> Result<RunRecord, CheckpointError> {
 
 fn decode_checkpoint(row: &Row) -> Result<Checkpoint, CheckpointError> {
     let run_id: String = column(row, 0, &|c| format!("column `{c}` of a checkpoint"))?;
-    let id: i64 = column(row, 1, &|c| format!("column `{c}` of a checkpoint of run {run_id}"))?;
+    let id: i64 = column(row, 1, &|c| {
+        format!("column `{c}` of a checkpoint of run {run_id}")
+    })?;
     let what = |c: &str| format!("column `{c}` of checkpoint {id} of run {run_id}");
     let step: i64 = column(row, 2, &what)?;
     let label: String = column(row, 3, &what)?;
-    let detail: Detail = serde_json::from_value(column(row, 6, &what)?)
-        .map_err(|e| corrupt(what("detail"), e))?;
+    let detail: Detail =
+        serde_json::from_value(column(row, 6, &what)?).map_err(|e| corrupt(what("detail"), e))?;
     Ok(Checkpoint {
         id: u64::try_from(id).map_err(|e| corrupt(what("id"), e))?,
         run_id: RunId::from(run_id.clone()),
@@ -530,7 +543,9 @@ fn decode_checkpoint(row: &Row) -> Result<Checkpoint, CheckpointError> {
 impl Checkpointer for PostgresCheckpointer {
     async fn save_run(&self, run: &RunRecord) -> Result<(), CheckpointError> {
         let run = RunParams::of(run, None)?;
-        self.execute(UPSERT_RUN, &run.params()).await.map_err(backend)?;
+        self.execute(UPSERT_RUN, &run.params())
+            .await
+            .map_err(backend)?;
         Ok(())
     }
 
@@ -639,7 +654,10 @@ impl Checkpointer for PostgresCheckpointer {
         }
         // Nothing written: the stored record belongs to someone else.
         let owner = self
-            .query("SELECT owner FROM trellis_runs WHERE run_id = $1", &[&record.run_id])
+            .query(
+                "SELECT owner FROM trellis_runs WHERE run_id = $1",
+                &[&record.run_id],
+            )
             .await
             .map_err(backend)?
             .first()
