@@ -4,12 +4,13 @@
 //! Runs are kept in a SQLite file (`trellis.db`, or `--db FILE`), so a paused run outlives the
 //! process that started it.
 //!
-//! - `cargo run -p support` runs a ticket to the pause, prints the draft awaiting approval and
-//!   the run id, answers with an approval and prints the result; `-- --reject "reason"` rejects
-//!   the first draft instead (it is redrafted with the reason, pauses again, and is approved).
-//! - `cargo run -p support -- start` runs to the pause and exits, printing the run id;
+//! - `cargo run -p support` (or `-- start`) runs a ticket to the pause and exits, printing the
+//!   draft awaiting approval and the run id;
 //!   `cargo run -p support -- resume RUN_ID --approve` (or `--reject "reason"`) answers it from
-//!   a later process.
+//!   a later process, which finishes the run from the SQLite file.
+//! - `cargo run -p support -- demo` does both in one process: runs to the pause, approves, and
+//!   prints the result; `demo --reject "reason"` rejects the first draft instead (it is
+//!   redrafted with the reason, pauses again, and is approved).
 //!
 //! `--text "…"` sets the ticket's text.
 
@@ -173,9 +174,9 @@ impl support::Handlers for Desk {
     }
 }
 
-const USAGE: &str = "usage: support [--text TEXT] [--approve | --reject REASON] [--db FILE]
-       support start [--text TEXT] [--db FILE]
-       support resume RUN_ID (--approve | --reject REASON) [--db FILE]";
+const USAGE: &str = "usage: support [start] [--text TEXT] [--db FILE]
+       support resume RUN_ID (--approve | --reject REASON) [--db FILE]
+       support demo [--text TEXT] [--approve | --reject REASON] [--db FILE]";
 
 /// What the command line asks for.
 enum Command {
@@ -192,16 +193,21 @@ fn parse(args: Vec<String>) -> Result<(Command, PathBuf), String> {
     let mut text = "I was charged twice for my invoice".to_owned();
     let mut decision = None;
     let mut args = args.into_iter().peekable();
+    // `None`: the one-process demo; `Some(None)`: start (the default); `Some(Some(id))`: resume.
     let mode = match args.peek().map(String::as_str) {
         Some("resume") => {
             args.next();
             Some(Some(RunId::from(args.next().ok_or(USAGE)?)))
         }
+        Some("demo") => {
+            args.next();
+            None
+        }
         Some("start") => {
             args.next();
             Some(None)
         }
-        _ => None,
+        _ => Some(None),
     };
     while let Some(arg) = args.next() {
         match arg.as_str() {

@@ -43,7 +43,8 @@ fn run_id(out: &str) -> String {
 #[test]
 fn a_ticket_pauses_exits_and_is_approved_from_another_process() {
     let db = database("approve");
-    let started = stdout(&support(&db, &["start"]));
+    // With no command, as `cargo run -p support` runs it: start, pause, exit.
+    let started = stdout(&support(&db, &[]));
     let id = run_id(&started);
     assert!(
         started.contains("We found INV-2291"),
@@ -99,7 +100,7 @@ fn a_rejected_draft_is_redrafted_and_waits_again() {
 #[test]
 fn the_one_process_demo_pauses_then_approves() {
     let db = database("demo");
-    let out = stdout(&support(&db, &[]));
+    let out = stdout(&support(&db, &["demo"]));
     let lines: Vec<&str> = out.lines().collect();
     let id = run_id(&out);
     assert!(lines[1].contains("We found INV-2291"), "{out}");
@@ -112,7 +113,10 @@ fn the_one_process_demo_pauses_then_approves() {
 #[test]
 fn the_one_process_demo_can_reject_the_first_draft() {
     let db = database("demo-reject");
-    let out = stdout(&support(&db, &["--reject", "mention the refund date"]));
+    let out = stdout(&support(
+        &db,
+        &["demo", "--reject", "mention the refund date"],
+    ));
     assert_eq!(out.matches("paused before `send`").count(), 2, "{out}");
     assert!(out.contains("rejected: mention the refund date"));
     assert!(out.contains("completed after 2 draft(s)"));
@@ -124,7 +128,10 @@ fn the_one_process_demo_can_reject_the_first_draft() {
 #[test]
 fn a_general_ticket_skips_the_invoice_lookup() {
     let db = database("general");
-    let out = stdout(&support(&db, &["--text", "how do I reset my password"]));
+    let out = stdout(&support(
+        &db,
+        &["demo", "--text", "how do I reset my password"],
+    ));
     assert!(!out.contains("INV-"), "{out}");
     assert!(out.contains("completed after 1 draft(s)"));
 }
@@ -140,12 +147,14 @@ fn unknown_runs_and_bad_arguments_are_refused() {
     assert!(
         String::from_utf8_lossy(&undecided.stderr).starts_with("say --approve or --reject REASON")
     );
-    let start_with_answer = support(&db, &["start", "--approve"]);
-    assert_eq!(
-        start_with_answer.status.code(),
-        Some(2),
-        "start only starts"
-    );
+    for start in [&["start", "--approve"][..], &["--approve"]] {
+        let start_with_answer = support(&db, start);
+        assert_eq!(
+            start_with_answer.status.code(),
+            Some(2),
+            "start only starts"
+        );
+    }
     let bogus = support(&db, &["--bogus"]);
     assert_eq!(bogus.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bogus.stderr).contains("usage: support"));
