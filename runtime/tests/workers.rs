@@ -1,0 +1,252 @@
+//! `Worker` on the in-memory store: queued runs, runs answered for a worker, a stopping worker
+//! handing its run back, a lease that expires, and what a worker refuses.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use common::{Answer, Ticket, TicketUpdate, ticket};
+use trellis::{
+    CheckpointError, Checkpointer, CompiledGraph, END, GraphBuilder, InMemoryCheckpointer,
+    NodeOptions, NodeResult, RunError, RunStatus, START, Worker,
+};
+
+/// draft → send (paused before `send` for an approval).
+fn approval(store: Arc<dyn Checkpointer>) -> CompiledGraph<Ticket> {
+    let mut builder = GraphBuilder::<Ticket>::new("Approval");
+    builder
+        .add_node_fn("draft", |_, _| async {
+            Ok(NodeResult::Update(TicketUpdate::default().log("draft")))
+        })
+        .add_node_fn_with(
+            "send",
+            |s, _| async move {
+                let entry = if s.approved == Some(true) {
+                    "sent"
+                } else {
+                    "held"
+                };
+                Ok(NodeResult::Update(TicketUpdate::default().log(entry)))
+            },
+            NodeOptions::new().interrupt_before(),
+        )
+        .add_edge(START, "draft")
+        .add_edge("draft", "send")
+        .add_edge("send", END)
+        .set_checkpointer(store);
+    builder.compile().expect("valid graph")
+}
+
+#[tokio::test]
+async fn a_queued_run_pauses_under_a_worker_and_a_persons_answer_queues_it_again() {
+    let store: Arc<dyn Checkpointer> = Arc::new(InMemoryCheckpointer::new());
+    let graph = approval(Arc::clone(&store));
+    let run_id = graph.enqueue(ticket("t")).await.unwrap();
+    let queued = store.load_run(&run_id).await.unwrap().unwrap();
+    assert_eq!(queued.status, RunStatus::Running);
+    assert_eq!((queued.owner, queued.lease_until), (None, None), "ready");
+
+    let worker = Worker::new(graph.clone(), Arc::clone(&store));
+    let handled = worker.run_once().await.unwrap().expect("the queued run");
+    assert!(handled.result.unwrap().is_paused());
+    assert!(
+        worker.run_once().await.unwrap().is_none(),
+        "a paused run is not ready"
+    );
+
+    // A person answers; the run goes back to the queue instead of running here.
+    graph
+        .enqueue_resume(&run_id, Answer::Approve)
+        .await
+        .unwrap();
+    let answered = store.load_run(&run_id).await.unwrap().unwrap();
+    assert_eq!(answered.status, RunStatus::Running);
+    assert_eq!(answered.owner, None);
+    let again = graph
+        .enqueue_resume(&run_id, Answer::Approve)
+        .await
+        .unwrap_err();
+    assert!(matches!(again, RunError::StillRunning { .. }), "{again:?}");
+
+    let handled = worker.run_once().await.unwrap().expect("the answered run");
+    let done = handled.result.unwrap();
+    assert_eq!(done.state().log, ["draft", "answered send@2", "sent"]);
+    let record = store.load_run(&run_id).await.unwrap().unwrap();
+    assert_eq!(record.status, RunStatus::Completed);
+    assert_eq!(record.owner.as_deref(), Some(worker.id()));
+    let labels: Vec<String> = store
+        .list_checkpoints(&run_id)
+        .await
+        .unwrap()
+        .iter()
+        .map(|c| c.label.to_string())
+        .collect();
+    assert_eq!(
+        labels,
+        ["start", "step", "pause:before", "resume", "complete"]
+    );
+}
+
+/// Counts to `steps`, each step taking `delay`.
+fn counting(store: Arc<dyn Checkpointer>, steps: u32, delay: Duration) -> CompiledGraph<Ticket> {
+    let mut builder = GraphBuilder::<Ticket>::new("Counting");
+    builder
+        .add_node_fn("tick", move |state, _| async move {
+            tokio::time::sleep(delay).await;
+            let n = state.reviews + 1;
+            Ok(NodeResult::Update(
+                TicketUpdate::default().reviews(1).log(format!("tick {n}")),
+            ))
+        })
+        .add_edge(START, "tick")
+        .add_conditional_edges(
+            "tick",
+            move |s: &Ticket| if s.reviews < steps { "tick" } else { END },
+            ["tick", END],
+        )
+        .set_checkpointer(store);
+    builder.compile().expect("valid graph")
+}
+
+#[tokio::test]
+async fn a_stopped_worker_hands_its_run_back_and_another_finishes_it() {
+    let store: Arc<dyn Checkpointer> = Arc::new(InMemoryCheckpointer::new());
+    let graph = counting(Arc::clone(&store), 50, Duration::from_millis(5));
+    let run_id = graph.enqueue(ticket("t")).await.unwrap();
+
+    let first =
+        Worker::new(graph.clone(), Arc::clone(&store)).with_poll_interval(Duration::from_millis(5));
+    let stop = first.stopper();
+    let running = tokio::spawn(first.run());
+    while store.load_run(&run_id).await.unwrap().unwrap().steps < 3 {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    stop.cancel();
+    let report = running.await.unwrap();
+    assert_eq!(
+        (report.released, report.completed, report.failed),
+        (1, 0, 0)
+    );
+    let handed_back = store.load_run(&run_id).await.unwrap().unwrap();
+    assert_eq!(handed_back.status, RunStatus::Running);
+    assert_eq!(handed_back.owner, None, "ready for another worker at once");
+    assert!(handed_back.steps >= 3 && handed_back.steps < 50);
+
+    let second = Worker::new(graph, Arc::clone(&store));
+    let done = second.run_once().await.unwrap().unwrap().result.unwrap();
+    let expected: Vec<String> = (1..=50).map(|n| format!("tick {n}")).collect();
+    assert_eq!(done.state().log, expected, "no step lost, none twice");
+}
+
+#[tokio::test]
+async fn a_node_longer_than_the_lease_keeps_it_and_an_abandoned_run_waits_for_it_to_expire() {
+    let store: Arc<dyn Checkpointer> = Arc::new(InMemoryCheckpointer::new());
+    // Each step (400 ms) outlasts the lease (150 ms): the heartbeat renews it meanwhile.
+    let graph = counting(Arc::clone(&store), 3, Duration::from_millis(400));
+    let run_id = graph.enqueue(ticket("t")).await.unwrap();
+    let steady =
+        Worker::new(graph.clone(), Arc::clone(&store)).with_lease(Duration::from_millis(150));
+    let rival = Worker::new(graph.clone(), Arc::clone(&store));
+    let working = tokio::spawn(async move { steady.run_once().await });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        rival.run_once().await.unwrap().is_none(),
+        "the run's lease is kept alive"
+    );
+    let handled = working.await.unwrap().unwrap().unwrap();
+    assert_eq!(handled.result.unwrap().state().reviews, 3);
+
+    // A worker that vanishes (its task dropped) keeps its claim until the lease runs out.
+    let run_id2 = graph.enqueue(ticket("u")).await.unwrap();
+    let doomed =
+        Worker::new(graph.clone(), Arc::clone(&store)).with_lease(Duration::from_millis(200));
+    let vanishing = tokio::spawn(async move { doomed.run_once().await });
+    while store.load_run(&run_id2).await.unwrap().unwrap().steps < 1 {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    vanishing.abort();
+    assert!(
+        rival.run_once().await.unwrap().is_none(),
+        "lease still held"
+    );
+    tokio::time::sleep(Duration::from_millis(250)).await;
+    let handled = rival.run_once().await.unwrap().expect("the expired run");
+    assert_eq!(handled.run_id, run_id2);
+    assert_eq!(
+        handled.result.unwrap().state().log,
+        ["tick 1", "tick 2", "tick 3"]
+    );
+    let _ = run_id;
+}
+
+#[tokio::test]
+async fn a_worker_that_lost_its_run_stops_and_writes_nothing() {
+    let store: Arc<dyn Checkpointer> = Arc::new(InMemoryCheckpointer::new());
+    let ticks = Arc::new(AtomicU32::new(0));
+    let counter = Arc::clone(&ticks);
+    let mut builder = GraphBuilder::<Ticket>::new("Slow");
+    builder
+        .add_node_fn("tick", move |_, _| {
+            let counter = Arc::clone(&counter);
+            async move {
+                counter.fetch_add(1, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                Ok(NodeResult::Update(TicketUpdate::default().reviews(1)))
+            }
+        })
+        .add_edge(START, "tick")
+        .add_conditional_edges(
+            "tick",
+            |s: &Ticket| if s.reviews < 100 { "tick" } else { END },
+            ["tick", END],
+        )
+        .set_checkpointer(Arc::clone(&store));
+    let graph = builder.compile().unwrap();
+    let run_id = graph.enqueue(ticket("t")).await.unwrap();
+    let worker = Worker::new(graph, Arc::clone(&store)).with_lease(Duration::from_millis(60));
+    let working = tokio::spawn(async move { worker.run_once().await });
+    while ticks.load(Ordering::SeqCst) < 2 {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    // Someone takes the run over behind the worker's back.
+    let mut stolen = store.load_run(&run_id).await.unwrap().unwrap();
+    let previous = stolen.owner.clone();
+    stolen.owner = Some("thief:1:1".to_owned());
+    assert!(store.take_over(&stolen, previous.as_deref()).await.unwrap());
+    let steps = stolen.steps;
+
+    let handled = working.await.unwrap().unwrap().unwrap();
+    let error = handled.result.unwrap_err();
+    assert!(
+        matches!(
+            &error,
+            RunError::Checkpoint(CheckpointError::Fenced { owner, .. }) if owner == "thief:1:1"
+        ) || matches!(error, RunError::Cancelled { .. }),
+        "{error:?}"
+    );
+    let record = store.load_run(&run_id).await.unwrap().unwrap();
+    assert_eq!(record.owner.as_deref(), Some("thief:1:1"));
+    assert_eq!(record.steps, steps, "nothing written after the take-over");
+    assert_eq!(record.status, RunStatus::Running, "not recorded as failed");
+}
+
+#[tokio::test]
+async fn enqueueing_needs_a_checkpointer() {
+    let mut builder = GraphBuilder::<Ticket>::new("Bare");
+    builder
+        .add_node_fn("only", |_, _| async { Ok(NodeResult::None) })
+        .add_edge(START, "only")
+        .add_edge("only", END);
+    let error = builder
+        .compile()
+        .unwrap()
+        .enqueue(ticket("t"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, RunError::NoCheckpointer { .. }),
+        "{error:?}"
+    );
+}
