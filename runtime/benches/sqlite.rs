@@ -8,57 +8,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
 use trellis::checkpoint::{Durability, SqliteCheckpointer};
-use trellis::{CompiledGraph, END, GraphBuilder, GraphState, NodeResult, START};
 
-#[derive(Clone, Default, Serialize, Deserialize, GraphState)]
-struct Counter {
-    #[reducer(sum)]
-    count: u64,
-    #[reducer(append)]
-    log: Vec<u64>,
-}
-
-const ITERATIONS: u64 = 200;
-
-fn graph(store: Arc<SqliteCheckpointer>) -> CompiledGraph<Counter> {
-    let mut b = GraphBuilder::<Counter>::new("Loop");
-    b.add_node_fn("start", |_, _| async {
-        Ok(NodeResult::Update(CounterUpdate::default().count(1)))
-    })
-    .add_node_fn("tick", |s, _| async move {
-        Ok(NodeResult::Update(
-            CounterUpdate::default().count(1).log(s.count),
-        ))
-    })
-    .add_edge(START, "start")
-    .add_conditional_edges(
-        "start",
-        |s: &Counter| {
-            if s.count > 2 * ITERATIONS {
-                END
-            } else {
-                "tick"
-            }
-        },
-        ["tick", END],
-    )
-    .add_conditional_edges(
-        "tick",
-        |s: &Counter| {
-            if s.count > 2 * ITERATIONS {
-                END
-            } else {
-                "start"
-            }
-        },
-        ["start", END],
-    )
-    .set_max_steps(10_000)
-    .set_checkpointer(store);
-    b.compile().expect("valid graph")
-}
+mod common;
+use common::{Counter, graph, median, report};
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("trellis-bench-{}", std::process::id()));
@@ -74,15 +27,13 @@ fn scratch(name: &str) -> PathBuf {
 fn trellis_run(rt: &tokio::runtime::Runtime, durability: Durability, n: usize) -> (Duration, u64) {
     let path = scratch(&format!("trellis-{n}.db"));
     let store = Arc::new(SqliteCheckpointer::open_with(&path, durability).expect("opens"));
-    let graph = graph(store);
+    let graph = graph(store as Arc<dyn trellis::Checkpointer>);
     let started = Instant::now();
-    let outcome = rt.block_on(graph.invoke(Counter::default())).expect("runs");
-    let elapsed = started.elapsed();
-    let steps = match outcome {
-        trellis::Outcome::Completed { steps, .. } => steps,
-        trellis::Outcome::Paused { .. } => unreachable!("the loop never pauses"),
-    };
-    (elapsed / u32::try_from(steps + 1).unwrap_or(1), steps)
+    let steps = rt.block_on(common::run(&graph));
+    (
+        started.elapsed() / u32::try_from(steps + 1).unwrap_or(1),
+        steps,
+    )
 }
 
 /// The baseline: per step, one transaction inserting the serialized state.
@@ -122,11 +73,6 @@ fn baseline_run(durability: Durability, steps: u64, n: usize) -> Duration {
     started.elapsed() / u32::try_from(steps + 1).unwrap_or(1)
 }
 
-fn median(mut times: Vec<Duration>) -> Duration {
-    times.sort_unstable();
-    times[times.len() / 2]
-}
-
 fn main() {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -147,12 +93,6 @@ fn main() {
             ours.push(per_step);
             theirs.push(baseline_run(durability, steps, n));
         }
-        let (ours, theirs) = (median(ours), median(theirs));
-        println!(
-            "{label:<34} {:>9.1} µs {:>9.1} µs {:>6.2}x",
-            ours.as_secs_f64() * 1e6,
-            theirs.as_secs_f64() * 1e6,
-            ours.as_secs_f64() / theirs.as_secs_f64()
-        );
+        report(label, median(ours), median(theirs));
     }
 }

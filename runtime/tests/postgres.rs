@@ -157,7 +157,7 @@ fn counted_graph(
                 tokio::time::sleep(delay).await;
                 executed
                     .lock()
-                    .unwrap()
+                    .expect("not poisoned")
                     .entry(ctx.run_id().to_string())
                     .or_default()
                     .push(n);
@@ -220,7 +220,7 @@ async fn two_workers_racing_complete_every_run_exactly_once() {
         reports.iter().all(|r| r.failed == 0 && r.released == 0),
         "{reports:?}"
     );
-    let executed = executed.lock().unwrap();
+    let executed = executed.lock().unwrap().clone();
     for id in &ids {
         assert_eq!(
             executed.get(id.as_str()).map(Vec::as_slice),

@@ -153,7 +153,7 @@ fn a_file_from_a_newer_schema_is_refused() {
     let error = SqliteCheckpointer::open(&path).unwrap_err();
     assert_eq!(
         error.to_string(),
-        "stored database schema is unreadable: schema version 99 is not one this build knows (it reads versions up to 2); use a newer trellis"
+        "stored database schema is unreadable: schema version 99 is not one this build knows (it reads versions up to 3); use a newer trellis"
     );
 }
 
@@ -167,4 +167,56 @@ fn a_file_that_is_not_a_database_is_a_backend_error() {
     .expect("writes");
     let error = SqliteCheckpointer::open(&path).unwrap_err();
     assert!(matches!(error, CheckpointError::Backend(_)), "{error:?}");
+}
+
+#[tokio::test]
+async fn the_run_record_follows_every_step_though_a_step_writes_one_row() {
+    let path = fresh_path();
+    let store = Arc::new(SqliteCheckpointer::open_with(&path, Durability::Normal).expect("opens"));
+    let mut builder = GraphBuilder::<Ticket>::new("Loop");
+    builder
+        .add_node_fn("tick", |s, _| async move {
+            let n = s.reviews + 1;
+            Ok(NodeResult::Update(
+                TicketUpdate::default().reviews(1).log(format!("tick {n}")),
+            ))
+        })
+        .add_edge(START, "tick")
+        .add_conditional_edges(
+            "tick",
+            |s: &Ticket| if s.reviews < 6 { "tick" } else { END },
+            ["tick", END],
+        )
+        .set_checkpointer(Arc::clone(&store) as Arc<dyn Checkpointer>);
+    let graph = builder.compile().expect("valid graph");
+    let mut run = graph.start(ticket("t"));
+    for step in 1..=5_u64 {
+        run.step().await.unwrap();
+        // A fresh store on the same file reads what another process would.
+        let reader = SqliteCheckpointer::open(&path).expect("opens");
+        let record = reader.load_run(run.run_id()).await.unwrap().unwrap();
+        assert_eq!(record.steps, step);
+        assert_eq!(record.transitions, step);
+        assert_eq!(record.last_node.as_deref(), Some("tick"));
+        assert_eq!(record.status, RunStatus::Running);
+        let state: Ticket = serde_json::from_value(record.state).unwrap();
+        assert_eq!(state.reviews, u32::try_from(step).unwrap());
+        let latest = reader
+            .latest_checkpoint(run.run_id())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(record.updated_at, latest.created_at);
+        let listed = reader.list_runs(1, 0).await.unwrap();
+        assert_eq!(
+            listed,
+            [reader.load_run(run.run_id()).await.unwrap().unwrap()]
+        );
+    }
+    let done = run.run_to_end().await.unwrap();
+    let record = store.load_run(done.run_id()).await.unwrap().unwrap();
+    assert_eq!(record.status, RunStatus::Completed);
+    assert_eq!(record.steps, 6);
+    let state: Ticket = serde_json::from_value(record.state).unwrap();
+    assert_eq!(state.reviews, 6);
 }

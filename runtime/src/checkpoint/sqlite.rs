@@ -10,7 +10,7 @@ use super::{Checkpoint, CheckpointError, Checkpointer, Detail, RunRecord, RunSta
 use crate::id::{RunId, Timestamp};
 
 /// The schema this build writes and reads (`PRAGMA user_version`).
-const SCHEMA_VERSION: i64 = 2;
+const SCHEMA_VERSION: i64 = 3;
 
 /// Each step applied in order to bring a file from version `n` to `n + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -44,6 +44,10 @@ const MIGRATIONS: &[&str] = &[
     // 1 → 2: who is executing a running run, and until when its claim holds.
     "ALTER TABLE runs ADD COLUMN owner TEXT;
     ALTER TABLE runs ADD COLUMN lease_until TEXT;",
+    // 2 → 3: a step's checkpoint carries the run's progress, so that an ordinary step writes
+    // one row, not two (see `save_step`).
+    "ALTER TABLE checkpoints ADD COLUMN run_last_node TEXT;
+    ALTER TABLE checkpoints ADD COLUMN run_transitions INTEGER;",
 ];
 
 /// How hard SQLite makes each commit durable.
@@ -284,6 +288,8 @@ struct CheckpointRow {
     created_at: String,
     state: String,
     detail: String,
+    /// With `save_step`: the run's last node and transitions as of this checkpoint.
+    progress: Option<(Option<String>, i64)>,
 }
 
 fn checkpoint_row(
@@ -299,14 +305,16 @@ fn checkpoint_row(
         created_at: checkpoint.created_at.to_string(),
         state,
         detail: json("checkpoint detail", &detail)?,
+        progress: None,
     })
 }
 
 fn insert_checkpoint(connection: &Connection, row: &CheckpointRow) -> Result<(), CheckpointError> {
     connection
         .prepare_cached(
-            "INSERT OR REPLACE INTO checkpoints (run_id, id, step, label, created_at, state, detail)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            "INSERT OR REPLACE INTO checkpoints (run_id, id, step, label, created_at, state, detail,
+                 run_last_node, run_transitions)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
         )
         .and_then(|mut statement| {
             statement.execute(params![
@@ -317,6 +325,8 @@ fn insert_checkpoint(connection: &Connection, row: &CheckpointRow) -> Result<(),
                 row.created_at,
                 row.state,
                 row.detail,
+                row.progress.as_ref().and_then(|(node, _)| node.as_deref()),
+                row.progress.as_ref().map(|&(_, transitions)| transitions),
             ])
         })
         .map_err(|error| match error {
@@ -347,11 +357,20 @@ fn read_run(row: &Row<'_>) -> rusqlite::Result<[Option<String>; 9]> {
     ])
 }
 
-/// A run's state is its own column, or (written once per step) its checkpoint's.
-const SELECT_RUN: &str = "SELECT r.run_id, r.graph, r.status, r.created_at, r.updated_at,
-    r.last_node, COALESCE(r.state, c.state), r.interrupts, r.error, r.steps, r.transitions,
+/// A run's state is its own column, or (written once per step) its checkpoint's; and when
+/// steps were saved after the row was last written (`p`, the newest checkpoint carrying the
+/// run's progress, newer than the row's), their progress is the run's.
+const SELECT_RUN: &str = "SELECT r.run_id, r.graph, r.status, r.created_at,
+    COALESCE(p.created_at, r.updated_at),
+    CASE WHEN p.id IS NULL THEN r.last_node ELSE p.run_last_node END,
+    COALESCE(p.state, r.state, c.state), r.interrupts, r.error,
+    COALESCE(p.step, r.steps), COALESCE(p.run_transitions, r.transitions),
     r.owner, r.lease_until
-    FROM runs r LEFT JOIN checkpoints c ON c.run_id = r.run_id AND c.id = r.state_checkpoint";
+    FROM runs r
+    LEFT JOIN checkpoints c ON c.run_id = r.run_id AND c.id = r.state_checkpoint
+    LEFT JOIN checkpoints p ON p.run_id = r.run_id AND p.id > r.state_checkpoint
+        AND p.id = (SELECT max(id) FROM checkpoints
+                    WHERE run_id = r.run_id AND run_transitions IS NOT NULL)";
 
 /// A run row, decoded; a malformed column is a `Corrupt` error naming the run and the column.
 fn decode_run(row: &Row<'_>) -> rusqlite::Result<Result<RunRecord, CheckpointError>> {
@@ -441,6 +460,38 @@ fn decode_checkpoint(row: &Row<'_>) -> rusqlite::Result<Result<Checkpoint, Check
     })())
 }
 
+/// What `save_step` reads of the stored run row before writing.
+struct Stored {
+    owner: Option<String>,
+    status: String,
+    state_checkpoint: Option<i64>,
+    graph: String,
+    created_at: String,
+    lease_until: Option<String>,
+}
+
+impl Stored {
+    /// Whether the stored row already says all that `row` would, but for the progress a step's
+    /// checkpoint carries: same run, still running, written by a step (so readers know which
+    /// checkpoints are newer), and a lease with at least half of `lease_until`'s time left.
+    fn fits(&self, row: &RunRow, now: Timestamp, lease_until: Option<Timestamp>) -> bool {
+        let lease_holds = match (self.lease_until.as_deref(), lease_until) {
+            (None, None) => true,
+            (Some(stored), Some(wanted)) => Timestamp::parse(stored).is_ok_and(|stored| {
+                let left = stored.unix_micros() - now.unix_micros();
+                let wanted_left = wanted.unix_micros() - now.unix_micros();
+                stored == wanted || left * 2 >= wanted_left
+            }),
+            _ => false,
+        };
+        self.status == "running"
+            && self.state_checkpoint.is_some()
+            && self.graph == row.graph
+            && self.created_at == row.created_at
+            && lease_holds
+    }
+}
+
 #[async_trait]
 impl Checkpointer for SqliteCheckpointer {
     async fn save_run(&self, run: &RunRecord) -> Result<(), CheckpointError> {
@@ -524,26 +575,59 @@ impl Checkpointer for SqliteCheckpointer {
         let state = json("checkpoint state", &checkpoint.state)?;
         let same_as = (run.state == checkpoint.state)
             .then(|| i64::try_from(checkpoint.id).unwrap_or(i64::MAX));
+        // An ordinary step of a running run changes only what the checkpoint records (its
+        // state, step, time) and the run's last node and transitions, which it carries too:
+        // then the run row is left as it is — one row written per step, not two — unless its
+        // lease is half gone (see `Progress::fits`).
+        let progress_only = run.status == RunStatus::Running
+            && run.interrupts.is_empty()
+            && run.error.is_none()
+            && same_as.is_some()
+            && run.updated_at == checkpoint.created_at
+            && run.steps == checkpoint.step;
         let row = run_row(run, same_as)?;
-        let checkpoint = checkpoint_row(checkpoint, state)?;
+        let mut checkpoint = checkpoint_row(checkpoint, state)?;
+        checkpoint.progress = Some((row.last_node.clone(), row.transitions));
+        let now = run.updated_at;
+        let lease_until = run.lease_until;
         self.with(move |connection| {
             // Both or neither: a crash between them leaves the previous step intact.
             let transaction = write_transaction(connection)?;
-            let stored: Option<Option<String>> = transaction
-                .prepare_cached("SELECT owner FROM runs WHERE run_id = ?1")
+            let stored: Option<Stored> = transaction
+                .prepare_cached(
+                    "SELECT owner, status, state_checkpoint, graph, created_at, lease_until
+                     FROM runs WHERE run_id = ?1",
+                )
                 .and_then(|mut statement| {
-                    statement.query_row([&row.run_id], |r| r.get(0)).optional()
+                    statement
+                        .query_row([&row.run_id], |r| {
+                            Ok(Stored {
+                                owner: r.get(0)?,
+                                status: r.get(1)?,
+                                state_checkpoint: r.get(2)?,
+                                graph: r.get(3)?,
+                                created_at: r.get(4)?,
+                                lease_until: r.get(5)?,
+                            })
+                        })
+                        .optional()
                 })
                 .map_err(backend)?;
-            if let Some(owner) = stored
-                && owner != row.owner
+            if let Some(stored) = &stored
+                && stored.owner != row.owner
             {
                 return Err(CheckpointError::Fenced {
                     run_id: RunId::from(row.run_id.clone()),
-                    owner: owner.unwrap_or_else(|| "nobody".to_owned()),
+                    owner: stored.owner.clone().unwrap_or_else(|| "nobody".to_owned()),
                 });
             }
-            upsert_run(&transaction, &row)?;
+            let skip_row = progress_only
+                && stored
+                    .as_ref()
+                    .is_some_and(|stored| stored.fits(&row, now, lease_until));
+            if !skip_row {
+                upsert_run(&transaction, &row)?;
+            }
             insert_checkpoint(&transaction, &checkpoint)?;
             transaction.commit().map_err(backend)
         })
