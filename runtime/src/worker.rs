@@ -28,7 +28,8 @@ pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(500);
 ///
 /// A worker claims the oldest ready run ([`Checkpointer::claim_next`]): one queued by
 /// [`CompiledGraph::enqueue`], answered by [`CompiledGraph::enqueue_resume`], or `running` with
-/// a lease that ran out because its worker died. It continues the run from its last checkpoint
+/// a lease that ran out because its worker died — at once, without waiting for the lease, when
+/// that worker was a process of this machine that no longer exists. It continues the run from its last checkpoint
 /// to the end or the next pause, renewing its lease every third of it, so a node may run longer
 /// than the lease. If the lease is lost (another worker took the run over after a stall longer
 /// than the lease), the run is cancelled here, and the store refuses this worker's late writes
@@ -179,11 +180,7 @@ impl<S: GraphState> Worker<S> {
     /// The store's error while claiming. Errors of the run itself are in
     /// [`Handled::result`].
     pub async fn run_once(&self) -> Result<Option<Handled<S>>, RunError> {
-        let now = Timestamp::now();
-        let claimed = self
-            .store
-            .claim_next(self.graph.name(), &self.id, now, now.plus(self.lease))
-            .await?;
+        let claimed = self.claim().await?;
         Ok(match claimed {
             None => None,
             Some(record) => {
@@ -192,6 +189,35 @@ impl<S: GraphState> Worker<S> {
                 Some(Handled { run_id, result })
             }
         })
+    }
+
+    /// The oldest ready run; failing that, a run held by a process of this machine that is
+    /// gone (free at once: its lease need not run out).
+    async fn claim(&self) -> Result<Option<RunRecord>, RunError> {
+        let now = Timestamp::now();
+        let graph = self.graph.name();
+        if let Some(record) = self
+            .store
+            .claim_next(graph, &self.id, now, now.plus(self.lease))
+            .await?
+        {
+            return Ok(Some(record));
+        }
+        for (run_id, owner) in self.store.held_runs(graph).await? {
+            if !crate::owner::is_gone(&owner) {
+                continue;
+            }
+            let Some(mut record) = self.store.load_run(&run_id).await? else {
+                continue;
+            };
+            record.owner = Some(self.id.to_string());
+            record.lease_until = Some(now.plus(self.lease));
+            // Of two workers taking it over, one wins; the other looks further.
+            if self.store.take_over(&record, Some(&owner)).await? {
+                return Ok(Some(record));
+            }
+        }
+        Ok(None)
     }
 
     async fn execute(&self, record: RunRecord) -> Result<Outcome<S>, RunError> {

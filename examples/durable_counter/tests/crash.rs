@@ -1,6 +1,6 @@
 //! The crash test bed, on SQLite and on PostgreSQL: kill -9 at 20 random moments and continue
-//! each time; worker processes racing for one queue; a worker killed holding its lease; the
-//! database going away mid-run. At the end of each: no step lost, none applied twice.
+//! each time; worker processes racing for one queue; a worker killed holding its lease and
+//! replaced by another; the database going away mid-run. At the end of each: no step lost, none applied twice.
 //!
 //! PostgreSQL comes from `TRELLIS_TEST_POSTGRES_URL` and `TRELLIS_TEST_POSTGRES_CONTROL` (set by
 //! `.ci/run`); without them, these tests fail in CI and skip loudly elsewhere.
@@ -307,18 +307,22 @@ fn two_workers_race(db: &str) {
 }
 
 #[test]
-fn on_sqlite_a_worker_killed_holding_its_lease_is_replaced_after_the_lease() {
-    worker_killed_holding_its_lease(&sqlite("lease"));
+fn on_sqlite_a_killed_worker_is_replaced_at_once_on_its_machine() {
+    killed_worker_replaced_at_once(&sqlite("lease"));
 }
 
 #[test]
-fn on_postgres_a_worker_killed_holding_its_lease_is_replaced_after_the_lease() {
+fn on_postgres_a_killed_worker_is_replaced_at_once_on_its_machine() {
     if let Some(db) = postgres("lease") {
-        worker_killed_holding_its_lease(&db);
+        killed_worker_replaced_at_once(&db);
     }
 }
 
-fn worker_killed_holding_its_lease(db: &str) {
+/// A worker killed holding a one-minute lease: another worker of the same machine sees that its
+/// process is gone and finishes the run without waiting for the lease. (Across machines the
+/// lease must run out: `runtime/tests/postgres.rs` and `workers.rs` test that path with a worker
+/// whose task dies inside a live process, which cannot be told from a remote one.)
+fn killed_worker_replaced_at_once(db: &str) {
     const STEPS: u64 = 40;
     let out = finished(db, &["enqueue", "--steps", "40", "--step-delay-ms", "20"]);
     let run_id = out
@@ -326,7 +330,7 @@ fn worker_killed_holding_its_lease(db: &str) {
         .strip_prefix("run ")
         .expect("`run <id>`")
         .to_owned();
-    let (first, first_id) = start(db, &["worker", "--lease-ms", "3000"], "worker ");
+    let (first, first_id) = start(db, &["worker", "--lease-ms", "60000"], "worker ");
     wait_until(Duration::from_secs(30), || {
         show(db, &run_id)["steps"].as_u64() >= Some(3)
     });
@@ -335,17 +339,11 @@ fn worker_killed_holding_its_lease(db: &str) {
     assert_eq!(abandoned["status"], "running");
     assert_eq!(abandoned["owner"], first_id.as_str());
 
-    // The second worker polls every 50 ms, but the lease holds: the run stays where it was.
     let (second, second_id) = start(db, &["worker", "--runs", "1"], "worker ");
-    std::thread::sleep(Duration::from_millis(600));
-    let waiting = show(db, &run_id);
-    assert_eq!(
-        waiting["owner"],
-        first_id.as_str(),
-        "taken before the lease ran out"
-    );
-    assert_eq!(waiting["steps"], abandoned["steps"]);
-
+    // Far less than the lease: the second worker did not wait for it.
+    wait_until(Duration::from_secs(30), || {
+        show(db, &run_id)["status"] == "completed"
+    });
     let (status, out) = second.wait();
     assert!(status.success());
     assert_eq!(out, format!("completed run {run_id}: count {STEPS}\n"));

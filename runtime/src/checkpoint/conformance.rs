@@ -61,7 +61,8 @@ where
     take_over_once(&fresh().await).await?;
     save_step_is_fenced(&fresh().await).await?;
     claim_next_hands_out_each_ready_run_once(&fresh().await).await?;
-    renew_lease_only_for_the_owner(&fresh().await).await
+    renew_lease_only_for_the_owner(&fresh().await).await?;
+    held_runs_are_the_owned_running_ones(&fresh().await).await
 }
 
 fn at(text: &str) -> Timestamp {
@@ -662,6 +663,39 @@ async fn renew_lease_only_for_the_owner(store: &impl Checkpointer) -> Result<(),
                 .await
         )?,
         "renewed the lease of a paused run"
+    );
+    Ok(())
+}
+
+async fn held_runs_are_the_owned_running_ones(
+    store: &impl Checkpointer,
+) -> Result<(), ConformanceError> {
+    const CHECK: &str = "held_runs_are_the_owned_running_ones";
+    let running = |created: &str, owner: Option<&str>| {
+        let mut run = sample_run(RunId::new(), at(created));
+        run.status = RunStatus::Running;
+        run.interrupts.clear();
+        run.owner = owner.map(str::to_owned);
+        run
+    };
+    let newer = running("2026-03-04T05:00:02Z", Some("host-a:2:2"));
+    let older = running("2026-03-04T05:00:01Z", Some("host-a:1:1/worker-3"));
+    let queued = running("2026-03-04T05:00:00Z", None);
+    let paused = sample_run(RunId::new(), at("2026-03-04T04:00:00Z"));
+    let mut foreign = running("2026-03-04T04:00:00Z", Some("host-a:3:3"));
+    foreign.graph = "Other".to_owned();
+    for run in [&newer, &older, &queued, &paused, &foreign] {
+        backend(CHECK, store.save_run(run).await)?;
+    }
+    let held = backend(CHECK, store.held_runs("Support").await)?;
+    let expected = vec![
+        (older.run_id.clone(), "host-a:1:1/worker-3".to_owned()),
+        (newer.run_id.clone(), "host-a:2:2".to_owned()),
+    ];
+    ensure!(
+        CHECK,
+        held == expected,
+        "expected the two owned running runs, oldest first: {held:?}"
     );
     Ok(())
 }

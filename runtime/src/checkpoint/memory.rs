@@ -170,6 +170,20 @@ impl Checkpointer for InMemoryCheckpointer {
         }))
     }
 
+    async fn held_runs(&self, graph: &str) -> Result<Vec<(RunId, String)>, CheckpointError> {
+        let runs = self.lock();
+        let mut held: Vec<&RunRecord> = runs
+            .values()
+            .map(|stored| &stored.record)
+            .filter(|r| r.graph == graph && r.status == RunStatus::Running && r.owner.is_some())
+            .collect();
+        held.sort_by(|a, b| (a.created_at, &a.run_id).cmp(&(b.created_at, &b.run_id)));
+        Ok(held
+            .into_iter()
+            .filter_map(|r| Some((r.run_id.clone(), r.owner.clone()?)))
+            .collect())
+    }
+
     async fn renew_lease(
         &self,
         run_id: &RunId,

@@ -398,6 +398,11 @@ pub trait Checkpointer: Send + Sync {
         lease_until: Timestamp,
     ) -> Result<Option<RunRecord>, CheckpointError>;
 
+    /// The running runs of `graph` that someone holds, with their owners, oldest first: where a
+    /// worker looks for runs whose owner is a process of its machine that is gone (free at once,
+    /// without waiting for the lease).
+    async fn held_runs(&self, graph: &str) -> Result<Vec<(RunId, String)>, CheckpointError>;
+
     /// Extends `owner`'s lease on a running run to `lease_until`; `false` when the run is no
     /// longer running under `owner` (someone took it over, or it ended).
     async fn renew_lease(

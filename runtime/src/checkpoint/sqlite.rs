@@ -695,6 +695,26 @@ impl Checkpointer for SqliteCheckpointer {
         .await
     }
 
+    async fn held_runs(&self, graph: &str) -> Result<Vec<(RunId, String)>, CheckpointError> {
+        let graph = graph.to_owned();
+        self.with(move |connection| {
+            let mut statement = connection
+                .prepare_cached(
+                    "SELECT run_id, owner FROM runs
+                     WHERE graph = ?1 AND status = 'running' AND owner IS NOT NULL
+                     ORDER BY created_us, run_id",
+                )
+                .map_err(backend)?;
+            let rows = statement
+                .query_map([&graph], |r| {
+                    Ok((RunId::from(r.get::<_, String>(0)?), r.get(1)?))
+                })
+                .map_err(backend)?;
+            rows.collect::<Result<_, _>>().map_err(backend)
+        })
+        .await
+    }
+
     async fn renew_lease(
         &self,
         run_id: &RunId,

@@ -413,6 +413,10 @@ const CLAIM_NEXT: &str = "UPDATE trellis_runs SET owner = $2, lease_until = $4
         FOR UPDATE SKIP LOCKED)
     RETURNING run_id";
 
+const HELD_RUNS: &str = "SELECT run_id, owner FROM trellis_runs
+    WHERE graph = $1 AND status = 'running' AND owner IS NOT NULL
+    ORDER BY created_at, run_id";
+
 const RENEW_LEASE: &str = "UPDATE trellis_runs SET lease_until = $3
     WHERE run_id = $1 AND owner = $2 AND status = 'running'";
 
@@ -687,6 +691,17 @@ impl Checkpointer for PostgresCheckpointer {
         };
         let run_id: String = column(row, 0, &|c| format!("column `{c}` of a claimed run"))?;
         self.load_run(&RunId::from(run_id)).await
+    }
+
+    async fn held_runs(&self, graph: &str) -> Result<Vec<(RunId, String)>, CheckpointError> {
+        let rows = self.query(HELD_RUNS, &[&graph]).await.map_err(backend)?;
+        rows.iter()
+            .map(|row| {
+                let what = |c: &str| format!("column `{c}` of a held run");
+                let run_id: String = column(row, 0, &what)?;
+                Ok((RunId::from(run_id), column(row, 1, &what)?))
+            })
+            .collect()
     }
 
     async fn renew_lease(
