@@ -12,12 +12,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{Answer, Ticket, TicketUpdate, ticket};
+use common::{Answer, Ticket, approval_graph, ticket};
 use trellis::checkpoint::{PostgresCheckpointer, PostgresOptions, conformance};
-use trellis::{
-    CheckpointError, Checkpointer, CompiledGraph, END, GraphBuilder, NodeOptions, NodeResult,
-    RunStatus, START, Worker,
-};
+use trellis::{CheckpointError, Checkpointer, RunStatus, Worker};
 
 /// The server's URL, or `None` (after saying so loudly) outside CI.
 fn database_url() -> Option<String> {
@@ -82,35 +79,6 @@ async fn postgres_checkpointer_passes_the_conformance_suite() {
     .unwrap();
 }
 
-fn approval_graph(store: Arc<dyn Checkpointer>) -> CompiledGraph<Ticket> {
-    let mut builder = GraphBuilder::<Ticket>::new("Approval");
-    builder
-        .add_node_fn("draft", |_, _| async {
-            Ok(NodeResult::Update(
-                TicketUpdate::default()
-                    .draft(Some("hello".to_owned()))
-                    .log("draft"),
-            ))
-        })
-        .add_node_fn_with(
-            "send",
-            |s, _| async move {
-                let entry = if s.approved == Some(true) {
-                    "sent"
-                } else {
-                    "held"
-                };
-                Ok(NodeResult::Update(TicketUpdate::default().log(entry)))
-            },
-            NodeOptions::new().interrupt_before(),
-        )
-        .add_edge(START, "draft")
-        .add_edge("draft", "send")
-        .add_edge("send", END)
-        .set_checkpointer(store);
-    builder.compile().expect("valid graph")
-}
-
 #[tokio::test]
 async fn a_paused_run_is_resumed_through_another_connection_pool() {
     let Some(url) = database_url() else { return };
@@ -141,46 +109,12 @@ async fn a_paused_run_is_resumed_through_another_connection_pool() {
     );
 }
 
-/// A graph of `steps` steps whose every activation is counted per run, to prove that nothing
-/// runs twice.
-fn counted_graph(
-    steps: u32,
-    executed: Arc<Mutex<HashMap<String, Vec<u32>>>>,
-    delay: Duration,
-) -> CompiledGraph<Ticket> {
-    let mut builder = GraphBuilder::<Ticket>::new("Counted");
-    builder
-        .add_node_fn("tick", move |state, ctx| {
-            let executed = Arc::clone(&executed);
-            async move {
-                let n = state.reviews + 1;
-                tokio::time::sleep(delay).await;
-                executed
-                    .lock()
-                    .expect("not poisoned")
-                    .entry(ctx.run_id().to_string())
-                    .or_default()
-                    .push(n);
-                Ok(NodeResult::Update(
-                    TicketUpdate::default().reviews(1).log(format!("tick {n}")),
-                ))
-            }
-        })
-        .add_edge(START, "tick")
-        .add_conditional_edges(
-            "tick",
-            move |s: &Ticket| if s.reviews < steps { "tick" } else { END },
-            ["tick", END],
-        );
-    builder.compile().expect("valid graph")
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_workers_racing_complete_every_run_exactly_once() {
     let Some(url) = database_url() else { return };
     let schema = fresh_schema();
     let executed = Arc::new(Mutex::new(HashMap::new()));
-    let graph = counted_graph(3, Arc::clone(&executed), Duration::from_millis(1));
+    let graph = common::counted_graph(3, Arc::clone(&executed), Duration::from_millis(1));
     let producer: Arc<dyn Checkpointer> = Arc::new(store_in(&url, &schema).await);
     let queue = graph.clone().with_checkpointer(Arc::clone(&producer));
     let mut ids = Vec::new();
@@ -238,7 +172,7 @@ async fn a_run_whose_worker_stopped_holding_its_lease_is_finished_by_another_aft
     let Some(url) = database_url() else { return };
     let schema = fresh_schema();
     let executed = Arc::new(Mutex::new(HashMap::new()));
-    let graph = counted_graph(6, Arc::clone(&executed), Duration::from_millis(150));
+    let graph = common::counted_graph(6, Arc::clone(&executed), Duration::from_millis(150));
     let store: Arc<dyn Checkpointer> = Arc::new(store_in(&url, &schema).await);
     let run_id = graph
         .clone()
@@ -292,7 +226,7 @@ async fn a_worker_that_lost_its_lease_cannot_write_over_the_new_owner() {
     let schema = fresh_schema();
     let executed = Arc::new(Mutex::new(HashMap::new()));
     // Each step takes longer than the lease; the heartbeat keeps it.
-    let graph = counted_graph(2, Arc::clone(&executed), Duration::from_millis(700));
+    let graph = common::counted_graph(2, Arc::clone(&executed), Duration::from_millis(700));
     let store: Arc<dyn Checkpointer> = Arc::new(store_in(&url, &schema).await);
     let run_id = graph
         .clone()

@@ -7,11 +7,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use common::{Answer, Ticket, TicketUpdate, ticket};
+use common::{Answer, Ticket, TicketUpdate, approval_graph, ticket};
 use trellis::checkpoint::{Durability, SqliteCheckpointer, conformance};
-use trellis::{
-    CheckpointError, Checkpointer, END, GraphBuilder, NodeOptions, NodeResult, RunStatus, START,
-};
+use trellis::{CheckpointError, Checkpointer, END, GraphBuilder, NodeResult, RunStatus, START};
 
 static FILES: AtomicUsize = AtomicUsize::new(0);
 
@@ -34,41 +32,15 @@ async fn sqlite_checkpointer_passes_the_conformance_suite() {
     .unwrap();
 }
 
-fn approval_graph(store: Arc<SqliteCheckpointer>) -> trellis::CompiledGraph<Ticket> {
-    let mut builder = GraphBuilder::<Ticket>::new("Approval");
-    builder
-        .add_node_fn("draft", |_, _| async {
-            Ok(NodeResult::Update(
-                TicketUpdate::default()
-                    .draft(Some("hello".to_owned()))
-                    .log("draft"),
-            ))
-        })
-        .add_node_fn_with(
-            "send",
-            |s, _| async move {
-                let entry = if s.approved == Some(true) {
-                    "sent"
-                } else {
-                    "held"
-                };
-                Ok(NodeResult::Update(TicketUpdate::default().log(entry)))
-            },
-            NodeOptions::new().interrupt_before(),
-        )
-        .add_edge(START, "draft")
-        .add_edge("draft", "send")
-        .add_edge("send", END)
-        .set_checkpointer(store);
-    builder.compile().expect("valid graph")
-}
-
 #[tokio::test]
 async fn a_paused_run_is_resumed_from_the_file_by_a_new_store() {
     let path = fresh_path();
     let run_id = {
         let store = Arc::new(SqliteCheckpointer::open(&path).expect("opens"));
-        let paused = approval_graph(store).invoke(ticket("t")).await.unwrap();
+        let paused = approval_graph(store as Arc<dyn Checkpointer>)
+            .invoke(ticket("t"))
+            .await
+            .unwrap();
         assert!(paused.is_paused());
         paused.run_id().clone()
         // Graph and store are dropped here, as when a process exits.
@@ -77,7 +49,7 @@ async fn a_paused_run_is_resumed_from_the_file_by_a_new_store() {
     let record = store.load_run(&run_id).await.unwrap().expect("recorded");
     assert_eq!(record.status, RunStatus::Paused);
     assert_eq!(record.interrupts[0].id, "send@2");
-    let done = approval_graph(Arc::clone(&store))
+    let done = approval_graph(Arc::clone(&store) as Arc<dyn Checkpointer>)
         .resume(&run_id, Answer::Approve)
         .await
         .unwrap();
@@ -105,7 +77,7 @@ fn tamper(path: &PathBuf, sql: &str) {
 async fn corrupt_rows_are_clear_errors_naming_the_row_and_column() {
     let path = fresh_path();
     let store = Arc::new(SqliteCheckpointer::open(&path).expect("opens"));
-    let paused = approval_graph(Arc::clone(&store))
+    let paused = approval_graph(Arc::clone(&store) as Arc<dyn Checkpointer>)
         .invoke(ticket("t"))
         .await
         .unwrap();
@@ -127,7 +99,7 @@ async fn corrupt_rows_are_clear_errors_naming_the_row_and_column() {
         store.list_runs(10, 0).await.is_err(),
         "listing reports it too"
     );
-    let resume = approval_graph(Arc::clone(&store))
+    let resume = approval_graph(Arc::clone(&store) as Arc<dyn Checkpointer>)
         .resume(&run_id, Answer::Approve)
         .await;
     assert!(resume.is_err(), "a corrupt run is not resumed");

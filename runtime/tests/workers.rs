@@ -7,42 +7,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use common::{Answer, Ticket, TicketUpdate, ticket};
+use common::{Answer, Ticket, TicketUpdate, approval_graph, ticket};
 use trellis::{
-    CheckpointError, Checkpointer, CompiledGraph, END, GraphBuilder, InMemoryCheckpointer,
-    NodeOptions, NodeResult, RunError, RunStatus, START, Worker,
+    CheckpointError, Checkpointer, END, GraphBuilder, InMemoryCheckpointer, NodeResult, RunError,
+    RunStatus, START, Worker,
 };
-
-/// draft → send (paused before `send` for an approval).
-fn approval(store: Arc<dyn Checkpointer>) -> CompiledGraph<Ticket> {
-    let mut builder = GraphBuilder::<Ticket>::new("Approval");
-    builder
-        .add_node_fn("draft", |_, _| async {
-            Ok(NodeResult::Update(TicketUpdate::default().log("draft")))
-        })
-        .add_node_fn_with(
-            "send",
-            |s, _| async move {
-                let entry = if s.approved == Some(true) {
-                    "sent"
-                } else {
-                    "held"
-                };
-                Ok(NodeResult::Update(TicketUpdate::default().log(entry)))
-            },
-            NodeOptions::new().interrupt_before(),
-        )
-        .add_edge(START, "draft")
-        .add_edge("draft", "send")
-        .add_edge("send", END)
-        .set_checkpointer(store);
-    builder.compile().expect("valid graph")
-}
 
 #[tokio::test]
 async fn a_queued_run_pauses_under_a_worker_and_a_persons_answer_queues_it_again() {
     let store: Arc<dyn Checkpointer> = Arc::new(InMemoryCheckpointer::new());
-    let graph = approval(Arc::clone(&store));
+    let graph = approval_graph(Arc::clone(&store));
     let run_id = graph.enqueue(ticket("t")).await.unwrap();
     let queued = store.load_run(&run_id).await.unwrap().unwrap();
     assert_eq!(queued.status, RunStatus::Running);
@@ -89,31 +63,11 @@ async fn a_queued_run_pauses_under_a_worker_and_a_persons_answer_queues_it_again
     );
 }
 
-/// Counts to `steps`, each step taking `delay`.
-fn counting(store: Arc<dyn Checkpointer>, steps: u32, delay: Duration) -> CompiledGraph<Ticket> {
-    let mut builder = GraphBuilder::<Ticket>::new("Counting");
-    builder
-        .add_node_fn("tick", move |state, _| async move {
-            tokio::time::sleep(delay).await;
-            let n = state.reviews + 1;
-            Ok(NodeResult::Update(
-                TicketUpdate::default().reviews(1).log(format!("tick {n}")),
-            ))
-        })
-        .add_edge(START, "tick")
-        .add_conditional_edges(
-            "tick",
-            move |s: &Ticket| if s.reviews < steps { "tick" } else { END },
-            ["tick", END],
-        )
-        .set_checkpointer(store);
-    builder.compile().expect("valid graph")
-}
-
 #[tokio::test]
 async fn a_stopped_worker_hands_its_run_back_and_another_finishes_it() {
     let store: Arc<dyn Checkpointer> = Arc::new(InMemoryCheckpointer::new());
-    let graph = counting(Arc::clone(&store), 50, Duration::from_millis(5));
+    let graph = common::counted_graph(50, Default::default(), Duration::from_millis(5))
+        .with_checkpointer(Arc::clone(&store));
     let run_id = graph.enqueue(ticket("t")).await.unwrap();
 
     let first =
@@ -144,7 +98,8 @@ async fn a_stopped_worker_hands_its_run_back_and_another_finishes_it() {
 async fn a_node_longer_than_the_lease_keeps_it_and_an_abandoned_run_waits_for_it_to_expire() {
     let store: Arc<dyn Checkpointer> = Arc::new(InMemoryCheckpointer::new());
     // Each step (400 ms) outlasts the lease (150 ms): the heartbeat renews it meanwhile.
-    let graph = counting(Arc::clone(&store), 3, Duration::from_millis(400));
+    let graph = common::counted_graph(3, Default::default(), Duration::from_millis(400))
+        .with_checkpointer(Arc::clone(&store));
     let run_id = graph.enqueue(ticket("t")).await.unwrap();
     let steady =
         Worker::new(graph.clone(), Arc::clone(&store)).with_lease(Duration::from_millis(150));

@@ -218,6 +218,15 @@ impl Detail {
     }
 }
 
+/// A stored value that cannot be read back: `what` names the row and column.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn corrupt(what: impl Into<String>, reason: impl fmt::Display) -> CheckpointError {
+    CheckpointError::Corrupt {
+        what: what.into(),
+        reason: reason.to_string(),
+    }
+}
+
 /// Where runs are kept, as a URL: `sqlite:PATH` (also `sqlite://PATH`) or
 /// `postgres://…` / `postgresql://…`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehavior, params};
 
-use super::{Checkpoint, CheckpointError, Checkpointer, Detail, RunRecord, RunStatus};
+use super::{Checkpoint, CheckpointError, Checkpointer, Detail, RunRecord, RunStatus, corrupt};
 use crate::id::{RunId, Timestamp};
 
 /// The schema this build writes and reads (`PRAGMA user_version`).
@@ -91,13 +91,6 @@ fn write_transaction(connection: &mut Connection) -> Result<Transaction<'_>, Che
 
 fn backend(error: rusqlite::Error) -> CheckpointError {
     CheckpointError::Backend(Box::new(error))
-}
-
-fn corrupt(what: impl Into<String>, reason: impl std::fmt::Display) -> CheckpointError {
-    CheckpointError::Corrupt {
-        what: what.into(),
-        reason: reason.to_string(),
-    }
 }
 
 fn json<T: serde::Serialize>(what: &'static str, value: &T) -> Result<String, CheckpointError> {

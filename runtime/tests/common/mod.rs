@@ -46,6 +46,76 @@ pub fn log(entry: &str) -> trellis::NodeResult<TicketUpdate> {
     trellis::NodeResult::Update(TicketUpdate::default().log(entry))
 }
 
+/// draft → send, pausing before `send` for an approval; `send` logs "sent" when approved and
+/// "held" otherwise. Runs are recorded in `store`.
+pub fn approval_graph(store: Arc<dyn trellis::Checkpointer>) -> trellis::CompiledGraph<Ticket> {
+    use trellis::{END, GraphBuilder, NodeOptions, NodeResult, START};
+    let mut builder = GraphBuilder::<Ticket>::new("Approval");
+    builder
+        .add_node_fn("draft", |_, _| async {
+            Ok(NodeResult::Update(
+                TicketUpdate::default()
+                    .draft(Some("hello".to_owned()))
+                    .log("draft"),
+            ))
+        })
+        .add_node_fn_with(
+            "send",
+            |s, _| async move {
+                let entry = if s.approved == Some(true) {
+                    "sent"
+                } else {
+                    "held"
+                };
+                Ok(NodeResult::Update(TicketUpdate::default().log(entry)))
+            },
+            NodeOptions::new().interrupt_before(),
+        )
+        .add_edge(START, "draft")
+        .add_edge("draft", "send")
+        .add_edge("send", END)
+        .set_checkpointer(store);
+    builder.compile().expect("valid graph")
+}
+
+/// Every activation of `counted_graph`'s node, per run: the step numbers it ran, in order.
+pub type Executed = Arc<std::sync::Mutex<std::collections::HashMap<String, Vec<u32>>>>;
+
+/// Counts to `steps` in `reviews`, logging `tick N`, each step taking `delay`; every activation
+/// is recorded in `executed`, to prove that nothing runs twice.
+pub fn counted_graph(
+    steps: u32,
+    executed: Executed,
+    delay: std::time::Duration,
+) -> trellis::CompiledGraph<Ticket> {
+    use trellis::{END, GraphBuilder, NodeResult, START};
+    let mut builder = GraphBuilder::<Ticket>::new("Counted");
+    builder
+        .add_node_fn("tick", move |state, ctx| {
+            let executed = Arc::clone(&executed);
+            async move {
+                let n = state.reviews + 1;
+                tokio::time::sleep(delay).await;
+                executed
+                    .lock()
+                    .expect("not poisoned")
+                    .entry(ctx.run_id().to_string())
+                    .or_default()
+                    .push(n);
+                Ok(NodeResult::Update(
+                    TicketUpdate::default().reviews(1).log(format!("tick {n}")),
+                ))
+            }
+        })
+        .add_edge(START, "tick")
+        .add_conditional_edges(
+            "tick",
+            move |s: &Ticket| if s.reviews < steps { "tick" } else { END },
+            ["tick", END],
+        );
+    builder.compile().expect("valid graph")
+}
+
 pub fn ticket(text: &str) -> Ticket {
     Ticket {
         text: text.to_owned(),

@@ -10,7 +10,7 @@ use tokio_postgres::Row;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 
-use super::{Checkpoint, CheckpointError, Checkpointer, Detail, RunRecord, RunStatus};
+use super::{Checkpoint, CheckpointError, Checkpointer, Detail, RunRecord, RunStatus, corrupt};
 use crate::id::{RunId, Timestamp};
 use pool::Pool;
 
@@ -133,13 +133,6 @@ fn backend(error: tokio_postgres::Error) -> CheckpointError {
         message,
         source: error,
     }))
-}
-
-fn corrupt(what: impl Into<String>, reason: impl std::fmt::Display) -> CheckpointError {
-    CheckpointError::Corrupt {
-        what: what.into(),
-        reason: reason.to_string(),
-    }
 }
 
 fn json<T: serde::Serialize>(
@@ -320,8 +313,9 @@ impl RunParams {
         })
     }
 
-    fn params(&self) -> [&(dyn ToSql + Sync); 14] {
-        [
+    /// $1–$14, then `more` ($15…).
+    fn params<'a>(&'a self, more: &[&'a (dyn ToSql + Sync)]) -> Vec<&'a (dyn ToSql + Sync)> {
+        let mut params: Vec<&'a (dyn ToSql + Sync)> = vec![
             &self.run_id,
             &self.graph,
             &self.status,
@@ -336,7 +330,9 @@ impl RunParams {
             &self.transitions,
             &self.owner,
             &self.lease_until,
-        ]
+        ];
+        params.extend_from_slice(more);
+        params
     }
 }
 
@@ -547,7 +543,7 @@ fn decode_checkpoint(row: &Row) -> Result<Checkpoint, CheckpointError> {
 impl Checkpointer for PostgresCheckpointer {
     async fn save_run(&self, run: &RunRecord) -> Result<(), CheckpointError> {
         let run = RunParams::of(run, None)?;
-        self.execute(UPSERT_RUN, &run.params())
+        self.execute(UPSERT_RUN, &run.params(&[]))
             .await
             .map_err(backend)?;
         Ok(())
@@ -559,11 +555,8 @@ impl Checkpointer for PostgresCheckpointer {
         expected: RunStatus,
     ) -> Result<bool, CheckpointError> {
         let run = RunParams::of(run, None)?;
-        let [p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14] = run.params();
         let expected = expected.as_str();
-        let params: [&(dyn ToSql + Sync); 15] = [
-            p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, &expected,
-        ];
+        let params = run.params(&[&expected]);
         Ok(self.execute(CLAIM_RUN, &params).await.map_err(backend)? == 1)
     }
 
@@ -573,24 +566,7 @@ impl Checkpointer for PostgresCheckpointer {
         previous_owner: Option<&str>,
     ) -> Result<bool, CheckpointError> {
         let run = RunParams::of(run, None)?;
-        let [p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14] = run.params();
-        let params: [&(dyn ToSql + Sync); 15] = [
-            p1,
-            p2,
-            p3,
-            p4,
-            p5,
-            p6,
-            p7,
-            p8,
-            p9,
-            p10,
-            p11,
-            p12,
-            p13,
-            p14,
-            &previous_owner,
-        ];
+        let params = run.params(&[&previous_owner]);
         Ok(self.execute(TAKE_OVER, &params).await.map_err(backend)? == 1)
     }
 
@@ -630,29 +606,14 @@ impl Checkpointer for PostgresCheckpointer {
         let same_as = (run.state == checkpoint.state).then_some(checkpoint.id);
         let record = RunParams::of(run, same_as)?;
         let row = CheckpointParams::of(checkpoint)?;
-        let [p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14] = record.params();
-        let params: [&(dyn ToSql + Sync); 20] = [
-            p1,
-            p2,
-            p3,
-            p4,
-            p5,
-            p6,
-            p7,
-            p8,
-            p9,
-            p10,
-            p11,
-            p12,
-            p13,
-            p14,
+        let params = record.params(&[
             &row.id,
             &row.step,
             &row.label,
             &row.created_at,
             &checkpoint.state,
             &row.detail,
-        ];
+        ]);
         if self.execute(SAVE_STEP, &params).await.map_err(backend)? == 1 {
             return Ok(());
         }
