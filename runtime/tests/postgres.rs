@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use common::{Answer, Ticket, approval_graph, ticket};
 use trellis::checkpoint::{PostgresCheckpointer, PostgresOptions, conformance};
-use trellis::{CheckpointError, Checkpointer, RunStatus, Worker};
+use trellis::{CheckpointError, Checkpointer, CompiledGraph, RunId, RunStatus, Worker};
 
 /// The server's URL, or `None` (after saying so loudly) outside CI.
 fn database_url() -> Option<String> {
@@ -96,15 +96,8 @@ async fn a_paused_run_is_resumed_through_another_connection_pool() {
     assert_eq!(done.state().log, ["draft", "answered send@2", "sent"]);
     let record = second.load_run(paused.run_id()).await.unwrap().unwrap();
     assert_eq!(record.status, RunStatus::Completed);
-    let labels: Vec<String> = second
-        .list_checkpoints(paused.run_id())
-        .await
-        .unwrap()
-        .iter()
-        .map(|c| c.label.to_string())
-        .collect();
     assert_eq!(
-        labels,
+        common::labels(second.as_ref(), paused.run_id()).await,
         ["start", "step", "pause:before", "resume", "complete"]
     );
 }
@@ -167,19 +160,27 @@ async fn two_workers_racing_complete_every_run_exactly_once() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_run_whose_worker_stopped_holding_its_lease_is_finished_by_another_after_it_expires() {
-    let Some(url) = database_url() else { return };
-    let schema = fresh_schema();
-    let executed = Arc::new(Mutex::new(HashMap::new()));
-    let graph = common::counted_graph(6, Arc::clone(&executed), Duration::from_millis(150));
-    let store: Arc<dyn Checkpointer> = Arc::new(store_in(&url, &schema).await);
+/// A fresh store holding one queued run of `counted_graph(steps, delay)`.
+async fn queued(
+    url: &str,
+    steps: u32,
+    delay: Duration,
+) -> (CompiledGraph<Ticket>, Arc<dyn Checkpointer>, RunId) {
+    let graph = common::counted_graph(steps, common::Executed::default(), delay);
+    let store: Arc<dyn Checkpointer> = Arc::new(store_in(url, &fresh_schema()).await);
     let run_id = graph
         .clone()
         .with_checkpointer(Arc::clone(&store))
         .enqueue(ticket("job"))
         .await
         .unwrap();
+    (graph, store, run_id)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_whose_worker_stopped_holding_its_lease_is_finished_by_another_after_it_expires() {
+    let Some(url) = database_url() else { return };
+    let (graph, store, run_id) = queued(&url, 6, Duration::from_millis(150)).await;
 
     // The first worker dies (its task is dropped: no more heartbeats, no more writes) after
     // two committed steps, holding a 1 s lease.
@@ -223,17 +224,8 @@ async fn a_run_whose_worker_stopped_holding_its_lease_is_finished_by_another_aft
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_that_lost_its_lease_cannot_write_over_the_new_owner() {
     let Some(url) = database_url() else { return };
-    let schema = fresh_schema();
-    let executed = Arc::new(Mutex::new(HashMap::new()));
     // Each step takes longer than the lease; the heartbeat keeps it.
-    let graph = common::counted_graph(2, Arc::clone(&executed), Duration::from_millis(700));
-    let store: Arc<dyn Checkpointer> = Arc::new(store_in(&url, &schema).await);
-    let run_id = graph
-        .clone()
-        .with_checkpointer(Arc::clone(&store))
-        .enqueue(ticket("job"))
-        .await
-        .unwrap();
+    let (graph, store, run_id) = queued(&url, 2, Duration::from_millis(700)).await;
     let worker =
         Worker::new(graph.clone(), Arc::clone(&store)).with_lease(Duration::from_millis(300));
     let handled = worker.run_once().await.unwrap().expect("ready");

@@ -50,15 +50,8 @@ async fn a_queued_run_pauses_under_a_worker_and_a_persons_answer_queues_it_again
     let record = store.load_run(&run_id).await.unwrap().unwrap();
     assert_eq!(record.status, RunStatus::Completed);
     assert_eq!(record.owner.as_deref(), Some(worker.id()));
-    let labels: Vec<String> = store
-        .list_checkpoints(&run_id)
-        .await
-        .unwrap()
-        .iter()
-        .map(|c| c.label.to_string())
-        .collect();
     assert_eq!(
-        labels,
+        common::labels(store.as_ref(), &run_id).await,
         ["start", "step", "pause:before", "resume", "complete"]
     );
 }

@@ -116,6 +116,17 @@ pub fn counted_graph(
     builder.compile().expect("valid graph")
 }
 
+/// The labels of a stored run's checkpoints, in order.
+pub async fn labels(store: &dyn trellis::Checkpointer, run_id: &trellis::RunId) -> Vec<String> {
+    store
+        .list_checkpoints(run_id)
+        .await
+        .expect("lists checkpoints")
+        .iter()
+        .map(|c| c.label.to_string())
+        .collect()
+}
+
 pub fn ticket(text: &str) -> Ticket {
     Ticket {
         text: text.to_owned(),
