@@ -173,7 +173,7 @@ async fn queued(
         .with_checkpointer(Arc::clone(&store))
         .enqueue(ticket("job"))
         .await
-        .unwrap();
+        .expect("queued");
     (graph, store, run_id)
 }
 
