@@ -79,7 +79,7 @@ pub(crate) fn run(command: RunsCommand, db: &str, format: RunsFormat) -> Result<
         .map_err(RunsError::Runtime)?;
     let mut out = std::io::stdout().lock();
     let text = runtime.block_on(async {
-        let store = url.open().await?;
+        let store = url.open_existing().await?;
         match command {
             RunsCommand::List { limit, offset } => {
                 let runs = store.list_runs(limit, offset).await?;

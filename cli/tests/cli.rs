@@ -419,6 +419,24 @@ async fn runs_lists_shows_and_walks_checkpoints_in_postgres() {
         .rsplit_once('/')
         .expect("the URL ends with /DATABASE");
     let url = format!("{base}/{name}");
+
+    // Inspecting an empty database refuses, and creates nothing there.
+    let empty = trellis(&["runs", "list", "--db", &url]);
+    assert_eq!(empty.status.code(), Some(2));
+    assert_eq!(
+        stderr(&empty).trim(),
+        "error: stored database schema is unreadable: this database has no Trellis tables (and inspecting creates none)"
+    );
+    let tables = std::process::Command::new("psql")
+        .args([
+            url.as_str(),
+            "-tAc",
+            "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'trellis%'",
+        ])
+        .output()
+        .expect("psql runs");
+    assert_eq!(String::from_utf8_lossy(&tables.stdout).trim(), "0");
+
     let store = trellis::checkpoint::PostgresCheckpointer::connect(&url)
         .await
         .expect("connects");

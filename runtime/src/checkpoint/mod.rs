@@ -287,6 +287,31 @@ impl StoreUrl {
         }
     }
 
+    /// Opens an existing store to inspect it, creating nothing: a missing SQLite file, or a
+    /// PostgreSQL database without Trellis's tables (or at another schema version), is refused.
+    ///
+    /// # Errors
+    /// As [`open`](Self::open), and [`CheckpointError::Corrupt`] for a missing store.
+    pub async fn open_existing(&self) -> Result<std::sync::Arc<dyn Checkpointer>, CheckpointError> {
+        match self {
+            StoreUrl::Sqlite(path) if !path.is_file() => Err(CheckpointError::Corrupt {
+                what: format!("database `{}`", path.display()),
+                reason: "there is no such file (and inspecting creates none)".to_owned(),
+            }),
+            #[cfg(feature = "postgres")]
+            StoreUrl::Postgres(url) => {
+                let options = PostgresOptions {
+                    migrate: false,
+                    ..PostgresOptions::default()
+                };
+                Ok(std::sync::Arc::new(
+                    PostgresCheckpointer::connect_with(url, options).await?,
+                ))
+            }
+            _ => self.open().await,
+        }
+    }
+
     fn backend(&self) -> &'static str {
         match self {
             StoreUrl::Sqlite(_) => "SQLite",

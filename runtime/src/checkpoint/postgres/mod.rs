@@ -62,6 +62,10 @@ pub struct PostgresOptions {
     pub schema: Option<String>,
     /// How long connecting may take before it fails (default 10 s).
     pub connect_timeout: Duration,
+    /// Whether connecting creates the tables (and schema) or brings them up to date (default);
+    /// `false` only inspects: a database without Trellis's tables, or with an older schema, is
+    /// refused and nothing is written (what `trellis runs` does).
+    pub migrate: bool,
 }
 
 impl Default for PostgresOptions {
@@ -70,6 +74,7 @@ impl Default for PostgresOptions {
             max_connections: 8,
             schema: None,
             connect_timeout: Duration::from_secs(10),
+            migrate: true,
         }
     }
 }
@@ -182,8 +187,48 @@ impl PostgresCheckpointer {
         let store = PostgresCheckpointer {
             pool: std::sync::Arc::new(Pool::new(config, options.max_connections)),
         };
-        store.migrate(options.schema.as_deref()).await?;
+        if options.migrate {
+            store.migrate(options.schema.as_deref()).await?;
+        } else {
+            store.check_schema().await?;
+        }
         Ok(store)
+    }
+
+    /// Refuses a database whose tables are missing or not at this build's version.
+    async fn check_schema(&self) -> Result<(), CheckpointError> {
+        let exists = self
+            .query("SELECT to_regclass('trellis_schema') IS NOT NULL", &[])
+            .await
+            .map_err(backend)?
+            .first()
+            .and_then(|row| row.try_get::<_, bool>(0).ok())
+            .unwrap_or(false);
+        if !exists {
+            return Err(corrupt(
+                "database schema",
+                "this database has no Trellis tables (and inspecting creates none)",
+            ));
+        }
+        let version: Option<i32> = self
+            .query("SELECT max(version) FROM trellis_schema", &[])
+            .await
+            .map_err(backend)?
+            .first()
+            .map(|row| row.try_get(0))
+            .transpose()
+            .map_err(|e| corrupt("table `trellis_schema`", e))?
+            .flatten();
+        match version {
+            Some(SCHEMA_VERSION) => Ok(()),
+            other => Err(corrupt(
+                "database schema",
+                format!(
+                    "schema version {} is not this build's ({SCHEMA_VERSION}); connect with `migrate` to bring it up to date",
+                    other.unwrap_or(0)
+                ),
+            )),
+        }
     }
 
     async fn migrate(&self, schema: Option<&str>) -> Result<(), CheckpointError> {
