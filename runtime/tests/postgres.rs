@@ -183,8 +183,8 @@ async fn a_run_whose_worker_stopped_holding_its_lease_is_finished_by_another_aft
     let (graph, store, run_id) = queued(&url, 6, Duration::from_millis(150)).await;
 
     // The first worker dies (its task is dropped: no more heartbeats, no more writes) after
-    // two committed steps, holding a 1 s lease.
-    let first = Worker::new(graph.clone(), Arc::clone(&store)).with_lease(Duration::from_secs(1));
+    // two committed steps, holding a 3 s lease.
+    let first = Worker::new(graph.clone(), Arc::clone(&store)).with_lease(Duration::from_secs(3));
     let first_id = first.id().to_owned();
     let dying = tokio::spawn(async move { first.run_once().await });
     wait_until(Duration::from_secs(30), || async {
@@ -207,7 +207,7 @@ async fn a_run_whose_worker_stopped_holding_its_lease_is_finished_by_another_aft
         second.run_once().await.unwrap().is_none(),
         "lease still held"
     );
-    tokio::time::sleep(Duration::from_millis(1100)).await;
+    tokio::time::sleep(Duration::from_millis(3100)).await;
     let handled = second.run_once().await.unwrap().expect("the expired run");
     assert_eq!(handled.run_id, run_id);
     let state = handled.result.unwrap().into_state();

@@ -90,15 +90,15 @@ async fn a_stopped_worker_hands_its_run_back_and_another_finishes_it() {
 #[tokio::test]
 async fn a_node_longer_than_the_lease_keeps_it_and_an_abandoned_run_waits_for_it_to_expire() {
     let store: Arc<dyn Checkpointer> = Arc::new(InMemoryCheckpointer::new());
-    // Each step (400 ms) outlasts the lease (150 ms): the heartbeat renews it meanwhile.
-    let graph = common::counted_graph(3, Default::default(), Duration::from_millis(400))
+    // Each step (1 s) outlasts the lease (400 ms): the heartbeat renews it meanwhile.
+    let graph = common::counted_graph(3, Default::default(), Duration::from_millis(1000))
         .with_checkpointer(Arc::clone(&store));
     let run_id = graph.enqueue(ticket("t")).await.unwrap();
     let steady =
-        Worker::new(graph.clone(), Arc::clone(&store)).with_lease(Duration::from_millis(150));
+        Worker::new(graph.clone(), Arc::clone(&store)).with_lease(Duration::from_millis(400));
     let rival = Worker::new(graph.clone(), Arc::clone(&store));
     let working = tokio::spawn(async move { steady.run_once().await });
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    tokio::time::sleep(Duration::from_millis(1200)).await;
     assert!(
         rival.run_once().await.unwrap().is_none(),
         "the run's lease is kept alive"
@@ -107,9 +107,11 @@ async fn a_node_longer_than_the_lease_keeps_it_and_an_abandoned_run_waits_for_it
     assert_eq!(handled.result.unwrap().state().reviews, 3);
 
     // A worker that vanishes (its task dropped) keeps its claim until the lease runs out.
-    let run_id2 = graph.enqueue(ticket("u")).await.unwrap();
-    let doomed =
-        Worker::new(graph.clone(), Arc::clone(&store)).with_lease(Duration::from_millis(200));
+    let quick = common::counted_graph(3, Default::default(), Duration::from_millis(100))
+        .with_checkpointer(Arc::clone(&store));
+    let run_id2 = quick.enqueue(ticket("u")).await.unwrap();
+    let rival = Worker::new(quick.clone(), Arc::clone(&store));
+    let doomed = Worker::new(quick.clone(), Arc::clone(&store)).with_lease(Duration::from_secs(2));
     let vanishing = tokio::spawn(async move { doomed.run_once().await });
     while store.load_run(&run_id2).await.unwrap().unwrap().steps < 1 {
         tokio::time::sleep(Duration::from_millis(2)).await;
@@ -119,7 +121,7 @@ async fn a_node_longer_than_the_lease_keeps_it_and_an_abandoned_run_waits_for_it
         rival.run_once().await.unwrap().is_none(),
         "lease still held"
     );
-    tokio::time::sleep(Duration::from_millis(250)).await;
+    tokio::time::sleep(Duration::from_millis(2100)).await;
     let handled = rival.run_once().await.unwrap().expect("the expired run");
     assert_eq!(handled.run_id, run_id2);
     assert_eq!(
