@@ -61,7 +61,7 @@ enum Command {
     },
     /// Inspect recorded runs: list them, show one, list its checkpoints.
     Runs {
-        /// Where runs are recorded: `sqlite:PATH`.
+        /// Where runs are recorded: `sqlite:PATH` or `postgres://user@host:port/database`.
         #[arg(long, default_value = "sqlite:trellis.db", global = true)]
         db: String,
         /// How to print.
