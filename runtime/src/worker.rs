@@ -222,9 +222,24 @@ impl<S: GraphState> Worker<S> {
 
     async fn execute(&self, record: RunRecord) -> Result<Outcome<S>, RunError> {
         let run_id = record.run_id.clone();
-        let checkpoint = latest(self.store.as_ref(), &run_id).await?;
+        let loaded = match latest(self.store.as_ref(), &run_id).await {
+            Ok(checkpoint) => Run::from_checkpoint(self.graph.clone(), record.clone(), checkpoint),
+            Err(error) => Err(error),
+        };
+        let run = match loaded {
+            Ok(run) => run,
+            // A run this graph can never continue (no checkpoint, another topology or state
+            // type, a state it cannot read) would be claimed again and again, by every worker:
+            // it is recorded as failed, with the reason. A store that failed is not the run's
+            // fault: the lease runs out and the run is tried again.
+            Err(error @ (RunError::Unresumable { .. } | RunError::State { .. })) => {
+                self.give_up(record, &error).await;
+                return Err(error);
+            }
+            Err(error) => return Err(error),
+        };
         let lost = CancellationToken::new();
-        let mut run = Run::from_checkpoint(self.graph.clone(), record, checkpoint)?
+        let mut run = run
             .owned_by(Arc::clone(&self.id), self.lease)
             .with_cancellation(lost.clone());
         let stop = &self.stop;
@@ -254,6 +269,17 @@ impl<S: GraphState> Worker<S> {
             }
         })
         .await
+    }
+
+    /// Records a claimed run that cannot be continued as failed, with `error` as the reason.
+    async fn give_up(&self, mut record: RunRecord, error: &RunError) {
+        record.status = crate::checkpoint::RunStatus::Failed;
+        record.error = Some(error.to_string());
+        record.updated_at = Timestamp::now();
+        record.lease_until = None;
+        if let Err(failure) = self.store.take_over(&record, Some(&self.id)).await {
+            tracing::warn!(target: "trellis", worker = %self.id, run_id = %record.run_id, error = %failure, "cannot record the run as failed");
+        }
     }
 
     /// Renews the lease every third of it; when the run was taken over, or no renewal got

@@ -183,6 +183,40 @@ async fn a_worker_that_lost_its_run_stops_and_writes_nothing() {
 }
 
 #[tokio::test]
+async fn a_run_the_workers_graph_cannot_continue_is_failed_once_not_claimed_forever() {
+    let store: Arc<dyn Checkpointer> = Arc::new(InMemoryCheckpointer::new());
+    let run_id = common::counted_graph(3, Default::default(), Duration::ZERO)
+        .with_checkpointer(Arc::clone(&store))
+        .enqueue(ticket("t"))
+        .await
+        .unwrap();
+    // A later version of the graph renamed `tick`, which the queued run is about to run.
+    let mut renamed = GraphBuilder::<Ticket>::new("Counted");
+    renamed
+        .add_node_fn("tock", |_, _| async { Ok(NodeResult::None) })
+        .add_edge(START, "tock")
+        .add_edge("tock", END);
+    let worker = Worker::new(renamed.compile().unwrap(), Arc::clone(&store));
+    let handled = worker.run_once().await.unwrap().expect("claimed");
+    let error = handled.result.unwrap_err();
+    assert!(matches!(error, RunError::Unresumable { .. }), "{error:?}");
+    let record = store.load_run(&run_id).await.unwrap().unwrap();
+    assert_eq!(record.status, RunStatus::Failed);
+    assert!(
+        record
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("node `tick`")),
+        "{:?}",
+        record.error
+    );
+    assert!(
+        worker.run_once().await.unwrap().is_none(),
+        "not claimed again"
+    );
+}
+
+#[tokio::test]
 async fn enqueueing_needs_a_checkpointer() {
     let mut builder = GraphBuilder::<Ticket>::new("Bare");
     builder
