@@ -164,6 +164,14 @@ pub enum RunError {
         /// The run.
         run_id: RunId,
     },
+    /// A [`Worker`](crate::Worker) gave the run up because it lost its lease (another worker
+    /// took the run over, or no renewal reached the store for a whole lease); whoever holds it
+    /// now continues it.
+    #[error("run {run_id} was given up: this worker lost its lease on it")]
+    LeaseLost {
+        /// The run.
+        run_id: RunId,
+    },
     /// The run was started by another graph.
     #[error("run {run_id} belongs to graph `{found}`, not `{expected}`")]
     WrongGraph {

@@ -259,7 +259,7 @@ impl<S: GraphState> Worker<S> {
         };
         let mut drive = std::pin::pin!(drive);
         let mut heartbeat = std::pin::pin!(self.keep_lease(&run_id, &lost));
-        std::future::poll_fn(|cx| {
+        let result = std::future::poll_fn(|cx| {
             if let Poll::Ready(result) = drive.as_mut().poll(cx) {
                 return Poll::Ready(result);
             }
@@ -268,7 +268,13 @@ impl<S: GraphState> Worker<S> {
                 Poll::Pending => Poll::Pending,
             }
         })
-        .await
+        .await;
+        result.map_err(|error| match error {
+            RunError::Cancelled { .. } if lost.is_cancelled() => RunError::LeaseLost {
+                run_id: run_id.clone(),
+            },
+            other => other,
+        })
     }
 
     /// Records a claimed run that cannot be continued as failed, with `error` as the reason.
