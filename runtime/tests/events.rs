@@ -216,6 +216,13 @@ impl tracing::Subscriber for Recorder {
 async fn events_also_reach_tracing_with_run_and_node_spans() {
     let recorder = Recorder::default();
     let _guard = tracing::subscriber::set_default(recorder.clone());
+    // `tracing` caches each callsite's interest process-wide, computed when a thread first
+    // reaches it; with at most one dispatcher registered it asks only that thread's default, so
+    // a sibling test's thread (no subscriber) could pin our spans to "never". A second live
+    // dispatcher makes every later registration ask all of them (ours among them), and the
+    // rebuild repairs callsites a sibling reached before this test began.
+    let _second = tracing::Dispatch::new(recorder.clone());
+    tracing::callsite::rebuild_interest_cache();
     let graph = research(16);
     graph.invoke(ticket("3")).await.unwrap();
     let seen = recorder.seen.lock().unwrap().clone();
