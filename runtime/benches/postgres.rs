@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use trellis::checkpoint::{PostgresCheckpointer, PostgresOptions};
 
 mod common;
-use common::{Counter, graph, median, report};
+use common::{graph, median, report};
 
 /// One run of the graph in a fresh schema; (time per step, steps).
 async fn trellis_run(url: &str, n: usize) -> (Duration, u64) {
@@ -51,15 +51,8 @@ async fn baseline_run(url: &str, steps: u64, n: usize) -> Duration {
         ))
         .await
         .expect("prepares");
-    let mut state = Counter::default();
     let started = Instant::now();
-    for step in 0..=steps {
-        if step > 0 {
-            state.count += 1;
-            state.log.push(state.count);
-        }
-        let json = serde_json::to_string(&state).expect("serializes");
-        let step = i64::try_from(step).unwrap_or(i64::MAX);
+    for (step, json) in common::serialized_states(steps) {
         client
             .execute(&insert, &[&(step + 1), &step, &json])
             .await
@@ -69,7 +62,10 @@ async fn baseline_run(url: &str, steps: u64, n: usize) -> Duration {
 }
 
 fn main() {
-    let Ok(url) = std::env::var("TRELLIS_TEST_POSTGRES_URL") else {
+    let Some(url) = std::env::var("TRELLIS_TEST_POSTGRES_URL")
+        .ok()
+        .filter(|url| !url.is_empty())
+    else {
         println!(
             "*** SKIPPED: set TRELLIS_TEST_POSTGRES_URL to a PostgreSQL server (see .ci/postgres) ***"
         );

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use trellis::checkpoint::{Durability, SqliteCheckpointer};
 
 mod common;
-use common::{Counter, graph, median, report};
+use common::{graph, median, report};
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("trellis-bench-{}", std::process::id()));
@@ -52,20 +52,14 @@ fn baseline_run(durability: Durability, steps: u64, n: usize) -> Duration {
                  PRIMARY KEY (run_id, id));"
         ))
         .expect("schema");
-    let mut state = Counter::default();
     let started = Instant::now();
     // The start checkpoint, then one per step: as many commits as the run makes.
-    for step in 0..=steps {
-        if step > 0 {
-            state.count += 1;
-            state.log.push(state.count);
-        }
-        let json = serde_json::to_string(&state).expect("serializes");
+    for (step, json) in common::serialized_states(steps) {
         let transaction = connection.transaction().expect("begins");
         transaction
             .execute(
                 "INSERT INTO checkpoints VALUES ('run', ?1, ?2, ?3)",
-                rusqlite::params![step as i64 + 1, step as i64, json],
+                rusqlite::params![step + 1, step, json],
             )
             .expect("checkpoint row");
         transaction.commit().expect("commits");

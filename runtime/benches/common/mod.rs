@@ -57,6 +57,21 @@ pub fn graph(store: Arc<dyn Checkpointer>) -> CompiledGraph<Counter> {
     b.compile().expect("valid graph")
 }
 
+/// What the baselines commit, as the run would: the start, then the state after each of
+/// `steps` steps, serialized lazily (so that serializing is timed with each commit). Yields
+/// `(step, json)`.
+pub fn serialized_states(steps: u64) -> impl Iterator<Item = (i64, String)> {
+    let mut state = Counter::default();
+    (0..=steps).map(move |step| {
+        if step > 0 {
+            state.count += 1;
+            state.log.push(state.count);
+        }
+        let json = serde_json::to_string(&state).expect("serializes");
+        (i64::try_from(step).unwrap_or(i64::MAX), json)
+    })
+}
+
 /// Runs the loop to its end; the number of super-steps.
 pub async fn run(graph: &CompiledGraph<Counter>) -> u64 {
     match graph.invoke(Counter::default()).await.expect("runs") {
