@@ -1,7 +1,8 @@
 //! A real crate, built by a real `cargo check`: a `.graph` compiled by build.rs and one pulled in
 //! with `include_graph!`. A mistake in either fails `cargo check` naming `FILE:LINE:COL`, the
-//! code and the message — in the terminal and in `--message-format=json`, which editors read —
-//! the build script never panics, and editing a graph file is enough to rebuild.
+//! code and the message — once, in the terminal and in `--message-format=json`, which editors
+//! read — a warning of the language is a warning of the build, the build script never panics,
+//! and editing a graph file is enough to rebuild.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -82,14 +83,20 @@ struct Check {
     stderr: String,
 }
 
-fn cargo_check(dir: &Path) -> Check {
-    let output = Command::new(env!("CARGO"))
-        .args(["check", "--offline", "--message-format=json"])
+/// `cargo check` of the fixture: `json` for what editors read, else what a terminal shows.
+fn cargo_check(dir: &Path, json: bool) -> Check {
+    let mut command = Command::new(env!("CARGO"));
+    command.args(["check", "--offline"]);
+    if json {
+        command.arg("--message-format=json");
+    }
+    let output = command
         .current_dir(dir)
-        // Its own target directory: the outer cargo holds a lock on the workspace's.
+        // Its own target directory (the outer cargo holds a lock on the workspace's), inside
+        // the one this test run builds in, wherever CARGO_TARGET_DIR puts it.
         .env(
             "CARGO_TARGET_DIR",
-            repo().join("target").join("fixture-crate"),
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("fixture-crate"),
         )
         .env_remove("RUSTFLAGS")
         .output()
@@ -101,89 +108,179 @@ fn cargo_check(dir: &Path) -> Check {
     }
 }
 
-/// The rendered compiler errors of a `--message-format=json` run, as an editor reads them.
-fn compiler_errors(json: &str) -> Vec<String> {
+/// The rendered compiler messages of one level (`error`, `warning`) of a
+/// `--message-format=json` run, as an editor reads them.
+fn compiler_messages(json: &str, level: &str) -> Vec<String> {
     json.lines()
         .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-        .filter(|v| v["reason"] == "compiler-message" && v["message"]["level"] == "error")
+        .filter(|v| v["reason"] == "compiler-message" && v["message"]["level"] == level)
         .filter_map(|v| v["message"]["rendered"].as_str().map(str::to_owned))
         .collect()
 }
 
-#[test]
-fn malformed_graphs_fail_cargo_check_where_the_mistake_is_and_edits_rebuild() {
-    let dir = fixture();
+fn edit(dir: &Path, file: &str, text: &str) {
+    std::fs::write(dir.join(file), text).expect("edit");
+}
 
-    let clean = cargo_check(&dir);
+/// The one message of `level` the check produced, which must contain every piece of `parts`.
+fn the_one(check: &Check, level: &str, parts: &[&str]) -> String {
+    let messages = compiler_messages(&check.json, level);
+    assert_eq!(messages.len(), 1, "one mistake, one {level}: {messages:#?}");
+    let message = messages.into_iter().next().unwrap_or_default();
+    for part in parts {
+        assert!(message.contains(part), "no `{part}` in:\n{message}");
+    }
+    message
+}
+
+#[test]
+fn graph_mistakes_reach_cargo_check_where_they_are_and_edits_rebuild() {
+    let dir = fixture();
+    let clean = cargo_check(&dir, true);
     assert!(
         clean.success,
         "the valid fixture must check: {}",
         clean.stderr
     );
+    assert_eq!(
+        compiler_messages(&clean.json, "warning"),
+        Vec::<String>::new()
+    );
 
-    // A typo in the graph compiled by build.rs.
-    std::fs::write(
-        dir.join("graphs/built.graph"),
-        BUILT.replace("draft -> review", "draft -> reveiw"),
-    )
-    .expect("edit");
-    let broken = cargo_check(&dir);
+    // A typo in the graph compiled by build.rs: one error, where the mistake is.
+    edit(
+        &dir,
+        "graphs/built.graph",
+        &BUILT.replace("draft -> review", "draft -> reveiw"),
+    );
+    let broken = cargo_check(&dir, true);
     assert!(!broken.success, "a malformed graph must fail cargo check");
     assert!(
         !broken.stderr.contains("panicked"),
         "the build script never panics: {}",
         broken.stderr
     );
-    let errors = compiler_errors(&broken.json);
-    assert_eq!(errors.len(), 1, "one mistake, one error: {errors:#?}");
-    let error = &errors[0];
-    assert!(
-        error.contains("E0202: node `reveiw` is not declared in graph `Built`"),
-        "{error}"
+    the_one(
+        &broken,
+        "error",
+        &[
+            "E0202: node `reveiw` is not declared in graph `Built`",
+            "--> graphs/built.graph:6:14",
+            "draft -> reveiw;",
+            "help: did you mean `review`?",
+        ],
     );
-    assert!(error.contains("--> graphs/built.graph:6:14"), "{error}");
-    assert!(
-        error.contains("draft -> reveiw;"),
-        "the source line is quoted: {error}"
-    );
-    assert!(error.contains("help: did you mean `review`?"), "{error}");
-    // The terminal sees it too (cargo prints the build script's warnings and the error).
-    assert!(
-        broken.stderr.contains("graphs/built.graph:6:14"),
+    // In a terminal the report is printed once: not again as a build-script warning, nor in
+    // rustc's quote of the generated line.
+    let terminal = cargo_check(&dir, false);
+    assert_eq!(
+        terminal.stderr.matches("graphs/built.graph:6:14").count(),
+        1,
         "{}",
-        broken.stderr
+        terminal.stderr
+    );
+    assert_eq!(
+        terminal.stderr.matches("did you mean `review`?").count(),
+        1,
+        "{}",
+        terminal.stderr
+    );
+
+    // An unknown state type is reported on the generated line, which names the `.graph` place.
+    edit(
+        &dir,
+        "graphs/built.graph",
+        &BUILT.replace("graph Built {", "graph Built {\n    state Tikcet;"),
+    );
+    the_one(
+        &cargo_check(&dir, true),
+        "error",
+        &[
+            "cannot find type `Tikcet`",
+            "pub type State = Tikcet; // `state Tikcet;` at graphs/built.graph:3:11",
+        ],
+    );
+
+    // A warning of the language is a warning of the build, with its place and help.
+    let unreachable = "    node archive;\n    START -> draft;\n    archive -> END;";
+    edit(
+        &dir,
+        "graphs/built.graph",
+        &BUILT.replace("    START -> draft;", unreachable),
+    );
+    let warned = cargo_check(&dir, true);
+    assert!(
+        warned.success,
+        "warnings never fail a build: {}",
+        warned.stderr
+    );
+    the_one(
+        &warned,
+        "warning",
+        &[
+            "W0301: node `archive` cannot be reached from START",
+            "--> graphs/built.graph:5:10",
+            "help: lead an edge to it, or remove it",
+        ],
     );
 
     // Fixing it is enough: rerun-if-changed reruns the build script.
-    std::fs::write(dir.join("graphs/built.graph"), BUILT).expect("edit");
-    assert!(cargo_check(&dir).success);
+    edit(&dir, "graphs/built.graph", BUILT);
+    assert!(cargo_check(&dir, true).success);
 
-    // A typo in the file include_graph! reads: the edit alone triggers the rebuild.
-    std::fs::write(
-        dir.join("graphs/included.graph"),
-        INCLUDED.replace("plan -> END", "plan -> ENDD"),
-    )
-    .expect("edit");
-    let broken = cargo_check(&dir);
+    // A typo in the file include_graph! reads: the edit alone triggers the rebuild, and the error
+    // points at the path.
+    edit(
+        &dir,
+        "graphs/included.graph",
+        &INCLUDED.replace("plan -> END", "plan -> ENDD"),
+    );
+    let broken = cargo_check(&dir, true);
     assert!(
         !broken.success,
         "a malformed included graph must fail cargo check"
     );
-    let errors = compiler_errors(&broken.json);
-    assert_eq!(errors.len(), 1, "{errors:#?}");
-    assert!(
-        errors[0].contains("--> graphs/included.graph:4:13"),
-        "{}",
-        errors[0]
-    );
-    assert!(errors[0].contains("plan -> ENDD;"), "{}", errors[0]);
-    assert!(
-        errors[0].contains("src/main.rs:2:25"),
-        "the error points at the path: {}",
-        errors[0]
+    the_one(
+        &broken,
+        "error",
+        &[
+            "--> graphs/included.graph:4:13",
+            "plan -> ENDD;",
+            "did you mean `END`?",
+            "src/main.rs:2:25",
+        ],
     );
 
-    std::fs::write(dir.join("graphs/included.graph"), INCLUDED).expect("edit");
-    assert!(cargo_check(&dir).success);
+    // Its warnings and an unknown state type point at the path too.
+    let unreachable = "    node spare;\n    START -> plan;\n    spare -> END;";
+    edit(
+        &dir,
+        "graphs/included.graph",
+        &INCLUDED.replace("    START -> plan;", unreachable),
+    );
+    let warned = cargo_check(&dir, true);
+    assert!(warned.success, "{}", warned.stderr);
+    the_one(
+        &warned,
+        "warning",
+        &[
+            "W0301: node `spare` cannot be reached from START",
+            "--> graphs/included.graph:3:10",
+            "src/main.rs:2:25",
+        ],
+    );
+    edit(
+        &dir,
+        "graphs/included.graph",
+        &INCLUDED.replace("graph Included {", "graph Included {\n    state Tikcet;"),
+    );
+    the_one(
+        &cargo_check(&dir, true),
+        "error",
+        &["cannot find type `Tikcet`", "src/main.rs:2:25"],
+    );
+
+    edit(&dir, "graphs/included.graph", INCLUDED);
+    assert!(cargo_check(&dir, true).success);
     let _ = std::fs::remove_dir_all(&dir);
 }

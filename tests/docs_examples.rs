@@ -100,3 +100,85 @@ fn graph_examples_in_the_docs_check_as_they_claim() {
         );
     }
 }
+
+/// The language reference's account of joins, run: the W0304 example's `summarize` runs in step
+/// 3 and again in step 4; with `defer;` it runs once; after branches of equal length, once.
+#[test]
+fn joins_run_as_the_language_reference_says() {
+    use std::sync::{Arc, Mutex};
+
+    use serde::{Deserialize, Serialize};
+    use trellis::{GraphBuilder, NodeResult, WholeState};
+
+    #[derive(Clone, Default, Serialize, Deserialize)]
+    struct Blank;
+    impl WholeState for Blank {}
+
+    let reference = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/language.md");
+    let examples = examples(&reference);
+    let uneven = examples
+        .iter()
+        .find(|example| example.expected == ["W0304"])
+        .expect("the reference shows W0304");
+    let even = examples
+        .iter()
+        .find(|example| {
+            example.expected.is_empty()
+                && example.text.contains("papers -> summarize;")
+                && example.text.contains("plan -> web & papers;")
+        })
+        .expect("the reference shows branches of equal length");
+
+    // The steps at which `summarize` runs, for a source.
+    let summarize_steps = |source: &str| -> Vec<u64> {
+        let checked = trellis_dsl::check(source);
+        assert!(!checked.has_errors(), "{:?}", checked.diagnostics);
+        let steps = Arc::new(Mutex::new(Vec::new()));
+        let graph = GraphBuilder::<Blank>::from_blueprint(
+            checked.module.graphs[0].clone(),
+            |_, node| {
+                let (steps, summarize) = (Arc::clone(&steps), node.id == "summarize");
+                trellis::node_fn(move |_, ctx| {
+                    if summarize {
+                        steps.lock().expect("not poisoned").push(ctx.step());
+                    }
+                    async { Ok(NodeResult::None) }
+                })
+            },
+            |_, _| |_: &Blank| "",
+        )
+        .compile()
+        .expect("a checked graph builds");
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        runtime
+            .block_on(graph.invoke(Blank))
+            .expect("the run completes");
+        steps.lock().expect("not poisoned").clone()
+    };
+
+    assert_eq!(
+        summarize_steps(&uneven.text),
+        [3, 4],
+        "once per arriving branch"
+    );
+    let deferred = uneven
+        .text
+        .replace("node summarize;", "node summarize { defer; }");
+    assert_eq!(
+        summarize_steps(&deferred),
+        [4],
+        "once, after the other branches"
+    );
+    assert!(
+        trellis_dsl::check(&deferred).diagnostics.is_empty(),
+        "and no warning"
+    );
+    assert_eq!(
+        summarize_steps(&even.text),
+        [3],
+        "once, when the branches arrive together"
+    );
+}

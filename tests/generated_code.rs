@@ -95,7 +95,18 @@ fn the_generated_modules_describe_their_graphs() {
     );
     assert_eq!(support::SendRoute::End.as_str(), trellis::END);
     assert_eq!(research::Node::ALL.len(), 6);
-    let json: serde_json::Value = serde_json::from_str(canonical_turn::blueprint()).expect("JSON");
+    // The generated blueprint is the one the source lowers to, and what the built graph hands
+    // out; its JSON is the export's.
+    let source = include_str!("../examples/graphs/agent_turn.graph");
+    let checked = trellis_dsl::check(source);
+    let blueprint = canonical_turn::blueprint();
+    assert_eq!(blueprint, checked.module.graphs[0]);
+    assert_eq!(canonical_turn::build(Model).blueprint(), &blueprint);
+    assert_eq!(
+        serde_json::to_string_pretty(&blueprint).expect("JSON") + "\n",
+        trellis_dsl::export::to_json(&checked.module.graphs[0]).expect("JSON")
+    );
+    let json = serde_json::to_value(&blueprint).expect("JSON");
     assert_eq!(json["name"], "CanonicalTurn");
     assert_eq!(json["nodes"][6]["meta"]["reason"], "side effects");
 }

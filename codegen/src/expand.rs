@@ -1,13 +1,13 @@
 //! One blueprint → one Rust module: node enum, route enums, handler trait, `build`, `blueprint`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 use trellis_dsl::rust_names;
-use trellis_dsl::{Blueprint, EdgeKind, Endpoint, Interrupt, Node};
+use trellis_dsl::{Blueprint, EdgeKind, Endpoint, GraphSpans, Node};
 
-use crate::Options;
+use crate::{Options, SpanMap, blueprint};
 
 /// Whether the blueprint is valid (full code) or has errors (a skeleton of the same shape, so
 /// code that names the module does not drown the real error in follow-on errors).
@@ -67,6 +67,8 @@ struct NodeNames<'a> {
 
 /// A conditional edge: its router method, its route enum and the enum's variants.
 struct Route<'a> {
+    /// The edge's position in the blueprint.
+    edge: usize,
     from: &'a Endpoint,
     method: Ident,
     enum_name: Ident,
@@ -74,7 +76,13 @@ struct Route<'a> {
     variants: Vec<(Ident, String)>,
 }
 
-pub(crate) fn graph(blueprint: &Blueprint, options: &Options, mode: Mode) -> TokenStream {
+pub(crate) fn graph(
+    blueprint: &Blueprint,
+    spans: &GraphSpans,
+    options: &Options,
+    span_map: &dyn SpanMap,
+    mode: Mode,
+) -> TokenStream {
     let krate = &options.crate_tokens();
     let module = format_ident!("{}", rust_names::module(&blueprint.name));
     let name = &blueprint.name;
@@ -104,14 +112,17 @@ pub(crate) fn graph(blueprint: &Blueprint, options: &Options, mode: Mode) -> Tok
     };
     let mut route_names = HashSet::new();
     let mut routes = Vec::new();
-    for edge in blueprint
+    let conditionals = blueprint
         .edges
         .iter()
-        .filter(|e| e.kind == EdgeKind::Conditional)
-    {
+        .enumerate()
+        .filter(|(_, e)| e.kind == EdgeKind::Conditional);
+    for (edge_at, edge) in conditionals {
+        // While the graph has errors, a router and a variant stand as the source names them,
+        // declared or not, so the user's code that names them adds no error of its own.
         let from_name = match &edge.from {
             Endpoint::Start => "start".to_owned(),
-            Endpoint::Node(id) if declared(&edge.from) => id.clone(),
+            Endpoint::Node(id) if mode == Mode::Skeleton || declared(&edge.from) => id.clone(),
             _ => continue,
         };
         let (Some(method), Some(enum_name)) = (
@@ -125,7 +136,11 @@ pub(crate) fn graph(blueprint: &Blueprint, options: &Options, mode: Mode) -> Tok
         }
         let mut variants: Vec<(Ident, String)> = Vec::new();
         let mut seen = HashSet::new();
-        for target in edge.targets.iter().filter(|t| declared(t)) {
+        for target in edge
+            .targets
+            .iter()
+            .filter(|t| mode == Mode::Skeleton || declared(t))
+        {
             let name = match target {
                 Endpoint::End => "End".to_owned(),
                 Endpoint::Node(id) => rust_names::variant(id),
@@ -136,6 +151,7 @@ pub(crate) fn graph(blueprint: &Blueprint, options: &Options, mode: Mode) -> Tok
             }
         }
         routes.push(Route {
+            edge: edge_at,
             from: &edge.from,
             method,
             enum_name,
@@ -143,12 +159,11 @@ pub(crate) fn graph(blueprint: &Blueprint, options: &Options, mode: Mode) -> Tok
         });
     }
 
-    let route_of: HashMap<&Endpoint, &Route<'_>> = routes.iter().map(|r| (r.from, r)).collect();
     let state_given = blueprint.state.is_some();
     let state_alias = blueprint.state.as_ref().map(|path| {
-        // The path is Rust written in the `.graph` file; an unparsable one (already an error
-        // of the language's grammar) falls back to the unit type in a skeleton.
-        let ty: TokenStream = path.parse().unwrap_or_else(|_| quote!(()));
+        // The path's tokens stand where the source writes them, so that an unknown type is
+        // reported there, not at the macro call.
+        let ty = state_tokens(path, spans, span_map);
         let doc = format!(" The state this graph runs on (`state {path};`).");
         quote! {
             #[allow(unused_imports)]
@@ -268,9 +283,10 @@ pub(crate) fn graph(blueprint: &Blueprint, options: &Options, mode: Mode) -> Tok
         };
         // Short on purpose (`Arc`, `Context`, `Outcome` are the module's own names): a large
         // graph's expansion time is mostly the number of tokens.
+        let body = skeleton_body(mode);
         quote! {
             #doc
-            async fn #method(&self, state: Arc<#trait_state>, ctx: &mut Context) -> Outcome<#trait_state>;
+            async fn #method(&self, state: Arc<#trait_state>, ctx: &mut Context) -> Outcome<#trait_state> #body
         }
     });
     let route_methods = routes.iter().map(|route| {
@@ -279,16 +295,20 @@ pub(crate) fn graph(blueprint: &Blueprint, options: &Options, mode: Mode) -> Tok
             " Picks where `{}` leads, from the state merged after its step.",
             route.from.as_str()
         );
+        let body = skeleton_body(mode);
         quote! {
             #[doc = #doc]
-            fn #method(&self, state: &#trait_state) -> #enum_name;
+            fn #method(&self, state: &#trait_state) -> #enum_name #body
         }
     });
     let handlers_doc = format!(
         " What the nodes and routers of `{name}` do: implement it (with `#[trellis::async_trait]`), then [`build`] the graph."
     );
+    // A skeleton's default bodies use no argument.
+    let allow_unused = (mode == Mode::Skeleton).then(|| quote!(#[allow(unused_variables)]));
     let handlers = quote! {
         #[doc = #handlers_doc]
+        #allow_unused
         #[#krate::async_trait]
         pub trait Handlers: ::core::marker::Send + ::core::marker::Sync + 'static {
             #state_item
@@ -345,78 +365,41 @@ pub(crate) fn graph(blueprint: &Blueprint, options: &Options, mode: Mode) -> Tok
             ::core::unreachable!("the graph has errors; see the compile errors above")
         },
         Mode::Full => {
-            let with_options: Vec<TokenStream> = nodes
+            // One router closure for every conditional edge, told apart by the edge's
+            // position: a single closure type, as `from_blueprint` wants.
+            let route_arms: Vec<TokenStream> = routes
                 .iter()
-                .filter_map(|n| {
-                    let options = node_options(n.node)?;
-                    let variant = &n.variant;
-                    Some(quote!(Node::#variant => options #options,))
+                .map(|route| {
+                    let (edge, method) = (Literal::usize_unsuffixed(route.edge), &route.method);
+                    quote!(#edge => routers.#method(state).as_str(),)
                 })
                 .collect();
-            let options_match = if with_options.is_empty() {
-                quote!(let _ = node; options)
+            let routers = if route_arms.is_empty() {
+                quote!(|_, _| |_: &#build_state| "")
             } else {
-                quote!(match node { #(#with_options)* _ => options })
-            };
-            let endpoint = |e: &Endpoint| match e {
-                Endpoint::Start => quote!(#krate::START),
-                Endpoint::End => quote!(#krate::END),
-                Endpoint::Node(id) => quote!(#id),
-            };
-            let mut statics = Vec::new();
-            let mut forks = Vec::new();
-            let mut conditionals = Vec::new();
-            for edge in &blueprint.edges {
-                let from = endpoint(&edge.from);
-                let targets: Vec<TokenStream> = edge.targets.iter().map(endpoint).collect();
-                match edge.kind {
-                    EdgeKind::Static => {
-                        let to = &targets[0];
-                        statics.push(quote!((#from, #to),));
-                    }
-                    EdgeKind::Fork => forks.push(quote!(builder.add_fork(#from, [#(#targets),*]);)),
-                    EdgeKind::Conditional => {
-                        if let Some(route) = route_of.get(&edge.from) {
-                            let method = &route.method;
-                            conditionals.push(quote! {
-                                let router = Arc::clone(&handlers);
-                                builder.add_conditional_edges(
-                                    #from,
-                                    move |state: &#build_state| router.#method(state).as_str(),
-                                    [#(#targets),*],
-                                );
-                            });
+                quote! {
+                    |edge, _| {
+                        let routers = Arc::clone(&handlers);
+                        move |state: &#build_state| -> &'static str {
+                            match edge {
+                                #(#route_arms)*
+                                // Every conditional edge has its arm.
+                                _ => "",
+                            }
                         }
                     }
                 }
-            }
-            let max_steps = blueprint.max_steps.map(|max| {
-                let max = Literal::u32_unsuffixed(max);
-                quote!(builder.set_max_steps(#max);)
-            });
+            };
             quote! {
-                /// The runtime options of a node, from its attributes.
-                fn options_of(node: Node) -> #krate::NodeOptions {
-                    let options = #krate::NodeOptions::new();
-                    #options_match
-                }
-                /// The static edges, in source order.
-                const EDGES: &[(&str, &str)] = &[#(#statics)*];
-
                 let handlers = Arc::new(handlers);
-                let mut builder = #krate::GraphBuilder::<#build_state>::new(NAME);
-                for node in Node::ALL {
-                    builder.add_node_with(node.as_str(), Adapter(Arc::clone(&handlers), node), options_of(node));
-                }
-                for &(from, to) in EDGES {
-                    builder.add_edge(from, to);
-                }
-                #(#forks)*
-                #(#conditionals)*
-                #max_steps
+                let builder = #krate::GraphBuilder::<#build_state>::from_blueprint(
+                    blueprint(),
+                    |at, _| Adapter(Arc::clone(&handlers), Node::ALL[at]),
+                    #routers,
+                );
                 match builder.compile() {
                     ::core::result::Result::Ok(graph) => graph,
-                    // The same rules were checked when this code was generated.
+                    // The same rules (`trellis-graph`) were checked when this code was generated.
                     ::core::result::Result::Err(error) => ::core::unreachable!(
                         "graph `{}` was validated when its code was generated: {}", NAME, error
                     ),
@@ -424,11 +407,12 @@ pub(crate) fn graph(blueprint: &Blueprint, options: &Options, mode: Mode) -> Tok
             }
         }
     };
-    let json = match mode {
-        Mode::Full => trellis_dsl::export::to_json(blueprint).unwrap_or_default(),
-        Mode::Skeleton => String::new(),
+    let blueprint_body = match mode {
+        Mode::Full => blueprint::construct(blueprint, krate),
+        Mode::Skeleton => quote!(::core::unreachable!(
+            "the graph has errors; see the compile errors above"
+        )),
     };
-    let json = Literal::string(&json);
     let module_doc = {
         let mut doc = doc_attrs(blueprint.doc.as_deref());
         if !doc.is_empty() {
@@ -475,42 +459,48 @@ pub(crate) fn graph(blueprint: &Blueprint, options: &Options, mode: Mode) -> Tok
                 #build_body
             }
 
-            /// The topology, exactly as `trellis export --format json` prints it.
-            pub const BLUEPRINT_JSON: &str = #json;
-
-            /// The topology as JSON ([`BLUEPRINT_JSON`]), to inspect or draw the graph.
-            pub fn blueprint() -> &'static str {
-                BLUEPRINT_JSON
+            /// The topology and settings as the `.graph` source declares them: what
+            /// `trellis export --format json` prints (serialize it to get the same JSON), and what
+            /// [`build`] hands to `GraphBuilder::from_blueprint`.
+            pub fn blueprint() -> #krate::blueprint::Blueprint {
+                #blueprint_body
             }
         }
     }
 }
 
-/// The chained `NodeOptions` calls for a node's attributes; `None` when it has none.
-fn node_options(node: &Node) -> Option<TokenStream> {
-    let mut options = TokenStream::new();
-    if let Some(retry) = node.retry {
-        let attempts = Literal::u32_unsuffixed(retry.attempts);
-        let backoff = Literal::u64_unsuffixed(retry.backoff_ms.unwrap_or(0));
-        options.extend(quote!(.retry(#attempts, ::core::time::Duration::from_millis(#backoff))));
+/// A trait method's body: none in the full module; in a skeleton, a default body, so that an
+/// implementation missing a method adds no error while the graph's own errors stand.
+fn skeleton_body(mode: Mode) -> TokenStream {
+    match mode {
+        Mode::Full => quote!(;),
+        Mode::Skeleton => {
+            quote!({ ::core::unreachable!("the graph has errors; see the compile errors above") })
+        }
     }
-    if let Some(timeout) = node.timeout_ms.map(Literal::u64_unsuffixed) {
-        options.extend(quote!(.timeout(::core::time::Duration::from_millis(#timeout))));
+}
+
+/// The state type path, each token where the source writes it.
+fn state_tokens(path: &str, spans: &GraphSpans, span_map: &dyn SpanMap) -> TokenStream {
+    let mut tokens = TokenStream::new();
+    for (text, span) in &spans.state {
+        // Each token is an identifier or punctuation of the grammar's `rust_path`.
+        let Ok(parsed) = text.parse::<TokenStream>() else {
+            return fallback_path(path);
+        };
+        let at = span_map.span(*span);
+        tokens.extend(parsed.into_iter().map(|mut token| {
+            token.set_span(at);
+            token
+        }));
     }
-    if let Some(max) = node.max_visits.map(Literal::u32_unsuffixed) {
-        options.extend(quote!(.max_visits(#max)));
+    if tokens.is_empty() {
+        return fallback_path(path);
     }
-    match node.interrupt {
-        Some(Interrupt::Before) => options.extend(quote!(.interrupt_before())),
-        Some(Interrupt::After) => options.extend(quote!(.interrupt_after())),
-        None => {}
-    }
-    if node.defer {
-        options.extend(quote!(.defer()));
-    }
-    if let Some(handler) = &node.on_error {
-        let id = handler.id.as_str();
-        options.extend(quote!(.on_error(#id)));
-    }
-    (!options.is_empty()).then_some(options)
+    tokens
+}
+
+/// The path from its canonical text; the unit type (in a skeleton) if even that does not parse.
+fn fallback_path(path: &str) -> TokenStream {
+    path.parse().unwrap_or_else(|_| quote!(()))
 }

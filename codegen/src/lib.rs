@@ -24,16 +24,20 @@
 //! assert!(code.tokens.to_string().contains("pub mod hello"));
 //! ```
 
+mod blueprint;
 mod builder;
 mod expand;
+mod layout;
 mod report;
+mod tokens;
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Span, TokenStream};
 use quote::quote;
 use trellis_dsl::{Diagnostic, Module};
 
 pub use builder::{Builder, Error, compile};
 pub use report::plain as plain_report;
+pub use tokens::{compile_error, warning};
 
 /// How code is generated.
 #[derive(Clone, Debug)]
@@ -84,21 +88,50 @@ impl Options {
     }
 }
 
+/// Where generated tokens that stand for a piece of the source are placed: the `graph!` macro
+/// maps a byte range to the tokens of its input, `include_graph!` to its path literal. A plain
+/// function `Fn(trellis_dsl::Span) -> proc_macro2::Span` is one.
+pub trait SpanMap {
+    /// The span for tokens that stand for `range` of the source.
+    fn span(&self, range: trellis_dsl::Span) -> Span;
+}
+
+impl<F: Fn(trellis_dsl::Span) -> Span> SpanMap for F {
+    fn span(&self, range: trellis_dsl::Span) -> Span {
+        self(range)
+    }
+}
+
+/// Every piece of source placed at the call site (build scripts, tests).
+fn call_site(_: trellis_dsl::Span) -> Span {
+    Span::call_site()
+}
+
 /// What [`expand_source`] produced: code, and the errors to report (empty when the code is
-/// complete). With errors, `tokens` is a skeleton of the modules — the same types and trait with
-/// no working `build` — so that code naming them does not add follow-on errors.
+/// complete). With errors, `tokens` is a skeleton of the modules — the same types and trait,
+/// every method with a default body, no working `build` — so that code naming them does not add
+/// follow-on errors.
 #[derive(Debug)]
 pub struct Expansion {
     /// The generated modules (or their skeletons).
     pub tokens: TokenStream,
-    /// The errors of the source; warnings are left out (they never fail a build).
+    /// The errors of the source.
     pub errors: Vec<Diagnostic>,
-    /// The warnings of the source.
+    /// The warnings of the source (the caller decides how to show them: see [`warning`]).
     pub warnings: Vec<Diagnostic>,
+    /// Per graph with a `state`, in order: where its state type path is written, for notes
+    /// that point from generated code back to the source.
+    pub state_paths: Vec<trellis_dsl::Span>,
 }
 
-/// Checks `.graph` source and generates its code.
+/// Checks `.graph` source and generates its code, every token at the call site.
 pub fn expand_source(source: &str, options: &Options) -> Expansion {
+    expand_source_with(source, options, &call_site)
+}
+
+/// Checks `.graph` source and generates its code; tokens that stand for a piece of the source
+/// (the state type) are placed by `spans`.
+pub fn expand_source_with(source: &str, options: &Options, spans: &dyn SpanMap) -> Expansion {
     let checked = trellis_dsl::check(source);
     let (errors, warnings) = checked
         .diagnostics
@@ -109,30 +142,43 @@ pub fn expand_source(source: &str, options: &Options) -> Expansion {
     } else {
         expand::Mode::Skeleton
     };
+    let state_paths = checked
+        .module
+        .spans
+        .iter()
+        .filter_map(|graph| Some(graph.state.first()?.1.to(graph.state.last()?.1)))
+        .collect();
     Expansion {
-        tokens: module(&checked.module, options, mode),
+        tokens: module(&checked.module, options, spans, mode),
         errors,
         warnings,
+        state_paths,
     }
 }
 
 /// The code of every graph of a module that has no errors.
 pub fn generate(module: &Module, options: &Options) -> TokenStream {
-    self::module(module, options, expand::Mode::Full)
+    self::module(module, options, &call_site, expand::Mode::Full)
 }
 
-fn module(module: &Module, options: &Options, mode: expand::Mode) -> TokenStream {
+fn module(
+    module: &Module,
+    options: &Options,
+    spans: &dyn SpanMap,
+    mode: expand::Mode,
+) -> TokenStream {
     let mut seen = Vec::new();
     module
         .graphs
         .iter()
+        .zip(&module.spans)
         // A skeleton keeps the first of two graphs that would become one module.
-        .filter(|graph| {
+        .filter(|(graph, _)| {
             let name = trellis_dsl::rust_names::module(&graph.name);
             let fresh = !name.is_empty() && !seen.contains(&name);
             seen.push(name);
             fresh
         })
-        .map(|graph| expand::graph(graph, options, mode))
+        .map(|(graph, graph_spans)| expand::graph(graph, graph_spans, options, spans, mode))
         .collect()
 }

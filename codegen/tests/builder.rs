@@ -69,13 +69,26 @@ fn a_malformed_graph_becomes_compile_errors_not_a_failure() {
         .compile(&[&graph])
         .expect("a malformed graph is reported in the output, not as an error");
     let text = std::fs::read_to_string(dir.join("bad.rs")).expect("written");
+    // The report sits in a file of its own, so that rustc shows it once (not again in its
+    // quote of the generated line).
+    let report = dir.join("bad.error0.txt");
     assert!(
-        text.contains("::core::compile_error!(r#\"E0202: node `b` is not declared in graph `Bad`")
+        text.contains(&format!(
+            "::core::compile_error!(::core::include_str!({:?}));",
+            report.display().to_string()
+        )),
+        "{text}"
     );
-    assert!(text.contains("bad.graph:4:10"), "{text}");
+    let report = std::fs::read_to_string(report).expect("the report is written");
+    assert!(report.starts_with("E0202: node `b` is not declared in graph `Bad`"));
+    assert!(report.contains("bad.graph:4:10"), "{report}");
     assert!(
         text.contains("pub mod bad"),
         "with a skeleton of the module"
+    );
+    assert!(
+        text.lines().all(|line| line.len() < 250),
+        "laid out a statement per line: {text}"
     );
 }
 

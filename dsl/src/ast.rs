@@ -61,7 +61,7 @@ pub(crate) enum ItemKind<'a> {
 /// A Rust type path, kept as its tokens so the IR can spell it canonically.
 #[derive(Debug)]
 pub(crate) struct RustPath<'a> {
-    pub(crate) tokens: Vec<&'a str>,
+    pub(crate) tokens: Vec<Ident<'a>>,
     pub(crate) span: Span,
 }
 

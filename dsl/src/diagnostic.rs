@@ -6,6 +6,8 @@
 
 use std::fmt;
 
+pub(crate) use trellis_graph::{Code, Severity};
+
 /// A byte range into the source text, `start..end`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Span {
@@ -34,84 +36,6 @@ impl Span {
     /// The smallest span covering both.
     pub fn to(self, other: Span) -> Span {
         Span::new(self.start.min(other.start), self.end.max(other.end))
-    }
-}
-
-/// How bad a diagnostic is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Severity {
-    /// The graph cannot be compiled.
-    Error,
-    /// The graph compiles but is probably not what was meant.
-    Warning,
-}
-
-impl Severity {
-    /// `"error"` or `"warning"`, as in the JSON output.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-        }
-    }
-}
-
-macro_rules! codes {
-    ($($code:ident => $severity:ident, $summary:literal;)*) => {
-        /// The diagnostic codes of LANGUAGE.md §5 (their spelling is a contract).
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub enum Code {
-            $(#[doc = $summary] $code,)*
-        }
-
-        impl Code {
-            /// Every code, in numeric order.
-            pub const ALL: &'static [Code] = &[$(Code::$code,)*];
-
-            /// The code as written in reports, e.g. `"E0202"`.
-            pub const fn as_str(self) -> &'static str {
-                match self { $(Code::$code => stringify!($code),)* }
-            }
-
-            /// Whether diagnostics with this code are errors or warnings.
-            pub const fn severity(self) -> Severity {
-                match self { $(Code::$code => Severity::$severity,)* }
-            }
-
-            /// One line saying when the code is reported.
-            pub const fn summary(self) -> &'static str {
-                match self { $(Code::$code => $summary,)* }
-            }
-        }
-    };
-}
-
-codes! {
-    E0001 => Error, "syntax error: an unexpected token";
-    E0002 => Error, "invalid literal: overflow, zero where at least 1 is required, bad unit or escape";
-    E0101 => Error, "two graphs with the same name";
-    E0102 => Error, "a node declared twice in a graph";
-    E0103 => Error, "a name that cannot be used";
-    E0104 => Error, "an attribute or setting given twice, or `interrupt before` and `after` both";
-    E0105 => Error, "a name in the wrong case";
-    E0106 => Error, "two names that become the same Rust identifier";
-    E0107 => Error, "an unknown attribute, setting or node kind";
-    E0201 => Error, "no entry: the graph has no `START -> …` edge";
-    E0202 => Error, "a reference to an undeclared node";
-    E0203 => Error, "more than one `START -> …` edge";
-    E0204 => Error, "a node with no outgoing edge";
-    E0205 => Error, "a node with two outgoing edge statements";
-    E0206 => Error, "a conditional or fork edge naming the same target twice";
-    E0207 => Error, "an edge into START, out of END, or END inside a fork";
-    E0208 => Error, "a graph with no nodes";
-    W0301 => Warning, "a node that START cannot reach";
-    W0302 => Warning, "a node from which END cannot be reached";
-    W0303 => Warning, "a cycle in which no node has `max_visits`";
-}
-
-impl fmt::Display for Code {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 
@@ -187,7 +111,7 @@ impl Diagnostic {
 
     /// Whether this is an error (as opposed to a warning).
     pub fn is_error(&self) -> bool {
-        self.severity() == Severity::Error
+        self.code.is_error()
     }
 }
 

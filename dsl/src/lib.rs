@@ -46,7 +46,6 @@ mod names;
 mod parse;
 mod position;
 pub mod render;
-mod suggest;
 
 /// The pest parser generated from `grammar.pest`.
 #[allow(missing_docs, unreachable_pub)]
@@ -56,13 +55,15 @@ mod syntax {
     pub struct GraphParser;
 }
 
-pub use blueprint::{
-    Blueprint, Edge, EdgeKind, Endpoint, Interrupt, JSON_FORMAT, MetaValue, Module, Node, NodeKind,
-    NodeRef, Retry,
-};
-pub use diagnostic::{Code, Diagnostic, Label, Severity, Span};
+pub use blueprint::{EdgeSpans, GraphSpans, Module, NodeSpans};
+pub use diagnostic::{Diagnostic, Label, Span};
 pub use format::{FormatError, format};
 pub use position::{LineColumn, LineIndex};
+/// The graph rules' types, re-exported: the blueprint IR and the diagnostic codes.
+pub use trellis_graph::{
+    Blueprint, Code, Edge, EdgeKind, Endpoint, Interrupt, JSON_FORMAT, MetaValue, Node, NodeKind,
+    Retry, Severity,
+};
 
 /// The Rust names generated code gives graphs and nodes (the names E0106 keeps apart).
 pub mod rust_names {

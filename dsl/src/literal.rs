@@ -2,7 +2,7 @@
 
 use crate::ast::{DocLine, Literal};
 use crate::diagnostic::{Code, Diagnostic, Span};
-use crate::suggest::did_you_mean;
+use trellis_graph::did_you_mean;
 
 const UNITS: &[(&str, u64)] = &[("ms", 1), ("s", 1_000), ("m", 60_000), ("h", 3_600_000)];
 
@@ -26,8 +26,9 @@ fn parse_digits(digits: &str, span: Span) -> Result<u32, Diagnostic> {
     })
 }
 
-/// A plain integer for `what` (e.g. "`max_steps`"), at least `min`.
-pub(crate) fn integer(literal: Literal<'_>, what: &str, min: u32) -> Result<u32, Diagnostic> {
+/// A plain integer for `what` (e.g. "`max_steps`"). Zero is a valid literal: where a setting
+/// needs at least 1, that is a graph rule (`trellis_graph::check`, E0002).
+pub(crate) fn integer(literal: Literal<'_>, what: &str) -> Result<u32, Diagnostic> {
     let (digits, unit) = split_unit(literal.text);
     if !unit.is_empty() {
         return Err(Diagnostic::new(
@@ -38,25 +39,12 @@ pub(crate) fn integer(literal: Literal<'_>, what: &str, min: u32) -> Result<u32,
         )
         .with_help(format!("{what} takes a plain number, such as `{digits}`")));
     }
-    let value = parse_digits(digits, literal.span)?;
-    if value < min {
-        return Err(Diagnostic::new(
-            Code::E0002,
-            literal.span,
-            format!("{what} must be at least {min}"),
-            "too small",
-        )
-        .with_help(format!("write {min} or more")));
-    }
-    Ok(value)
+    parse_digits(digits, literal.span)
 }
 
-/// A duration (`200ms`, `5s`, `2m`, `1h`) for `what`, in milliseconds; zero only if `allow_zero`.
-pub(crate) fn duration_ms(
-    literal: Literal<'_>,
-    what: &str,
-    allow_zero: bool,
-) -> Result<u64, Diagnostic> {
+/// A duration (`200ms`, `5s`, `2m`, `1h`) in milliseconds. Zero is a valid literal: a zero
+/// `timeout` is refused by the graph rules.
+pub(crate) fn duration_ms(literal: Literal<'_>) -> Result<u64, Diagnostic> {
     let (digits, unit) = split_unit(literal.text);
     let Some(&(_, factor)) = UNITS.iter().find(|(name, _)| *name == unit) else {
         let diagnostic = if unit.is_empty() {
@@ -85,15 +73,6 @@ pub(crate) fn duration_ms(
         return Err(diagnostic);
     };
     let value = u64::from(parse_digits(digits, literal.span)?);
-    if value == 0 && !allow_zero {
-        return Err(Diagnostic::new(
-            Code::E0002,
-            literal.span,
-            format!("{what} must be longer than zero"),
-            "zero duration",
-        )
-        .with_help(format!("give a positive duration, such as `1{unit}`")));
-    }
     Ok(value * factor)
 }
 
@@ -165,32 +144,33 @@ mod tests {
 
     #[test]
     fn integers() {
-        assert_eq!(integer(lit("25"), "`max_steps`", 1), Ok(25));
-        assert_eq!(integer(lit("0"), "`x`", 0), Ok(0));
-        let zero = integer(lit("0"), "`max_steps`", 1).unwrap_err();
-        assert_eq!(zero.message, "`max_steps` must be at least 1");
-        let big = integer(lit("4294967296"), "`x`", 0).unwrap_err();
+        assert_eq!(integer(lit("25"), "`max_steps`"), Ok(25));
+        assert_eq!(
+            integer(lit("0"), "`x`"),
+            Ok(0),
+            "zero limits are a graph rule"
+        );
+        let big = integer(lit("4294967296"), "`x`").unwrap_err();
         assert_eq!(big.message, "integer `4294967296` is too large");
-        let suffixed = integer(lit("25ms"), "`max_steps`", 1).unwrap_err();
+        let suffixed = integer(lit("25ms"), "`max_steps`").unwrap_err();
         assert_eq!(suffixed.label, "unexpected suffix `ms`");
     }
 
     #[test]
     fn durations() {
-        assert_eq!(duration_ms(lit("200ms"), "t", false), Ok(200));
-        assert_eq!(duration_ms(lit("5s"), "t", false), Ok(5_000));
-        assert_eq!(duration_ms(lit("2m"), "t", false), Ok(120_000));
+        assert_eq!(duration_ms(lit("200ms")), Ok(200));
+        assert_eq!(duration_ms(lit("5s")), Ok(5_000));
+        assert_eq!(duration_ms(lit("2m")), Ok(120_000));
         assert_eq!(
-            duration_ms(lit("4294967295h"), "t", false),
+            duration_ms(lit("4294967295h")),
             Ok(4_294_967_295 * 3_600_000)
         );
-        assert_eq!(duration_ms(lit("0ms"), "t", true), Ok(0));
-        assert!(duration_ms(lit("0s"), "t", false).is_err());
-        let bare = duration_ms(lit("200"), "t", false).unwrap_err();
+        assert_eq!(duration_ms(lit("0ms")), Ok(0));
+        let bare = duration_ms(lit("200")).unwrap_err();
         assert_eq!(bare.message, "the duration `200` has no unit");
-        let unit = duration_ms(lit("200sec"), "t", false).unwrap_err();
+        let unit = duration_ms(lit("200sec")).unwrap_err();
         assert_eq!(unit.message, "unknown duration unit `sec`");
-        let close = duration_ms(lit("3hr"), "t", false).unwrap_err();
+        let close = duration_ms(lit("3hr")).unwrap_err();
         assert_eq!(close.help.as_deref(), Some("did you mean `3h`?"));
     }
 

@@ -1,20 +1,21 @@
-//! AST → `Blueprint`: decodes literals and resolves each statement, reporting what is wrong
-//! within one declaration (E0002, E0102–E0105, E0107, misplaced doc comments).
+//! AST → `Blueprint` and the spans of its parts: decodes literals and resolves each statement,
+//! reporting what is wrong within one declaration as it is written (E0002 for bad literals,
+//! E0103–E0105, E0107, misplaced doc comments).
 //!
-//! Checks that need the whole graph (edges, reachability, cycles) run afterwards, in `check`.
+//! The graph rules (a node declared twice, edges, zero limits, reachability, …) are
+//! `trellis-graph`'s, run afterwards in `check` on what this produces.
 
-use std::collections::hash_map::Entry;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
+
+use trellis_graph::{
+    Blueprint, Edge, EdgeKind, Endpoint, Interrupt, MetaValue, Node, NodeKind, Retry, did_you_mean,
+};
 
 use crate::ast::{self, Attr, AttrKind, DocLine, ItemKind, KindSpec, MetaLiteral};
-use crate::blueprint::{
-    Blueprint, Edge, EdgeKind, Endpoint, Interrupt, MetaValue, Module, Node, NodeKind, NodeRef,
-    Retry,
-};
+use crate::blueprint::{EdgeSpans, GraphSpans, Module, NodeSpans};
 use crate::diagnostic::{Code, Diagnostic, Diagnostics, Span};
 use crate::literal;
 use crate::names;
-use crate::suggest::did_you_mean;
 
 /// What the graph-wide checks need to know beyond the blueprint.
 #[derive(Debug, Default)]
@@ -47,29 +48,37 @@ pub(crate) fn lower(
     let mut module = Module {
         doc: literal::doc_text(&file.docs),
         graphs: Vec::with_capacity(file.graphs.len()),
+        spans: Vec::with_capacity(file.graphs.len()),
     };
     let mut facts = Vec::with_capacity(file.graphs.len());
     for graph in &file.graphs {
-        let (blueprint, graph_facts) = lower_graph(graph, diagnostics);
+        let (blueprint, spans, graph_facts) = lower_graph(graph, diagnostics);
         module.graphs.push(blueprint);
+        module.spans.push(spans);
         facts.push(graph_facts);
     }
     (module, facts)
 }
 
-fn lower_graph(graph: &ast::Graph<'_>, diagnostics: &mut Diagnostics) -> (Blueprint, GraphFacts) {
+fn lower_graph(
+    graph: &ast::Graph<'_>,
+    diagnostics: &mut Diagnostics,
+) -> (Blueprint, GraphSpans, GraphFacts) {
     let mut blueprint = Blueprint {
         name: graph.name.map(|n| n.text.to_owned()).unwrap_or_default(),
         doc: literal::doc_text(&graph.docs),
-        span: graph.name.map_or(graph.head_span, |n| n.span),
         ..Blueprint::default()
+    };
+    let mut spans = GraphSpans {
+        name: graph.name.map_or(graph.head_span, |n| n.span),
+        extent: graph.extent,
+        ..GraphSpans::default()
     };
     if let Some(name) = graph.name {
         check_graph_name(name, diagnostics);
     }
     misplaced_docs(&graph.stray_docs, diagnostics);
 
-    let mut node_index: HashMap<&str, (usize, Span)> = HashMap::new();
     let mut state_span: Option<Span> = None;
     let mut max_steps_span: Option<Span> = None;
     let mut incomplete = false;
@@ -91,6 +100,11 @@ fn lower_graph(graph: &ast::Graph<'_>, diagnostics: &mut Diagnostics) -> (Bluepr
                 } else {
                     state_span = Some(path.span);
                     blueprint.state = Some(canonical_path(&path.tokens));
+                    spans.state = path
+                        .tokens
+                        .iter()
+                        .map(|token| (token.text.to_owned(), token.span))
+                        .collect();
                 }
             }
             ItemKind::MaxSteps(value) => {
@@ -104,8 +118,11 @@ fn lower_graph(graph: &ast::Graph<'_>, diagnostics: &mut Diagnostics) -> (Bluepr
                     ));
                 } else {
                     max_steps_span = Some(value.span);
-                    match literal::integer(*value, "`max_steps`", 1) {
-                        Ok(steps) => blueprint.max_steps = Some(steps),
+                    match literal::integer(*value, "`max_steps`") {
+                        Ok(steps) => {
+                            blueprint.max_steps = Some(steps);
+                            spans.max_steps = Some(value.span);
+                        }
                         Err(error) => diagnostics.push(error),
                     }
                 }
@@ -117,30 +134,12 @@ fn lower_graph(graph: &ast::Graph<'_>, diagnostics: &mut Diagnostics) -> (Bluepr
                 // A node that cannot be named would only cause follow-on errors (START has no
                 // outgoing edge, …): the whole-graph checks are skipped, as after a syntax error.
                 incomplete |= !check_node_name(decl.name, diagnostics);
-                match node_index.entry(decl.name.text) {
-                    Entry::Occupied(first) => {
-                        diagnostics.push(
-                            Diagnostic::new(
-                                Code::E0102,
-                                decl.name.span,
-                                format!(
-                                    "node `{}` is declared twice in graph `{}`",
-                                    decl.name.text, blueprint.name
-                                ),
-                                "declared again here",
-                            )
-                            .with_label(first.get().1, "first declared here")
-                            .with_help("remove one declaration, or rename one of the nodes"),
-                        );
-                    }
-                    Entry::Vacant(slot) => {
-                        slot.insert((blueprint.nodes.len(), decl.name.span));
-                        let node = lower_node(decl, &item.docs, diagnostics);
-                        blueprint.nodes.push(node);
-                    }
-                }
+                // Declared twice or not, every declaration is kept: E0102 is a graph rule.
+                let (node, node_spans) = lower_node(decl, &item.docs, diagnostics);
+                blueprint.nodes.push(node);
+                spans.nodes.push(node_spans);
             }
-            ItemKind::Edge(edge) => lower_edge(edge, &mut blueprint.edges),
+            ItemKind::Edge(edge) => lower_edge(edge, &mut blueprint.edges, &mut spans.edges),
             ItemKind::Unknown(word) => {
                 // Probably a mistyped declaration: whole-graph checks would only add noise.
                 incomplete = true;
@@ -192,16 +191,16 @@ fn lower_graph(graph: &ast::Graph<'_>, diagnostics: &mut Diagnostics) -> (Bluepr
             .collect(),
         extent: graph.extent,
     };
-    (blueprint, facts)
+    (blueprint, spans, facts)
 }
 
 /// `a :: B < C , D >` → `a::B<C, D>`: one spelling whatever the layout, so the formatter cannot
 /// change what the state type exports as.
-fn canonical_path(tokens: &[&str]) -> String {
+fn canonical_path(tokens: &[ast::Ident<'_>]) -> String {
     let mut out = String::new();
     for token in tokens {
-        out.push_str(token);
-        if *token == "," {
+        out.push_str(token.text);
+        if token.text == "," {
             out.push(' ');
         }
     }
@@ -239,8 +238,12 @@ fn check_graph_name(name: ast::Ident<'_>, diagnostics: &mut Diagnostics) {
     }
 }
 
-/// Reports a node name that cannot be used or is in the wrong case; false if it cannot be used.
+/// Reports a node name that the language or Rust cannot use, or in the wrong case; false if it
+/// cannot be used. (START and END are the graph rules' own E0103.)
 fn check_node_name(name: ast::Ident<'_>, diagnostics: &mut Diagnostics) -> bool {
+    if trellis_graph::reserved_name_reason(name.text).is_some() {
+        return true;
+    }
     if let Some(reason) = names::unusable_reason(name.text) {
         diagnostics.push(
             Diagnostic::new(
@@ -304,12 +307,15 @@ fn lower_node(
     decl: &ast::NodeDecl<'_>,
     docs: &[DocLine<'_>],
     diagnostics: &mut Diagnostics,
-) -> Node {
+) -> (Node, NodeSpans) {
     let mut node = Node {
         id: decl.name.text.to_owned(),
         doc: literal::doc_text(docs),
-        span: decl.name.span,
         ..Node::default()
+    };
+    let mut spans = NodeSpans {
+        name: decl.name.span,
+        ..NodeSpans::default()
     };
     // Nodes have a handful of attributes: a list beats a map.
     let mut seen: Vec<((bool, &str), Span)> = Vec::new();
@@ -332,14 +338,21 @@ fn lower_node(
             }
             seen.push((key, attr.span));
         }
-        lower_attr(attr, &mut node, &mut interrupt_span, diagnostics);
+        lower_attr(
+            attr,
+            &mut node,
+            &mut spans,
+            &mut interrupt_span,
+            diagnostics,
+        );
     }
-    node
+    (node, spans)
 }
 
 fn lower_attr<'a>(
     attr: &Attr<'a>,
     node: &mut Node,
+    spans: &mut NodeSpans,
     interrupt_span: &mut Option<(Span, &'a str)>,
     diagnostics: &mut Diagnostics,
 ) {
@@ -350,22 +363,23 @@ fn lower_attr<'a>(
     };
     match &attr.kind {
         AttrKind::Retry { attempts, backoff } => report((|| {
-            let attempts = literal::integer(*attempts, "`retry`", 1)?;
-            let backoff_ms = backoff
-                .map(|b| literal::duration_ms(b, "`backoff`", true))
-                .transpose()?;
+            let count = literal::integer(*attempts, "`retry`")?;
+            let backoff_ms = backoff.map(literal::duration_ms).transpose()?;
             node.retry = Some(Retry {
-                attempts,
+                attempts: count,
                 backoff_ms,
             });
+            spans.retry = Some(attempts.span);
             Ok(())
         })()),
-        AttrKind::Timeout(value) => report(
-            literal::duration_ms(*value, "`timeout`", false).map(|ms| node.timeout_ms = Some(ms)),
-        ),
-        AttrKind::MaxVisits(value) => {
-            report(literal::integer(*value, "`max_visits`", 1).map(|n| node.max_visits = Some(n)))
-        }
+        AttrKind::Timeout(value) => report(literal::duration_ms(*value).map(|ms| {
+            node.timeout_ms = Some(ms);
+            spans.timeout = Some(value.span);
+        })),
+        AttrKind::MaxVisits(value) => report(literal::integer(*value, "`max_visits`").map(|n| {
+            node.max_visits = Some(n);
+            spans.max_visits = Some(value.span);
+        })),
         AttrKind::Interrupt(when) => {
             if let Some((first, first_when)) = *interrupt_span {
                 let diagnostic = if first_when == when.text {
@@ -400,33 +414,23 @@ fn lower_attr<'a>(
             });
         }
         AttrKind::Defer => node.defer = true,
-        AttrKind::OnError(target) => match target {
-            ast::Endpoint::Node(handler) => {
-                node.on_error = Some(NodeRef {
-                    id: handler.text.to_owned(),
-                    span: handler.span,
-                });
-            }
-            ast::Endpoint::Start(span) | ast::Endpoint::End(span) => report(Err(Diagnostic::new(
-                Code::E0207,
-                *span,
-                "`on_error` must name a node",
-                "not a node",
-            )
-            .with_help("name the node that handles this node's errors"))),
-        },
+        // `on_error START;` is kept as the runtime spells START, for the graph rules to refuse.
+        AttrKind::OnError(target) => {
+            node.on_error = Some(endpoint(target).as_str().to_owned());
+            spans.on_error = Some(target.span());
+        }
         AttrKind::Kind(spec) => report(lower_kind(spec).map(|kind| node.kind = Some(kind))),
         AttrKind::Meta { key, value } => {
             let value = match value {
                 MetaLiteral::String(text) => match literal::string(*text) {
-                    Ok(text) => MetaValue::String(text),
+                    Ok(text) => MetaValue::Text(text),
                     Err(errors) => {
                         errors.into_iter().for_each(|e| diagnostics.push(e));
                         return;
                     }
                 },
                 MetaLiteral::Integer(number) => {
-                    match literal::integer(*number, "a `meta` number", 0) {
+                    match literal::integer(*number, "a `meta` number") {
                         Ok(n) => MetaValue::Integer(n),
                         Err(error) => {
                             diagnostics.push(error);
@@ -522,15 +526,13 @@ fn endpoint(endpoint: &ast::Endpoint<'_>) -> Endpoint {
 }
 
 /// `a -> b -> c | d;` becomes `a -> b` (static) and `b -> c | d` (conditional).
-fn lower_edge(edge: &ast::EdgeStmt<'_>, edges: &mut Vec<Edge>) {
+fn lower_edge(edge: &ast::EdgeStmt<'_>, edges: &mut Vec<Edge>, spans: &mut Vec<EdgeSpans>) {
     let mut from = &edge.source;
     for hop in &edge.hops {
-        edges.push(Edge {
-            from: endpoint(from),
-            kind: EdgeKind::Static,
-            targets: vec![endpoint(hop)],
-            from_span: from.span(),
-            target_spans: vec![hop.span()],
+        edges.push(Edge::to(endpoint(from), endpoint(hop)));
+        spans.push(EdgeSpans {
+            from: from.span(),
+            targets: vec![hop.span()],
         });
         from = hop;
     }
@@ -543,7 +545,9 @@ fn lower_edge(edge: &ast::EdgeStmt<'_>, edges: &mut Vec<Edge>) {
         from: endpoint(from),
         kind,
         targets: targets.iter().map(endpoint).collect(),
-        from_span: from.span(),
-        target_spans: targets.iter().map(ast::Endpoint::span).collect(),
+    });
+    spans.push(EdgeSpans {
+        from: from.span(),
+        targets: targets.iter().map(ast::Endpoint::span).collect(),
     });
 }

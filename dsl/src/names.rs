@@ -3,11 +3,10 @@
 /// Words Rust does not accept even as raw identifiers, so generated code could not use them.
 const RESERVED_IN_RUST: &[&str] = &["self", "super", "crate", "Self"];
 
-/// Why a declared name cannot be used at all (E0103), if it cannot.
+/// Why the language or Rust cannot use a declared name (E0103), if it cannot. START and END are
+/// refused by the graph rules (`trellis_graph::reserved_name_reason`), for every front door.
 pub(crate) fn unusable_reason(name: &str) -> Option<String> {
-    if name == "START" || name == "END" {
-        Some(format!("`{name}` is the graph's own terminal"))
-    } else if crate::parse::is_keyword(name) {
+    if crate::parse::is_keyword(name) {
         Some(format!("`{name}` is a keyword of the language"))
     } else if RESERVED_IN_RUST.contains(&name) {
         Some(format!("`{name}` is reserved in Rust"))
@@ -105,7 +104,6 @@ mod tests {
 
     #[test]
     fn unusable_names() {
-        assert!(unusable_reason("START").is_some());
         assert!(unusable_reason("retry").is_some());
         assert!(unusable_reason("crate").is_some());
         assert!(

@@ -14,8 +14,8 @@ use crate::ast::{
     Literal, MetaLiteral, NodeDecl, RustPath, Target,
 };
 use crate::diagnostic::{Code, Diagnostic, Diagnostics, Span};
-use crate::suggest::did_you_mean;
 use crate::syntax::{GraphParser, Rule};
+use trellis_graph::did_you_mean;
 
 /// After this many syntax errors in one file the rest is skipped: past it, errors are noise.
 const MAX_SYNTAX_ERRORS: usize = 100;
@@ -932,9 +932,9 @@ fn rust_path(pair: Pair<'_, Rule>, base: usize) -> RustPath<'_> {
     let mut tokens = Vec::new();
     for part in pair.into_inner() {
         if part.as_rule() == Rule::generic_args {
-            tokens.extend(part.into_inner().map(|p| p.as_str()));
+            tokens.extend(part.into_inner().map(|p| ident(&p, base)));
         } else {
-            tokens.push(part.as_str());
+            tokens.push(ident(&part, base));
         }
     }
     RustPath {
@@ -1091,8 +1091,9 @@ mod tests {
         assert_eq!(graph.items.len(), 3);
         match &graph.items[0].kind {
             ItemKind::State(path) => {
+                let texts: Vec<&str> = path.tokens.iter().map(|t| t.text).collect();
                 assert_eq!(
-                    path.tokens,
+                    texts,
                     ["a", "::", "B", "<", "C", ",", "D", "<", "E", ">", ">"]
                 );
             }

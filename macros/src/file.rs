@@ -4,9 +4,7 @@ use std::path::PathBuf;
 
 use proc_macro2::TokenStream;
 use quote::quote;
-use trellis_codegen::Options;
-
-use crate::error::compile_error;
+use trellis_codegen::{Options, compile_error, warning};
 
 pub(crate) fn expand(input: TokenStream) -> TokenStream {
     let literal: syn::LitStr = match syn::parse2(input) {
@@ -24,11 +22,18 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
             return compile_error(&message, span, span);
         }
     };
-    let expansion = trellis_codegen::expand_source(&source, &Options::default());
+    // Code that stands for a piece of the file (the state type) is placed at the path: rustc
+    // then reports an unknown type there, not at the whole call.
+    let place = |_: trellis_dsl::Span| span;
+    let expansion = trellis_codegen::expand_source_with(&source, &Options::default(), &place);
     let mut tokens = expansion.tokens;
     for error in &expansion.errors {
         let report = trellis_codegen::plain_report(&relative, &source, error);
         tokens.extend(compile_error(&report, span, span));
+    }
+    for diagnostic in &expansion.warnings {
+        let report = trellis_codegen::plain_report(&relative, &source, diagnostic);
+        tokens.extend(warning(diagnostic.code, &report, span));
     }
     // Makes cargo rebuild the crate when the file changes.
     let absolute = path.display().to_string();

@@ -3,9 +3,8 @@
 //! reported on the tokens it covers.
 
 use proc_macro2::{Delimiter, Spacing, Span, TokenStream, TokenTree};
-use trellis_codegen::{Expansion, Options};
-
-use crate::error::compile_error;
+use trellis_codegen::{Expansion, Options, compile_error, warning};
+use trellis_dsl::Diagnostic;
 
 /// Where one token landed in the rebuilt source.
 struct Placed {
@@ -141,16 +140,29 @@ fn doc_text(token: &TokenTree) -> Option<String> {
 pub(crate) fn expand(input: TokenStream) -> TokenStream {
     let mut source = Source::default();
     source.walk(input);
+    let place = |range: trellis_dsl::Span| source.spans(range.start, range.end).0;
     let Expansion {
-        mut tokens, errors, ..
-    } = trellis_codegen::expand_source(&source.text, &Options::default());
+        mut tokens,
+        errors,
+        warnings,
+        ..
+    } = trellis_codegen::expand_source_with(&source.text, &Options::default(), &place);
     for error in &errors {
         let (start, end) = source.spans(error.span.start, error.span.end);
-        let mut message = format!("{}: {}", error.code.as_str(), error.message);
-        if let Some(help) = &error.help {
-            message.push_str(&format!("\n\n= help: {help}"));
-        }
+        let message = format!("{}: {}", error.code.as_str(), with_help(error));
         tokens.extend(compile_error(&message, start, end));
     }
+    for diagnostic in &warnings {
+        let (start, _) = source.spans(diagnostic.span.start, diagnostic.span.end);
+        tokens.extend(warning(diagnostic.code, &with_help(diagnostic), start));
+    }
     tokens
+}
+
+/// The message, then its help as rustc writes one.
+fn with_help(diagnostic: &Diagnostic) -> String {
+    match &diagnostic.help {
+        Some(help) => format!("{}\n\n= help: {help}", diagnostic.message),
+        None => diagnostic.message.clone(),
+    }
 }

@@ -2,7 +2,6 @@
 //! each parses its input and hands it to `trellis-dsl` and `trellis-codegen`, then maps the
 //! errors back onto the tokens they are about.
 
-mod error;
 mod file;
 mod graph_state;
 mod inline;

@@ -1,9 +1,15 @@
-//! `GraphBuilder`: declare nodes and edges, then `compile()` checks them by the language's rules.
+//! `GraphBuilder`: declare nodes and edges, then `compile()` checks them by the graph rules the
+//! `.graph` language shares (`trellis-graph`) and makes them runnable.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
+
+use trellis_graph::{
+    Blueprint, Edge as EdgeDecl, EdgeKind, Endpoint, Limit, MetaValue, NodeKind, Retry, Violation,
+    did_you_mean,
+};
 
 use crate::checkpoint::Checkpointer;
 use crate::error::{BuildDiagnostic, CompileError};
@@ -12,15 +18,13 @@ use crate::graph::{CompiledGraph, Edge, NodeSpec, RouterFn, Target, Topology};
 use crate::node::{FnNode, Node, NodeContext, NodeError, NodeResult};
 use crate::state::GraphState;
 
-/// The source of a graph's entry edge: `add_edge(START, "classify")`.
-pub const START: &str = "__start__";
-/// The end of a branch: `add_edge("send", END)`, or a router returning `END`.
-pub const END: &str = "__end__";
+pub use trellis_graph::{END, START};
 
 /// The default bound on super-steps per run.
 pub const DEFAULT_MAX_STEPS: u32 = 1000;
 
-/// How one node runs: retries, timeout, visit bound, pauses, deferral, error handler.
+/// How one node runs: retries, timeout, visit bound, pauses, deferral, error handler; and how
+/// its [blueprint](crate::blueprint) describes it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NodeOptions {
     pub(crate) retries: u32,
@@ -30,6 +34,9 @@ pub struct NodeOptions {
     pub(crate) interrupt: Option<InterruptAt>,
     pub(crate) defer: bool,
     pub(crate) on_error: Option<String>,
+    doc: Option<String>,
+    kind: Option<NodeKind>,
+    meta: Vec<(String, MetaValue)>,
 }
 
 /// The part of [`NodeOptions`] an activation needs, cheap to copy into a spawned branch.
@@ -41,11 +48,7 @@ pub(crate) struct AttemptPolicy {
 }
 
 /// When a static interrupt pauses the run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum InterruptAt {
-    Before,
-    After,
-}
+pub(crate) use trellis_graph::Interrupt as InterruptAt;
 
 impl NodeOptions {
     pub(crate) fn policy(&self) -> AttemptPolicy {
@@ -113,18 +116,73 @@ impl NodeOptions {
         self.on_error = Some(handler.into());
         self
     }
-}
 
-enum EdgeDecl<S> {
-    Static(String),
-    Conditional(Vec<String>, RouterFn<S>),
-    Fork(Vec<String>),
+    /// Documents the node in the graph's [blueprint](CompiledGraph::blueprint).
+    #[must_use]
+    pub fn doc(mut self, doc: impl Into<String>) -> Self {
+        self.doc = Some(doc.into());
+        self
+    }
+
+    /// Says what the node does, for UIs and agents (the runtime does not interpret it).
+    #[must_use]
+    pub fn kind(mut self, kind: NodeKind) -> Self {
+        self.kind = Some(kind);
+        self
+    }
+
+    /// Adds a free-form `key = value` to the node's blueprint.
+    #[must_use]
+    pub fn meta(mut self, key: impl Into<String>, value: MetaValue) -> Self {
+        self.meta.push((key.into(), value));
+        self
+    }
+
+    /// How the blueprint describes a node with these options. Durations are whole milliseconds,
+    /// rounded up so that a short timeout is not mistaken for none.
+    fn describe(&self, id: &str) -> trellis_graph::Node {
+        let millis = |duration: Duration| {
+            u64::try_from(duration.as_nanos().div_ceil(1_000_000)).unwrap_or(u64::MAX)
+        };
+        trellis_graph::Node {
+            id: id.to_owned(),
+            doc: self.doc.clone(),
+            kind: self.kind.clone(),
+            retry: (self.retries > 0).then(|| Retry {
+                attempts: self.retries,
+                backoff_ms: Some(millis(self.backoff)).filter(|&ms| ms > 0),
+            }),
+            timeout_ms: self.timeout.map(millis),
+            max_visits: self.max_visits,
+            interrupt: self.interrupt,
+            defer: self.defer,
+            on_error: self.on_error.clone(),
+            meta: self.meta.clone(),
+        }
+    }
+
+    /// The options a blueprint's node describes.
+    fn described(node: &trellis_graph::Node) -> Self {
+        NodeOptions {
+            retries: node.retry.map_or(0, |retry| retry.attempts),
+            backoff: Duration::from_millis(node.retry.and_then(|r| r.backoff_ms).unwrap_or(0)),
+            timeout: node.timeout_ms.map(Duration::from_millis),
+            max_visits: node.max_visits,
+            interrupt: node.interrupt,
+            defer: node.defer,
+            on_error: node.on_error.clone(),
+            doc: node.doc.clone(),
+            kind: node.kind.clone(),
+            meta: node.meta.clone(),
+        }
+    }
 }
 
 /// Declares a graph; [`compile`](GraphBuilder::compile) checks it and makes it runnable.
 ///
 /// Mistakes are collected, not reported one by one: `compile` reports all of them, with the
-/// codes the `.graph` language uses for the same mistakes.
+/// codes and messages the `.graph` language uses for the same mistakes (both front doors share
+/// one rule set, `trellis-graph`).
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
@@ -148,10 +206,12 @@ enum EdgeDecl<S> {
 /// # });
 /// ```
 pub struct GraphBuilder<S: GraphState> {
-    name: String,
-    nodes: Vec<(String, Arc<dyn Node<S>>, NodeOptions)>,
-    edges: Vec<(String, EdgeDecl<S>)>,
-    max_steps: u32,
+    /// What is declared, as the rules and UIs see it.
+    blueprint: Blueprint,
+    /// Per blueprint node: what runs, and how.
+    nodes: Vec<(Arc<dyn Node<S>>, NodeOptions)>,
+    /// Per blueprint edge: the router of a conditional edge.
+    routers: Vec<Option<RouterFn<S>>>,
     event_capacity: usize,
     checkpointer: Option<Arc<dyn Checkpointer>>,
 }
@@ -160,10 +220,77 @@ impl<S: GraphState> GraphBuilder<S> {
     /// An empty graph called `name`.
     pub fn new(name: impl Into<String>) -> Self {
         GraphBuilder {
-            name: name.into(),
+            blueprint: Blueprint::new(name),
             nodes: Vec::new(),
-            edges: Vec::new(),
-            max_steps: DEFAULT_MAX_STEPS,
+            routers: Vec::new(),
+            event_capacity: DEFAULT_EVENT_CAPACITY,
+            checkpointer: None,
+        }
+    }
+
+    /// A builder declaring everything `blueprint` does — nodes with their options, edges, the
+    /// step bound, docs — with `node(position, description)` running each node and
+    /// `router(position, edge)` choosing the target of each conditional edge (positions in
+    /// `blueprint.nodes` and `blueprint.edges`).
+    ///
+    /// This is what code generated from a `.graph` file calls; a topology loaded as JSON can be
+    /// given behaviour the same way.
+    ///
+    /// ```
+    /// use trellis::blueprint::{Blueprint, Edge, Endpoint, Node};
+    /// use trellis::{GraphBuilder, NodeResult, WholeState};
+    ///
+    /// #[derive(Clone, Default, serde::Serialize, serde::Deserialize)]
+    /// struct Count(u32);
+    /// impl WholeState for Count {}
+    ///
+    /// let mut blueprint = Blueprint::new("Once");
+    /// blueprint.nodes.push(Node::new("add"));
+    /// blueprint.edges.push(Edge::to(Endpoint::Start, Endpoint::Node("add".into())));
+    /// blueprint.edges.push(Edge::to(Endpoint::Node("add".into()), Endpoint::End));
+    ///
+    /// let graph = GraphBuilder::<Count>::from_blueprint(
+    ///     blueprint.clone(),
+    ///     |_, _| trellis::node_fn(|state: std::sync::Arc<Count>, _| async move {
+    ///         Ok(NodeResult::Update(Count(state.0 + 1)))
+    ///     }),
+    ///     |_, _| |_: &Count| trellis::END,
+    /// )
+    /// .compile()?;
+    /// assert_eq!(graph.blueprint(), &blueprint);
+    /// # Ok::<(), trellis::CompileError>(())
+    /// ```
+    pub fn from_blueprint<N, R, T>(
+        blueprint: Blueprint,
+        mut node: impl FnMut(usize, &trellis_graph::Node) -> N,
+        mut router: impl FnMut(usize, &EdgeDecl) -> R,
+    ) -> Self
+    where
+        N: Node<S>,
+        R: Fn(&S) -> T + Send + Sync + 'static,
+        T: AsRef<str>,
+    {
+        let nodes = blueprint
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(at, description)| {
+                let run: Arc<dyn Node<S>> = Arc::new(node(at, description));
+                (run, NodeOptions::described(description))
+            })
+            .collect();
+        let routers = blueprint
+            .edges
+            .iter()
+            .enumerate()
+            .map(|(at, edge)| {
+                (edge.kind == EdgeKind::Conditional).then(|| router_fn(router(at, edge)))
+            })
+            .collect();
+        GraphBuilder {
+            blueprint,
+            nodes,
+            routers,
             event_capacity: DEFAULT_EVENT_CAPACITY,
             checkpointer: None,
         }
@@ -181,7 +308,8 @@ impl<S: GraphState> GraphBuilder<S> {
         node: impl Node<S>,
         options: NodeOptions,
     ) -> &mut Self {
-        self.nodes.push((name.into(), Arc::new(node), options));
+        self.blueprint.nodes.push(options.describe(&name.into()));
+        self.nodes.push((Arc::new(node), options));
         self
     }
 
@@ -208,10 +336,19 @@ impl<S: GraphState> GraphBuilder<S> {
         self.add_node_with(name, FnNode::new(f), options)
     }
 
+    fn push_edge(&mut self, from: String, kind: EdgeKind, targets: Vec<String>) {
+        self.blueprint.edges.push(EdgeDecl {
+            from: Endpoint::from_name(&from),
+            kind,
+            targets: targets.iter().map(|t| Endpoint::from_name(t)).collect(),
+        });
+    }
+
     /// A static edge: after `from` runs, `to` runs (`to` may be [`END`]; `from` may be
     /// [`START`]).
     pub fn add_edge(&mut self, from: impl Into<String>, to: impl Into<String>) -> &mut Self {
-        self.edges.push((from.into(), EdgeDecl::Static(to.into())));
+        self.push_edge(from.into(), EdgeKind::Static, vec![to.into()]);
+        self.routers.push(None);
         self
     }
 
@@ -230,18 +367,9 @@ impl<S: GraphState> GraphBuilder<S> {
         I: IntoIterator,
         I::Item: Into<String>,
     {
-        let router: RouterFn<S> = Box::new(move |state, targets| {
-            let choice = router(state);
-            let choice = choice.as_ref();
-            targets
-                .iter()
-                .find(|(name, _)| &**name == choice)
-                .map(|&(_, target)| target)
-                .ok_or_else(|| choice.to_owned())
-        });
         let targets = targets.into_iter().map(Into::into).collect();
-        self.edges
-            .push((from.into(), EdgeDecl::Conditional(targets, router)));
+        self.push_edge(from.into(), EdgeKind::Conditional, targets);
+        self.routers.push(Some(router_fn(router)));
         self
     }
 
@@ -252,7 +380,8 @@ impl<S: GraphState> GraphBuilder<S> {
         I::Item: Into<String>,
     {
         let targets = targets.into_iter().map(Into::into).collect();
-        self.edges.push((from.into(), EdgeDecl::Fork(targets)));
+        self.push_edge(from.into(), EdgeKind::Fork, targets);
+        self.routers.push(None);
         self
     }
 
@@ -268,7 +397,19 @@ impl<S: GraphState> GraphBuilder<S> {
 
     /// Bounds the number of super-steps of one run (default [`DEFAULT_MAX_STEPS`]).
     pub fn set_max_steps(&mut self, max_steps: u32) -> &mut Self {
-        self.max_steps = max_steps;
+        self.blueprint.max_steps = Some(max_steps);
+        self
+    }
+
+    /// Documents the graph in its [blueprint](CompiledGraph::blueprint).
+    pub fn set_doc(&mut self, doc: impl Into<String>) -> &mut Self {
+        self.blueprint.doc = Some(doc.into());
+        self
+    }
+
+    /// How the blueprint names the state type (none by default).
+    pub fn set_state_name(&mut self, name: impl Into<String>) -> &mut Self {
+        self.blueprint.state = Some(name.into());
         self
     }
 
@@ -288,287 +429,207 @@ impl<S: GraphState> GraphBuilder<S> {
 
     /// Checks the graph by the `.graph` language's rules and makes it runnable.
     ///
+    /// Warnings (a node START cannot reach, an unbounded cycle, …) do not fail the build: the
+    /// compiled graph lists them in [`CompiledGraph::warnings`], and each is logged through
+    /// `tracing` at WARN level.
+    ///
     /// # Errors
-    /// A [`CompileError`] with every broken rule: no nodes (E0208), a reserved or empty name
-    /// (E0103), a node declared twice (E0102), a zero limit (E0002), an edge into START, out of
-    /// END or END in a fork (E0207), an undeclared node (E0202), a target named twice (E0206),
-    /// no entry (E0201) or several (E0203), a node with no outgoing edge (E0204) or several
-    /// (E0205).
+    /// A [`CompileError`] with every broken rule, with the language's codes: no nodes (E0208),
+    /// a reserved or empty name (E0103), a node declared twice (E0102), a zero limit (E0002), an
+    /// edge into START, out of END or END in a fork (E0207), an undeclared node (E0202), a
+    /// target named twice (E0206), no entry (E0201) or several (E0203), a node with no outgoing
+    /// edge, or an edge with no target (E0204), a node with several (E0205).
     pub fn compile(self) -> Result<CompiledGraph<S>, CompileError> {
-        let mut errors = Errors::default();
-        if self.nodes.is_empty() {
-            errors.push(
-                "E0208",
-                format!("graph `{}` has no nodes", self.name),
-                "add a node with `add_node`",
-            );
-        }
-        if self.max_steps == 0 {
-            errors.push(
-                "E0002",
-                "max_steps must be at least 1",
-                "set max_steps to 1 or more",
-            );
-        }
-
-        let mut index: HashMap<String, usize> = HashMap::new();
-        for (i, (name, _, options)) in self.nodes.iter().enumerate() {
-            if name.is_empty() || [START, END, "START", "END"].contains(&name.as_str()) {
-                errors.push(
-                    "E0103",
-                    format!("`{name}` cannot name a node"),
-                    "START and END are built in; give the node a name of its own",
-                );
-            } else if index.insert(name.clone(), i).is_some() {
-                errors.push(
-                    "E0102",
-                    format!("node `{name}` is declared twice"),
-                    "remove one declaration or rename it",
-                );
-            }
-            if options.max_visits == Some(0) {
-                errors.push(
-                    "E0002",
-                    format!("node `{name}` has max_visits 0"),
-                    "max_visits must be at least 1",
-                );
-            }
-            if options.timeout == Some(Duration::ZERO) {
-                errors.push(
-                    "E0002",
-                    format!("node `{name}` has a zero timeout"),
-                    "give a timeout above zero, or none",
-                );
-            }
-        }
-        let declared = || {
-            let mut names: Vec<&str> = index.keys().map(String::as_str).collect();
-            names.sort_unstable();
-            format!("declared nodes: {}", names.join(", "))
+        let violations = trellis_graph::check(&self.blueprint);
+        let (errors, warnings): (Vec<_>, Vec<_>) = violations
+            .iter()
+            .partition(|violation| violation.is_error());
+        let describe = |violation: &Violation| BuildDiagnostic {
+            code: violation.code(),
+            message: violation.message(&self.blueprint),
+            help: Some(help(violation, &self.blueprint)),
         };
-        let resolve = |errors: &mut Errors, from: &str, to: &str| -> Option<Target> {
-            if to == END {
-                return Some(Target::End);
-            }
-            if to == START {
-                errors.push(
-                    "E0207",
-                    format!("edge from `{from}` leads into START"),
-                    "START only begins a run; lead the edge to a node or END",
-                );
-                return None;
-            }
-            match index.get(to) {
-                Some(&i) => Some(Target::Node(i)),
-                None => {
-                    errors.push(
-                        "E0202",
-                        format!("edge from `{from}` leads to undeclared node `{to}`"),
-                        declared(),
-                    );
-                    None
-                }
-            }
-        };
+        if !errors.is_empty() {
+            return Err(CompileError {
+                diagnostics: errors.into_iter().map(describe).collect(),
+            });
+        }
+        let warnings: Vec<BuildDiagnostic> = warnings.into_iter().map(describe).collect();
+        for warning in &warnings {
+            tracing::warn!(graph = %self.blueprint.name, "{warning}");
+        }
+        Ok(self.resolve(warnings))
+    }
 
-        let mut outgoing: Vec<Option<Edge<S>>> = (0..self.nodes.len()).map(|_| None).collect();
-        let mut entry: Option<Edge<S>> = None;
-        let mut seen_sources: HashSet<String> = HashSet::new();
-        for (from, decl) in self.edges {
-            let targets: Vec<&String> = match &decl {
-                EdgeDecl::Static(to) => vec![to],
-                EdgeDecl::Conditional(to, _) | EdgeDecl::Fork(to) => to.iter().collect(),
-            };
-            let mut unique = HashSet::new();
-            for target in &targets {
-                if !unique.insert(target.as_str()) {
-                    errors.push(
-                        "E0206",
-                        format!("edge from `{from}` names `{target}` twice"),
-                        "name each target once",
-                    );
-                }
-            }
-            if from == END {
-                errors.push(
-                    "E0207",
-                    "an edge leads out of END",
-                    "END ends a branch; nothing follows it",
-                );
-                continue;
-            }
-            if targets.is_empty() {
-                errors.push(
-                    "E0204",
-                    format!("edge from `{from}` has no targets"),
-                    "give the edge at least one target",
-                );
-                seen_sources.insert(from);
-                continue;
-            }
-            let source = if from == START {
-                None
-            } else if let Some(&i) = index.get(from.as_str()) {
-                Some(i)
-            } else {
-                errors.push(
-                    "E0202",
-                    format!("edge from undeclared node `{from}`"),
-                    declared(),
-                );
-                continue;
-            };
-            let edge = match decl {
-                EdgeDecl::Static(to) => resolve(&mut errors, &from, &to).map(Edge::Static),
-                EdgeDecl::Conditional(to, router) => {
-                    let resolved: Option<Vec<(Arc<str>, Target)>> = to
+    /// The runnable graph of a blueprint the rules accept: every name resolves, every node has
+    /// one outgoing edge, START has one.
+    fn resolve(self, warnings: Vec<BuildDiagnostic>) -> CompiledGraph<S> {
+        let GraphBuilder {
+            blueprint,
+            nodes,
+            mut routers,
+            event_capacity,
+            checkpointer,
+        } = self;
+        let index: HashMap<String, usize> = blueprint
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(at, node)| (node.id.clone(), at))
+            .collect();
+        let target = |endpoint: &Endpoint| match endpoint {
+            Endpoint::Node(id) => index.get(id).map_or(Target::End, |&at| Target::Node(at)),
+            _ => Target::End,
+        };
+        let mut entry = None;
+        let mut outgoing: Vec<Option<Edge<S>>> = (0..nodes.len()).map(|_| None).collect();
+        for (at, edge) in blueprint.edges.iter().enumerate() {
+            let resolved = match edge.kind {
+                EdgeKind::Static => Edge::Static(target(&edge.targets[0])),
+                EdgeKind::Fork => Edge::Fork(
+                    edge.targets
                         .iter()
-                        .map(|t| resolve(&mut errors, &from, t).map(|r| (Arc::from(t.as_str()), r)))
-                        .collect::<Vec<_>>()
-                        .into_iter()
-                        .collect();
-                    resolved.map(|targets| Edge::Conditional { targets, router })
-                }
-                EdgeDecl::Fork(to) => {
-                    let mut nodes = Vec::new();
-                    let mut valid = true;
-                    for t in &to {
-                        if t == END {
-                            errors.push(
-                                "E0207",
-                                format!("fork from `{from}` includes END"),
-                                "a fork runs nodes; end the branches after them",
-                            );
-                            valid = false;
-                        } else if let Some(Target::Node(i)) = resolve(&mut errors, &from, t) {
-                            nodes.push(i);
-                        } else {
-                            valid = false;
-                        }
-                    }
-                    valid.then_some(Edge::Fork(nodes))
-                }
-            };
-            if !seen_sources.insert(from.clone()) {
-                if source.is_none() {
-                    errors.push(
-                        "E0203",
-                        "more than one edge from START",
-                        "keep one START edge; use `add_conditional_edges` or `add_fork` from START to reach several nodes",
-                    );
-                } else {
-                    errors.push(
-                        "E0205",
-                        format!("node `{from}` has more than one outgoing edge"),
-                        "declare one edge per node: `add_conditional_edges` to choose one target, `add_fork` to run all",
-                    );
-                }
-                continue;
-            }
-            match source {
-                None => entry = edge,
-                Some(i) => outgoing[i] = edge,
-            }
-        }
-        if !seen_sources.contains(START) {
-            errors.push(
-                "E0201",
-                format!("graph `{}` has no entry", self.name),
-                "add an edge from START, e.g. `set_entry_point(\"first\")`",
-            );
-        }
-
-        let mut nodes = Vec::with_capacity(self.nodes.len());
-        for (i, (name, node, options)) in self.nodes.into_iter().enumerate() {
-            // A node whose name was refused (E0103) gets no follow-on error.
-            if index.contains_key(&name) && !seen_sources.contains(&name) {
-                errors.push(
-                    "E0204",
-                    format!("node `{name}` has no outgoing edge"),
-                    format!("lead `{name}` somewhere, or end it: `add_edge(\"{name}\", END)`"),
-                );
-            }
-            let on_error = match options.on_error.as_deref() {
-                None => None,
-                Some(handler) if handler == START || handler == END => {
-                    errors.push(
-                        "E0207",
-                        format!("node `{name}` routes its errors to START or END"),
-                        "name a handler node",
-                    );
-                    None
-                }
-                Some(handler) => match index.get(handler) {
-                    Some(&h) => Some(h),
-                    None => {
-                        errors.push(
-                            "E0202",
-                            format!(
-                                "node `{name}` routes its errors to undeclared node `{handler}`"
-                            ),
-                            declared(),
-                        );
-                        None
-                    }
+                        .filter_map(|t| match target(t) {
+                            Target::Node(node) => Some(node),
+                            Target::End => None,
+                        })
+                        .collect(),
+                ),
+                EdgeKind::Conditional => Edge::Conditional {
+                    targets: edge
+                        .targets
+                        .iter()
+                        .map(|t| (Arc::from(t.as_str()), target(t)))
+                        .collect(),
+                    // Every conditional edge was declared with its router.
+                    router: routers[at]
+                        .take()
+                        .unwrap_or_else(|| Box::new(|_, _| Err(String::new()))),
                 },
             };
-            nodes.push(NodeSpec {
-                name: Arc::from(name.as_str()),
+            match &edge.from {
+                Endpoint::Node(id) => {
+                    if let Some(&node) = index.get(id) {
+                        outgoing[node] = Some(resolved);
+                    }
+                }
+                _ => entry = Some(resolved),
+            }
+        }
+        let nodes: Vec<NodeSpec<S>> = nodes
+            .into_iter()
+            .zip(&blueprint.nodes)
+            .zip(outgoing)
+            .map(|(((node, options), description), edge)| NodeSpec {
+                name: Arc::from(description.id.as_str()),
                 node,
-                edge: outgoing[i].take(),
-                on_error,
+                edge: edge.unwrap_or(Edge::Static(Target::End)),
+                on_error: options
+                    .on_error
+                    .as_deref()
+                    .and_then(|h| index.get(h).copied()),
                 options,
-            });
-        }
-
-        if !errors.0.is_empty() {
-            return Err(CompileError {
-                diagnostics: errors.0,
-            });
-        }
-        let (Some(entry), true) = (entry, nodes.iter().all(|n| n.edge.is_some())) else {
-            // Every missing edge was reported above; reaching here is a bug in this function.
-            return Err(CompileError {
-                diagnostics: vec![BuildDiagnostic {
-                    code: "E0204",
-                    message: "graph has an edge that failed to resolve".to_owned(),
-                    help: None,
-                }],
-            });
-        };
-        let mut shape = format!("graph {}\nentry {}\n", self.name, entry.describe(&nodes));
+            })
+            .collect();
+        let entry = entry.unwrap_or(Edge::Static(Target::End));
+        let mut shape = format!(
+            "graph {}\nentry {}\n",
+            blueprint.name,
+            entry.describe(&nodes)
+        );
         for node in &nodes {
-            let edge = node
-                .edge
-                .as_ref()
-                .map_or(String::new(), |e| e.describe(&nodes));
-            shape.push_str(&format!("node {} -> {edge}\n", node.name));
+            shape.push_str(&format!(
+                "node {} -> {}\n",
+                node.name,
+                node.edge.describe(&nodes)
+            ));
         }
-        Ok(CompiledGraph::new(
+        CompiledGraph::new(
             Topology {
-                name: Arc::from(self.name.as_str()),
+                name: Arc::from(blueprint.name.as_str()),
                 names: nodes.iter().map(|n| Arc::clone(&n.name)).collect(),
                 fingerprint: crate::graph::fnv1a(&shape),
+                max_steps: blueprint.max_steps.unwrap_or(DEFAULT_MAX_STEPS),
                 nodes,
                 index,
                 entry,
-                max_steps: self.max_steps,
+                blueprint,
+                warnings,
             },
-            EventBus::new(self.event_capacity),
-            self.checkpointer,
-        ))
+            EventBus::new(event_capacity),
+            checkpointer,
+        )
     }
 }
 
-#[derive(Default)]
-struct Errors(Vec<BuildDiagnostic>);
+/// A router as the executor calls it: the user's choice, looked up among the edge's targets.
+fn router_fn<S, R, T>(router: R) -> RouterFn<S>
+where
+    R: Fn(&S) -> T + Send + Sync + 'static,
+    T: AsRef<str>,
+{
+    Box::new(move |state, targets| {
+        let choice = router(state);
+        let choice = choice.as_ref();
+        targets
+            .iter()
+            .find(|(name, _)| &**name == choice)
+            .map(|&(_, target)| target)
+            .ok_or_else(|| choice.to_owned())
+    })
+}
 
-impl Errors {
-    fn push(&mut self, code: &'static str, message: impl Into<String>, help: impl Into<String>) {
-        self.0.push(BuildDiagnostic {
-            code,
-            message: message.into(),
-            help: Some(help.into()),
-        });
+/// What to do about a violation, in the builder's terms.
+fn help(violation: &Violation, blueprint: &Blueprint) -> String {
+    let node = |at: usize| blueprint.nodes[at].id.as_str();
+    match violation {
+        Violation::NoNodes => "add a node with `add_node`".to_owned(),
+        Violation::ReservedName { .. } => {
+            "START and END are built in; give the node a name of its own".to_owned()
+        }
+        Violation::DuplicateNode { .. } => "remove one declaration or rename it".to_owned(),
+        Violation::ZeroLimit { limit } => match limit {
+            Limit::MaxSteps => "set max_steps to 1 or more".to_owned(),
+            Limit::MaxVisits(_) => "give max_visits 1 or more, or none".to_owned(),
+            Limit::Timeout(_) => "give a timeout above zero, or none".to_owned(),
+            Limit::Retry(_) => "retry once or more, or not at all".to_owned(),
+        },
+        Violation::Undeclared { reference } => {
+            let name = reference.name(blueprint);
+            match name {
+                "START" => "the entry is `trellis::START` (spelled `__start__`)".to_owned(),
+                "END" => "the end of a branch is `trellis::END` (spelled `__end__`)".to_owned(),
+                _ => match did_you_mean(name, blueprint.nodes.iter().map(|n| n.id.as_str())) {
+                    Some(known) => format!("did you mean `{known}`?"),
+                    None => format!("declare it with `add_node(\"{name}\", …)`"),
+                },
+            }
+        }
+        Violation::EdgeOutOfEnd { .. } => "END ends a branch; nothing follows it".to_owned(),
+        Violation::EdgeIntoStart { .. } => {
+            "START only begins a run; lead the edge to a node or END".to_owned()
+        }
+        Violation::EndInFork { .. } => "a fork runs nodes; end the branches after them".to_owned(),
+        Violation::OnErrorNotANode { .. } => "name a handler node".to_owned(),
+        Violation::RepeatedTarget { .. } => "name each target once".to_owned(),
+        Violation::NoTargets { .. } => "give the edge at least one target".to_owned(),
+        Violation::TwoEntries { .. } => "keep one START edge; use `add_conditional_edges` or `add_fork` from START to reach several nodes".to_owned(),
+        Violation::TwoOutgoing { .. } => "declare one edge per node: `add_conditional_edges` to choose one target, `add_fork` to run all".to_owned(),
+        Violation::NoEntry => "add an edge from START, e.g. `set_entry_point(\"first\")`".to_owned(),
+        Violation::NoOutgoing { node: at } => {
+            let name = node(*at);
+            format!("lead `{name}` somewhere, or end it: `add_edge(\"{name}\", END)`")
+        }
+        Violation::Unreachable { .. } => "lead an edge to it, or remove it".to_owned(),
+        Violation::CannotEnd { .. } => {
+            "only `max_steps` or `max_visits` stop a run there; add a path to END".to_owned()
+        }
+        Violation::UnboundedCycle { .. } => {
+            "only `max_steps` bounds it; give one of its nodes `NodeOptions::max_visits`".to_owned()
+        }
+        Violation::UnevenJoin { node: at, .. } => format!(
+            "give `{}` `NodeOptions::defer()` so that it runs once, after the other branches",
+            node(*at)
+        ),
     }
 }

@@ -2,16 +2,18 @@
 
 use std::fmt;
 
+use trellis_graph::Code;
+
 use crate::checkpoint::CheckpointError;
 use crate::id::RunId;
 use crate::node::NodeFailure;
 use crate::state::MergeConflict;
 
-/// One rule of the graph language broken by a [`GraphBuilder`](crate::GraphBuilder) graph.
+/// One graph rule broken (or warned about) by a [`GraphBuilder`](crate::GraphBuilder) graph.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BuildDiagnostic {
     /// The `.graph` language's code for the same mistake (`E0202`, …).
-    pub code: &'static str,
+    pub code: Code,
     /// What is wrong, one sentence.
     pub message: String,
     /// What to do about it.
@@ -20,7 +22,8 @@ pub struct BuildDiagnostic {
 
 impl fmt::Display for BuildDiagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "error[{}]: {}", self.code, self.message)?;
+        let severity = self.code.severity().as_str();
+        write!(f, "{severity}[{}]: {}", self.code, self.message)?;
         if let Some(help) = &self.help {
             write!(f, "\n  = help: {help}")?;
         }
@@ -38,7 +41,7 @@ pub struct CompileError {
 
 impl CompileError {
     /// The codes of the diagnostics, in order.
-    pub fn codes(&self) -> Vec<&'static str> {
+    pub fn codes(&self) -> Vec<Code> {
         self.diagnostics.iter().map(|d| d.code).collect()
     }
 }

@@ -4,9 +4,11 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
+use trellis_graph::Blueprint;
+
 use crate::builder::NodeOptions;
 use crate::checkpoint::{Checkpointer, RunRecord, RunStatus};
-use crate::error::RunError;
+use crate::error::{BuildDiagnostic, RunError};
 use crate::event::{EventBus, EventStream};
 use crate::id::RunId;
 use crate::node::Node;
@@ -37,8 +39,8 @@ pub(crate) enum Edge<S> {
 pub(crate) struct NodeSpec<S: GraphState> {
     pub(crate) name: Arc<str>,
     pub(crate) node: Arc<dyn Node<S>>,
-    /// Always `Some` once compiled.
-    pub(crate) edge: Option<Edge<S>>,
+    /// Its one outgoing edge (the rules make sure there is exactly one).
+    pub(crate) edge: Edge<S>,
     pub(crate) on_error: Option<usize>,
     pub(crate) options: NodeOptions,
 }
@@ -53,6 +55,10 @@ pub(crate) struct Topology<S: GraphState> {
     pub(crate) max_steps: u32,
     /// A stable hash of the nodes and edges (see `CompiledGraph::fingerprint`).
     pub(crate) fingerprint: String,
+    /// What was declared, as the rules and UIs see it.
+    pub(crate) blueprint: Blueprint,
+    /// What the rules warned about.
+    pub(crate) warnings: Vec<BuildDiagnostic>,
 }
 
 impl<S: GraphState> Topology<S> {
@@ -196,6 +202,18 @@ impl<S: GraphState> CompiledGraph<S> {
     /// processes, machines and builds (16 hex digits). Every checkpoint records it.
     pub fn fingerprint(&self) -> &str {
         &self.topology.fingerprint
+    }
+
+    /// The topology and settings, as declared: the same type, and the same JSON, as
+    /// `trellis export` gives for a `.graph` file (for a graph generated from one, equal to it).
+    pub fn blueprint(&self) -> &Blueprint {
+        &self.topology.blueprint
+    }
+
+    /// What the graph rules warned about when the graph was compiled (a node START cannot
+    /// reach, a cycle no `max_visits` bounds, …).
+    pub fn warnings(&self) -> &[BuildDiagnostic] {
+        &self.topology.warnings
     }
 
     /// The nodes, in declaration order.

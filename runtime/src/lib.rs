@@ -95,6 +95,7 @@
 //! ```
 
 mod activation;
+pub mod blueprint;
 mod builder;
 mod cancel;
 pub mod checkpoint;
@@ -120,6 +121,7 @@ pub use event::{DEFAULT_EVENT_CAPACITY, Event, EventStream};
 pub use graph::CompiledGraph;
 pub use id::{RunId, Timestamp, TimestampError};
 pub use interrupt::{Interrupt, InterruptPoint, InterruptRequest};
+pub use node::node_fn;
 pub use node::{Command, FailureKind, Node, NodeContext, NodeError, NodeFailure, NodeResult};
 pub use run::{Outcome, Run, StepOutcome};
 #[doc(hidden)]

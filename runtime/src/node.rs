@@ -66,6 +66,18 @@ where
     }
 }
 
+/// A closure as a node, for APIs that take one (such as
+/// [`GraphBuilder::from_blueprint`](crate::GraphBuilder::from_blueprint)); `add_node_fn` does
+/// this for you.
+pub fn node_fn<S, F, Fut>(f: F) -> impl Node<S>
+where
+    S: GraphState,
+    F: Fn(Arc<S>, NodeContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<NodeResult<S::Update>, NodeError>> + Send + 'static,
+{
+    FnNode::new(f)
+}
+
 /// What a node returns.
 #[derive(Debug)]
 pub enum NodeResult<U> {

@@ -662,14 +662,12 @@ impl<S: GraphState> Run<S> {
         merged.map_err(|conflict| RunError::MergeConflict { step, conflict })?;
         for &i in &follow {
             let spec = &nodes[i];
-            if let Some(edge) = &spec.edge {
-                edge.follow(&self.state, &mut next).map_err(|target| {
-                    RunError::UndeclaredTarget {
-                        node: spec.name.to_string(),
-                        target,
-                    }
-                })?;
-            }
+            spec.edge.follow(&self.state, &mut next).map_err(|target| {
+                RunError::UndeclaredTarget {
+                    node: spec.name.to_string(),
+                    target,
+                }
+            })?;
         }
 
         normalize(&mut next);
@@ -780,8 +778,7 @@ impl<S: GraphState> Run<S> {
         };
         let declared = |target: &str| {
             spec.edge
-                .as_ref()
-                .and_then(|e| e.declared(target, nodes))
+                .declared(target, nodes)
                 .ok_or_else(|| undeclared(target))
         };
         let mut interrupted = false;
@@ -1173,18 +1170,16 @@ impl<S: ApplyResume> Run<S> {
                     Some(to) => {
                         let target = spec
                             .edge
-                            .as_ref()
-                            .and_then(|e| e.declared(to, nodes))
+                            .declared(to, nodes)
                             .ok_or_else(|| undeclared(to))?;
                         if let Target::Node(j) = target {
                             next.push(j);
                         }
                     }
                     None => {
-                        if let Some(edge) = &spec.edge {
-                            edge.follow(&self.state, &mut next)
-                                .map_err(|target| undeclared(&target))?;
-                        }
+                        spec.edge
+                            .follow(&self.state, &mut next)
+                            .map_err(|target| undeclared(&target))?;
                     }
                 },
             }

@@ -34,14 +34,14 @@ fn unknown_and_dangling_nodes_are_compile_errors_with_the_language_codes() {
         .add_edge("draft", "reveiw")
         .add_conditional_edges("review", |_: &Ticket| END, ["draft", END]);
     let error = builder.compile().unwrap_err();
-    assert_eq!(error.codes(), ["E0202", "E0204"]);
+    assert_eq!(codes(&error), ["E0202", "E0204"]);
     assert_eq!(
-        error.diagnostics[0].message,
-        "edge from `draft` leads to undeclared node `reveiw`"
+        error.diagnostics[0].message, "node `reveiw` is not declared in graph `Broken`",
+        "the language's message for the same mistake"
     );
     assert_eq!(
         error.diagnostics[0].help.as_deref(),
-        Some("declared nodes: draft, orphan, review")
+        Some("did you mean `review`?")
     );
     assert_eq!(
         error.diagnostics[1].message,
@@ -62,10 +62,10 @@ fn every_builder_rule_reports_its_code() {
         builder
             .compile()
             .err()
-            .map(|e| e.codes())
+            .map(|e| codes(&e))
             .unwrap_or_default()
     };
-    assert_eq!(case(&|_| {}), ["E0208", "E0201"]);
+    assert_eq!(case(&|_| {}), ["E0208"]);
     assert_eq!(
         case(&|b| {
             b.add_node_fn("a", noop()).add_edge("a", END);
@@ -140,8 +140,16 @@ fn every_builder_rule_reports_its_code() {
             .add_edge("a", START)
             .set_max_steps(0);
         }),
-        ["E0002", "E0002", "E0207", "E0202"]
+        ["E0002", "E0002", "E0202", "E0207"]
     );
+}
+
+fn codes(error: &trellis::CompileError) -> Vec<&'static str> {
+    error
+        .codes()
+        .into_iter()
+        .map(|code| code.as_str())
+        .collect()
 }
 
 #[tokio::test]

@@ -1,46 +1,47 @@
-//! Graph-wide validation of lowered blueprints: names across graphs, edges, and flow.
+//! Graph-wide validation of lowered blueprints: the language's own name rules (E0101, E0106),
+//! then the graph rules every front door shares (`trellis_graph::check`), placed in the source.
 //!
-//! Each submodule has one job; all report into the one collector, so every independent problem
-//! of the file shows in one run.
+//! Both report into the one collector, so every independent problem of the file shows in one run.
 
-mod edges;
-mod flow;
 mod names;
+mod rules;
 
-use std::collections::HashMap;
+use trellis_graph::{Violation, check as graph_rules};
 
-use crate::blueprint::{Blueprint, Module};
+use crate::blueprint::Module;
 use crate::diagnostic::Diagnostics;
 use crate::lower::GraphFacts;
 
 pub(crate) fn check(module: &Module, facts: &[GraphFacts], diagnostics: &mut Diagnostics) {
     names::check_module(module, diagnostics);
-    for (graph, facts) in module.graphs.iter().zip(facts) {
-        let index = NodeIndex::new(graph);
-        names::check_graph(graph, diagnostics);
-        edges::check(graph, &index, facts, diagnostics);
-        // Reachability and cycles only mean something for a graph that is otherwise sound.
-        if facts.complete && !diagnostics.has_error_within(facts.extent) {
-            flow::check(graph, &index, diagnostics);
+    for ((graph, spans), facts) in module.graphs.iter().zip(&module.spans).zip(facts) {
+        names::check_graph(graph, spans, diagnostics);
+        let language_errors = diagnostics.has_error_within(facts.extent);
+        for violation in graph_rules(graph) {
+            if reported(&violation, graph, facts, language_errors) {
+                diagnostics.push(rules::diagnostic(&violation, graph, spans));
+            }
         }
     }
 }
 
-/// Node names → positions in `Blueprint::nodes`.
-pub(crate) struct NodeIndex<'b> {
-    positions: HashMap<&'b str, usize>,
-}
-
-impl<'b> NodeIndex<'b> {
-    fn new(graph: &'b Blueprint) -> Self {
-        let mut positions = HashMap::with_capacity(graph.nodes.len());
-        for (at, node) in graph.nodes.iter().enumerate() {
-            positions.entry(node.id.as_str()).or_insert(at);
+/// Whether a violation says something true about the source as written: after a syntax error
+/// the graph is not whole (what it lacks may be in the broken part, and names a broken
+/// declaration meant to declare are not "undeclared"), and warnings only speak of graphs without
+/// errors.
+fn reported(
+    violation: &Violation,
+    graph: &trellis_graph::Blueprint,
+    facts: &GraphFacts,
+    language_errors: bool,
+) -> bool {
+    match violation {
+        Violation::Undeclared { reference } => {
+            let name = reference.name(graph);
+            !facts.poisoned.iter().any(|poisoned| poisoned == name)
         }
-        Self { positions }
-    }
-
-    fn get(&self, id: &str) -> Option<usize> {
-        self.positions.get(id).copied()
+        Violation::NoNodes | Violation::NoEntry | Violation::NoOutgoing { .. } => facts.complete,
+        warning if !warning.is_error() => facts.complete && !language_errors,
+        _ => true,
     }
 }

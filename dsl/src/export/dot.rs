@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use super::{error_handlers, markers};
-use crate::blueprint::{Blueprint, EdgeKind, Endpoint};
+use trellis_graph::{Blueprint, EdgeKind, Endpoint};
 
 /// The blueprint as a Graphviz `digraph`.
 ///
@@ -72,7 +72,7 @@ pub fn to_dot(blueprint: &Blueprint) -> String {
                 out,
                 "    {} -> {} [style=dotted, color=firebrick, label=\"on_error\"];",
                 quote(&node.id),
-                quote(&handler.id)
+                quote(handler)
             );
         }
     }

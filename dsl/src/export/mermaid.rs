@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use super::{error_handlers, markers};
-use crate::blueprint::{Blueprint, EdgeKind, Endpoint};
+use trellis_graph::{Blueprint, EdgeKind, Endpoint};
 
 /// The blueprint as a Mermaid `flowchart`.
 ///
@@ -56,7 +56,7 @@ pub fn to_mermaid(blueprint: &Blueprint) -> String {
     }
     for node in &blueprint.nodes {
         if let Some(handler) = &node.on_error {
-            let _ = writeln!(out, "    n_{} -. on_error .-> n_{}", node.id, handler.id);
+            let _ = writeln!(out, "    n_{} -. on_error .-> n_{handler}", node.id);
         }
     }
     out.push_str("    classDef interrupt stroke:#d35400,stroke-width:3px\n");

@@ -10,7 +10,7 @@ mod mermaid;
 pub use dot::to_dot;
 pub use mermaid::to_mermaid;
 
-use crate::blueprint::{Blueprint, Interrupt, Node};
+use trellis_graph::{Blueprint, Interrupt, Node};
 
 /// Why a blueprint could not be exported.
 #[derive(Debug, thiserror::Error)]
@@ -39,7 +39,7 @@ fn error_handlers(blueprint: &Blueprint) -> std::collections::HashSet<&str> {
     blueprint
         .nodes
         .iter()
-        .filter_map(|node| node.on_error.as_ref().map(|h| h.id.as_str()))
+        .filter_map(|node| node.on_error.as_deref())
         .collect()
 }
 

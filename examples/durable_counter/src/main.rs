@@ -33,8 +33,8 @@ trellis::graph! {
         state Count;
         max_steps 1000000;
 
-        /// Adds one and logs the step's number.
-        node tick;
+        /// Adds one and logs the step's number (a million at most).
+        node tick { max_visits 1000000; }
 
         START -> tick;
         tick -> tick | END;

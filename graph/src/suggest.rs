@@ -1,15 +1,15 @@
 //! "Did you mean" suggestions: the nearest candidate by edit distance, as rustc picks them.
 
 /// The longest word that gets a suggestion.
-pub(crate) const LONGEST_WORD: usize = 64;
+const LONGEST_WORD: usize = 64;
 
 /// The candidate nearest to `word`, if one is near enough to be a plausible typo.
 ///
 /// A candidate that differs only in case wins outright; otherwise the smallest optimal string
 /// alignment distance (Levenshtein plus transpositions) wins, if it is at most a third of the
 /// word's length (at least one edit). Ties go to the earlier candidate. Words longer than
-/// [`LONGEST_WORD`] get no suggestion: the distance is quadratic and nobody mistypes such names.
-pub(crate) fn did_you_mean<'c>(
+/// 64 characters get no suggestion: the distance is quadratic and nobody mistypes such names.
+pub fn did_you_mean<'c>(
     word: &str,
     candidates: impl IntoIterator<Item = &'c str>,
 ) -> Option<&'c str> {

@@ -1,0 +1,179 @@
+//! A graph rule's violation as a diagnostic of the language: its primary span, the label under
+//! it, the places that explain it, and help written in the language's own syntax.
+
+use std::collections::HashSet;
+
+use trellis_graph::{Blueprint, Limit, Reference, Violation, did_you_mean};
+
+use crate::blueprint::GraphSpans;
+use crate::diagnostic::{Diagnostic, Span};
+
+pub(super) fn diagnostic(
+    violation: &Violation,
+    graph: &Blueprint,
+    spans: &GraphSpans,
+) -> Diagnostic {
+    let new = |span: Span, label: &str| {
+        Diagnostic::new(violation.code(), span, violation.message(graph), label)
+    };
+    let node_span = |node: usize| spans.nodes[node].name;
+    let from_span = |edge: usize| spans.edges[edge].from;
+    let target_span = |edge: usize, target: usize| spans.edges[edge].targets[target];
+    match violation {
+        Violation::NoNodes => new(spans.name, "declares no node")
+            .with_help("declare a node and connect it: `node work;` and `START -> work -> END;`"),
+        Violation::ReservedName { node } => {
+            let reason =
+                trellis_graph::reserved_name_reason(&graph.nodes[*node].id).unwrap_or_default();
+            new(node_span(*node), &reason).with_help("choose another name")
+        }
+        Violation::DuplicateNode { first, again } => new(node_span(*again), "declared again here")
+            .with_label(node_span(*first), "first declared here")
+            .with_help("remove one declaration, or rename one of the nodes"),
+        Violation::ZeroLimit { limit } => {
+            let (span, label, help) = match *limit {
+                Limit::MaxSteps => (spans.max_steps, "too small", "write 1 or more"),
+                Limit::MaxVisits(node) => {
+                    (spans.nodes[node].max_visits, "too small", "write 1 or more")
+                }
+                Limit::Retry(node) => (
+                    spans.nodes[node].retry,
+                    "too small",
+                    "write 1 or more, or leave `retry` out for no retries",
+                ),
+                Limit::Timeout(node) => (
+                    spans.nodes[node].timeout,
+                    "zero duration",
+                    "give a positive duration, such as `1s`, or leave `timeout` out",
+                ),
+            };
+            let fallback = limit.node().map_or(spans.name, node_span);
+            new(span.unwrap_or(fallback), label).with_help(help)
+        }
+        Violation::Undeclared { reference } => {
+            let (span, terminal) = match *reference {
+                Reference::From { edge } => (from_span(edge), "START"),
+                Reference::Target { edge, target } => (target_span(edge, target), "END"),
+                Reference::OnError { node } => {
+                    (spans.nodes[node].on_error.unwrap_or(node_span(node)), "")
+                }
+            };
+            let name = reference.name(graph);
+            let nodes = graph.nodes.iter().map(|node| node.id.as_str());
+            let help = match did_you_mean(
+                name,
+                nodes.chain([terminal].into_iter().filter(|t| !t.is_empty())),
+            ) {
+                Some(known) => format!("did you mean `{known}`?"),
+                None if crate::names::is_snake_case(name) => {
+                    format!("declare it with `node {name};`")
+                }
+                None => {
+                    "declare the node, or name one that is declared (node names are snake_case)"
+                        .to_owned()
+                }
+            };
+            new(span, "not declared").with_help(help)
+        }
+        Violation::EdgeOutOfEnd { edge } => new(from_span(*edge), "END ends a branch")
+            .with_help("start the edge at a node, or at START"),
+        Violation::EdgeIntoStart { edge, target } => {
+            new(target_span(*edge, *target), "START only begins a run")
+                .with_help("to run the first node again, lead the edge to that node")
+        }
+        Violation::EndInFork { edge, target } => new(
+            target_span(*edge, *target),
+            "a fork starts branches; END ends one",
+        )
+        .with_help("fork to nodes only, and lead each branch to END by its own edge"),
+        Violation::OnErrorNotANode { node } => new(
+            spans.nodes[*node].on_error.unwrap_or(node_span(*node)),
+            "not a node",
+        )
+        .with_help("name the node that handles this node's errors"),
+        Violation::RepeatedTarget { edge, first, again } => {
+            new(target_span(*edge, *again), "named again here")
+                .with_label(target_span(*edge, *first), "first named here")
+                .with_help("remove the repeated target")
+        }
+        Violation::NoTargets { edge } => {
+            new(from_span(*edge), "no target").with_help("give the edge a target")
+        }
+        Violation::TwoEntries { first, again } => {
+            new(from_span(*again), "second `START -> …` edge")
+                .with_label(from_span(*first), "first entry edge here")
+                .with_help(merge_help(graph, *first, *again))
+        }
+        Violation::TwoOutgoing { first, again, .. } => {
+            new(from_span(*again), "second outgoing edge")
+                .with_label(from_span(*first), "first outgoing edge")
+                .with_help(merge_help(graph, *first, *again))
+        }
+        Violation::NoEntry => new(spans.name, "no `START -> …` edge").with_help(format!(
+            "add an edge from START, e.g. `START -> {};`",
+            graph.nodes.first().map_or("first", |node| node.id.as_str())
+        )),
+        Violation::NoOutgoing { node } => {
+            let id = &graph.nodes[*node].id;
+            new(node_span(*node), "leads nowhere").with_help(format!(
+                "add `{id} -> END;`, or an edge to the node that comes next"
+            ))
+        }
+        Violation::Unreachable { node } => {
+            new(node_span(*node), "unreachable").with_help("lead an edge to it, or remove it")
+        }
+        Violation::CannotEnd { node } => new(node_span(*node), "no path from here leads to END")
+            .with_help(
+                "a run that gets here can only stop by failing at `max_steps` or `max_visits`; \
+                 add a path from here to END",
+            ),
+        Violation::UnboundedCycle { cycle, closing } => {
+            let root = cycle.first().copied().unwrap_or_default();
+            let diagnostic = new(node_span(root), "this cycle is unbounded")
+                .with_help("only `max_steps` bounds it; add `max_visits N;` to one of its nodes");
+            match closing {
+                Some((edge, target)) => diagnostic.with_label(
+                    from_span(*edge).to(target_span(*edge, *target)),
+                    "the cycle closes here",
+                ),
+                None => diagnostic,
+            }
+        }
+        Violation::UnevenJoin { node, fork, .. } => {
+            let id = &graph.nodes[*node].id;
+            new(node_span(*node), "runs once per arriving branch")
+                .with_label(spans.edges[*fork].whole(), "the branches start here")
+                .with_help(format!(
+                    "add `defer;` to `{id}` so that it runs once, after the other branches"
+                ))
+        }
+    }
+}
+
+/// "write one statement: `a -> b | c;` lets a router choose, `a -> b & c;` runs both".
+fn merge_help(graph: &Blueprint, first: usize, second: usize) -> String {
+    let (first, second) = (&graph.edges[first], &graph.edges[second]);
+    let from = first.from.as_written();
+    let mut targets: Vec<&str> = Vec::new();
+    let mut seen = HashSet::new();
+    for target in first.targets.iter().chain(&second.targets) {
+        if seen.insert(target) {
+            targets.push(target.as_written());
+        }
+    }
+    let branch = format!("{from} -> {};", targets.join(" | "));
+    let nodes: Vec<&str> = targets.iter().copied().filter(|t| *t != "END").collect();
+    if nodes.len() >= 2 && nodes.len() == targets.len() {
+        let all = if nodes.len() == 2 {
+            "runs both"
+        } else {
+            "runs them all"
+        };
+        format!(
+            "write one statement: `{branch}` lets a router choose, `{from} -> {};` {all}",
+            nodes.join(" & ")
+        )
+    } else {
+        format!("write one statement: `{branch}` lets a router choose")
+    }
+}

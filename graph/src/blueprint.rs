@@ -1,0 +1,275 @@
+//! The blueprint: a graph's topology and settings as plain data, the same for a `.graph` source
+//! and a `GraphBuilder` graph. It is what [`check`](crate::check) validates, what code generation
+//! and every export read, and what a compiled graph hands to UIs.
+
+use std::fmt;
+
+/// How START is spelled in the runtime's API and in the JSON export: `add_edge(START, "a")`.
+pub const START: &str = "__start__";
+/// How END is spelled in the runtime's API and in the JSON export: `add_edge("a", END)`.
+pub const END: &str = "__end__";
+
+/// One graph: its nodes, its edges and its settings.
+///
+/// Nodes and edges keep their declaration order, and a blueprint may hold what the rules refuse
+/// (a node declared twice, an edge to an undeclared node): [`check`](crate::check) reports it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Blueprint {
+    /// The graph's name.
+    pub name: String,
+    /// Its documentation.
+    pub doc: Option<String>,
+    /// The state type, as the source names it (`Ticket`, `Vec<Message>`), if known.
+    pub state: Option<String>,
+    /// The bound on super-steps, if set (the runtime's default is 1000).
+    pub max_steps: Option<u32>,
+    /// The nodes, in declaration order.
+    pub nodes: Vec<Node>,
+    /// The edges, in declaration order; a chain `a -> b -> c` is two edges.
+    pub edges: Vec<Edge>,
+}
+
+impl Blueprint {
+    /// An empty graph called `name`.
+    pub fn new(name: impl Into<String>) -> Self {
+        Blueprint {
+            name: name.into(),
+            ..Blueprint::default()
+        }
+    }
+
+    /// The first node called `id`.
+    pub fn node(&self, id: &str) -> Option<&Node> {
+        self.nodes.iter().find(|node| node.id == id)
+    }
+
+    /// The target of a static `START -> node` edge, if the entry is static.
+    pub fn entry(&self) -> Option<&Endpoint> {
+        self.edges
+            .iter()
+            .find(|edge| edge.from == Endpoint::Start && edge.kind == EdgeKind::Static)
+            .and_then(|edge| edge.targets.first())
+    }
+
+    /// The nodes with a static edge to END, in edge order.
+    pub fn finish(&self) -> impl Iterator<Item = &str> {
+        self.edges
+            .iter()
+            .filter_map(|edge| match (&edge.from, edge.kind) {
+                (Endpoint::Node(id), EdgeKind::Static) if edge.targets == [Endpoint::End] => {
+                    Some(id.as_str())
+                }
+                _ => None,
+            })
+    }
+}
+
+/// A node and its attributes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Node {
+    /// The node's name.
+    pub id: String,
+    /// Its documentation.
+    pub doc: Option<String>,
+    /// What the node does, if declared.
+    pub kind: Option<NodeKind>,
+    /// How often a failed attempt is retried.
+    pub retry: Option<Retry>,
+    /// How long one attempt may take, in milliseconds.
+    pub timeout_ms: Option<u64>,
+    /// How often the node may run in one graph run.
+    pub max_visits: Option<u32>,
+    /// Whether the run pauses for a person before or after this node.
+    pub interrupt: Option<Interrupt>,
+    /// Whether the node waits until every other branch of the run has no node left to run.
+    pub defer: bool,
+    /// The node that handles this node's errors (START and END spelled [`START`] and [`END`],
+    /// which the rules refuse).
+    pub on_error: Option<String>,
+    /// Free-form `meta key = value` pairs, in declaration order.
+    pub meta: Vec<(String, MetaValue)>,
+}
+
+impl Node {
+    /// A node called `id` with no attributes.
+    pub fn new(id: impl Into<String>) -> Self {
+        Node {
+            id: id.into(),
+            ..Node::default()
+        }
+    }
+}
+
+/// `retry N backoff D`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Retry {
+    /// Retries after the first failure (at least 1).
+    pub attempts: u32,
+    /// Wait before the first retry, in milliseconds; each next retry waits twice as long.
+    pub backoff_ms: Option<u64>,
+}
+
+/// When a node pauses the run for a person.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Interrupt {
+    /// The run pauses before the node runs.
+    Before,
+    /// The run pauses after the node ran and its update was committed.
+    After,
+}
+
+impl Interrupt {
+    /// `"before"` or `"after"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Interrupt::Before => "before",
+            Interrupt::After => "after",
+        }
+    }
+}
+
+/// What a node does (`kind …;`). The runtime does not interpret it; agents and UIs do.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum NodeKind {
+    /// Calls the model.
+    Dispatch,
+    /// Parses the model's answer.
+    Parse,
+    /// Decides whether the turn is over.
+    StopCheck,
+    /// Runs tool calls.
+    Tools,
+    /// Compacts the history.
+    Compact,
+    /// Produces the final answer.
+    Finalize,
+    /// Waits for a person.
+    Hitl,
+    /// Hands over to another graph.
+    Delegate(String),
+    /// A kind of the user's own.
+    Custom(String),
+}
+
+impl NodeKind {
+    /// The built-in kinds that take no argument, as written in `.graph` files.
+    pub const BUILT_IN: &'static [(&'static str, NodeKind)] = &[
+        ("dispatch", NodeKind::Dispatch),
+        ("parse", NodeKind::Parse),
+        ("stop_check", NodeKind::StopCheck),
+        ("tools", NodeKind::Tools),
+        ("compact", NodeKind::Compact),
+        ("finalize", NodeKind::Finalize),
+        ("hitl", NodeKind::Hitl),
+    ];
+
+    /// The name of a built-in kind without argument (`"dispatch"`), else `None`.
+    pub fn built_in_name(&self) -> Option<&'static str> {
+        NodeKind::BUILT_IN
+            .iter()
+            .find(|(_, kind)| kind == self)
+            .map(|(name, _)| *name)
+    }
+}
+
+/// A `meta` value.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum MetaValue {
+    /// `"text"`. (Not called `String`: a variant of that name would make rustc spell every
+    /// `String` in its messages to users of the runtime as `std::string::String`.)
+    Text(String),
+    /// `42`.
+    Integer(u32),
+    /// `true` or `false`.
+    Bool(bool),
+}
+
+/// One end of an edge.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Endpoint {
+    /// Where every run starts.
+    Start,
+    /// Where a branch ends.
+    End,
+    /// A node, by name.
+    Node(String),
+}
+
+impl Endpoint {
+    /// The endpoint a name stands for in the runtime's API: [`START`], [`END`] or a node.
+    pub fn from_name(name: &str) -> Endpoint {
+        match name {
+            START => Endpoint::Start,
+            END => Endpoint::End,
+            node => Endpoint::Node(node.to_owned()),
+        }
+    }
+
+    /// `__start__`, `__end__` or the node's name, as in the runtime's API and the JSON export.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Endpoint::Start => START,
+            Endpoint::End => END,
+            Endpoint::Node(id) => id,
+        }
+    }
+
+    /// `START`, `END` or the node's name, as the language writes it (and messages show it).
+    pub fn as_written(&self) -> &str {
+        match self {
+            Endpoint::Start => "START",
+            Endpoint::End => "END",
+            Endpoint::Node(id) => id,
+        }
+    }
+}
+
+impl fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_written())
+    }
+}
+
+/// How an edge chooses among its targets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EdgeKind {
+    /// `a -> b`: always the one target.
+    Static,
+    /// `a -> b | c`: a router picks exactly one target.
+    Conditional,
+    /// `a -> b & c`: every target runs in the next super-step.
+    Fork,
+}
+
+impl EdgeKind {
+    /// `"static"`, `"conditional"` or `"fork"`, as in the JSON export.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            EdgeKind::Static => "static",
+            EdgeKind::Conditional => "conditional",
+            EdgeKind::Fork => "fork",
+        }
+    }
+}
+
+/// An edge from one endpoint to its targets.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Edge {
+    /// Where the edge leaves.
+    pub from: Endpoint,
+    /// Static, conditional or fork.
+    pub kind: EdgeKind,
+    /// One target for a static edge, any number otherwise (the rules want at least one).
+    pub targets: Vec<Endpoint>,
+}
+
+impl Edge {
+    /// A static edge `from -> to`.
+    pub fn to(from: Endpoint, to: Endpoint) -> Self {
+        Edge {
+            from,
+            kind: EdgeKind::Static,
+            targets: vec![to],
+        }
+    }
+}

@@ -1,0 +1,267 @@
+//! The graph rules: declarations, edges, whether the graph is whole, then flow warnings.
+//!
+//! Every check is linear (or n·log n) in nodes + edges: one name index, one pass over the edges,
+//! breadth-first searches and an iterative Tarjan. Warnings are computed only for a graph
+//! without errors (their reasoning assumes every name resolves).
+
+mod flow;
+mod joins;
+
+use std::collections::HashMap;
+
+use crate::blueprint::{Blueprint, EdgeKind, Endpoint};
+use crate::violation::{Limit, Reference, Violation, reserved_name_reason};
+
+/// Checks a blueprint by the rules every front door shares; returns each broken rule, errors
+/// first in declaration order, then warnings.
+///
+/// ```
+/// use trellis_graph::{Blueprint, Code, Edge, Endpoint, Node, check};
+///
+/// let mut graph = Blueprint::new("Work");
+/// graph.nodes.push(Node { on_error: Some("fallbak".into()), ..Node::new("work") });
+/// graph.nodes.push(Node::new("fallback"));
+/// graph.edges.push(Edge::to(Endpoint::Start, Endpoint::Node("work".into())));
+/// graph.edges.push(Edge::to(Endpoint::Node("work".into()), Endpoint::End));
+/// graph.edges.push(Edge::to(Endpoint::Node("fallback".into()), Endpoint::End));
+///
+/// let violations = check(&graph);
+/// assert_eq!(violations[0].code(), Code::E0202);
+/// assert_eq!(violations[0].message(&graph), "node `fallbak` is not declared in graph `Work`");
+/// ```
+pub fn check(blueprint: &Blueprint) -> Vec<Violation> {
+    let mut violations = Vec::new();
+    let index = NodeIndex::new(blueprint);
+    let named = declarations(blueprint, &index, &mut violations);
+    let outgoing = edges(blueprint, &index, &mut violations);
+    // A node that cannot be named would only bring follow-on errors (no outgoing edge, …).
+    if named {
+        whole_graph(blueprint, &index, &outgoing, &mut violations);
+    }
+    if violations.is_empty() {
+        let shape = Shape::new(blueprint, &index, &outgoing);
+        flow::check(blueprint, &shape, &mut violations);
+        joins::check(blueprint, &shape, &outgoing, &mut violations);
+    }
+    violations
+}
+
+/// Node names → the position of their first declaration.
+pub(crate) struct NodeIndex<'b> {
+    positions: HashMap<&'b str, usize>,
+}
+
+impl<'b> NodeIndex<'b> {
+    fn new(blueprint: &'b Blueprint) -> Self {
+        let mut positions = HashMap::with_capacity(blueprint.nodes.len());
+        for (at, node) in blueprint.nodes.iter().enumerate() {
+            positions.entry(node.id.as_str()).or_insert(at);
+        }
+        NodeIndex { positions }
+    }
+
+    pub(crate) fn get(&self, id: &str) -> Option<usize> {
+        self.positions.get(id).copied()
+    }
+}
+
+/// E0103, E0102, E0002; whether every node name can be used.
+fn declarations(blueprint: &Blueprint, index: &NodeIndex<'_>, out: &mut Vec<Violation>) -> bool {
+    let mut named = true;
+    if blueprint.max_steps == Some(0) {
+        out.push(Violation::ZeroLimit {
+            limit: Limit::MaxSteps,
+        });
+    }
+    for (at, node) in blueprint.nodes.iter().enumerate() {
+        if reserved_name_reason(&node.id).is_some() {
+            named = false;
+            out.push(Violation::ReservedName { node: at });
+        } else if let Some(first) = index.get(&node.id).filter(|&first| first != at) {
+            out.push(Violation::DuplicateNode { first, again: at });
+        }
+        let zero = [
+            (node.max_visits == Some(0), Limit::MaxVisits(at)),
+            (node.timeout_ms == Some(0), Limit::Timeout(at)),
+            (
+                node.retry.is_some_and(|r| r.attempts == 0),
+                Limit::Retry(at),
+            ),
+        ];
+        for (is_zero, limit) in zero {
+            if is_zero {
+                out.push(Violation::ZeroLimit { limit });
+            }
+        }
+        match node.on_error.as_deref().map(Endpoint::from_name) {
+            None => {}
+            Some(Endpoint::Start | Endpoint::End) => {
+                out.push(Violation::OnErrorNotANode { node: at });
+            }
+            Some(Endpoint::Node(handler)) => {
+                // "START" and "END" are the language's spellings; as a handler they are no node.
+                if handler == "START" || handler == "END" {
+                    out.push(Violation::OnErrorNotANode { node: at });
+                } else if index.get(&handler).is_none() {
+                    out.push(Violation::Undeclared {
+                        reference: Reference::OnError { node: at },
+                    });
+                }
+            }
+        }
+    }
+    named
+}
+
+/// Each node's one outgoing edge, and START's.
+pub(crate) struct Outgoing {
+    pub(crate) entry: Option<usize>,
+    pub(crate) of_node: Vec<Option<usize>>,
+}
+
+/// E0203, E0205, E0202, E0204 (no targets), E0206, E0207; the outgoing edge of every node.
+fn edges(blueprint: &Blueprint, index: &NodeIndex<'_>, out: &mut Vec<Violation>) -> Outgoing {
+    let mut outgoing = Outgoing {
+        entry: None,
+        of_node: vec![None; blueprint.nodes.len()],
+    };
+    for (at, edge) in blueprint.edges.iter().enumerate() {
+        match &edge.from {
+            Endpoint::Start => match outgoing.entry {
+                Some(first) => out.push(Violation::TwoEntries { first, again: at }),
+                None => outgoing.entry = Some(at),
+            },
+            Endpoint::End => out.push(Violation::EdgeOutOfEnd { edge: at }),
+            Endpoint::Node(id) => match index.get(id) {
+                Some(node) => match outgoing.of_node[node] {
+                    Some(first) => out.push(Violation::TwoOutgoing {
+                        node,
+                        first,
+                        again: at,
+                    }),
+                    None => outgoing.of_node[node] = Some(at),
+                },
+                None => out.push(Violation::Undeclared {
+                    reference: Reference::From { edge: at },
+                }),
+            },
+        }
+        if edge.targets.is_empty() {
+            out.push(Violation::NoTargets { edge: at });
+        }
+        // Edges have a handful of targets: a list beats a set.
+        for (target_at, target) in edge.targets.iter().enumerate() {
+            if let Some(first) = edge.targets[..target_at].iter().position(|t| t == target) {
+                out.push(Violation::RepeatedTarget {
+                    edge: at,
+                    first,
+                    again: target_at,
+                });
+                continue;
+            }
+            match target {
+                Endpoint::Start => out.push(Violation::EdgeIntoStart {
+                    edge: at,
+                    target: target_at,
+                }),
+                Endpoint::End if edge.kind == EdgeKind::Fork => out.push(Violation::EndInFork {
+                    edge: at,
+                    target: target_at,
+                }),
+                Endpoint::End => {}
+                Endpoint::Node(id) => {
+                    if index.get(id).is_none() {
+                        out.push(Violation::Undeclared {
+                            reference: Reference::Target {
+                                edge: at,
+                                target: target_at,
+                            },
+                        });
+                    }
+                }
+            }
+        }
+    }
+    outgoing
+}
+
+/// E0208, E0201, E0204: rules about what the graph lacks, meaningful only when every declaration
+/// is known (the language skips them after a syntax error).
+fn whole_graph(
+    blueprint: &Blueprint,
+    index: &NodeIndex<'_>,
+    outgoing: &Outgoing,
+    out: &mut Vec<Violation>,
+) {
+    if blueprint.nodes.is_empty() {
+        out.push(Violation::NoNodes);
+        return;
+    }
+    if outgoing.entry.is_none() {
+        out.push(Violation::NoEntry);
+    }
+    for (at, node) in blueprint.nodes.iter().enumerate() {
+        // A repeated declaration is its own error; its edges belong to the first.
+        if outgoing.of_node[at].is_none() && index.get(&node.id) == Some(at) {
+            out.push(Violation::NoOutgoing { node: at });
+        }
+    }
+}
+
+/// The resolved topology of an error-free blueprint, for the flow warnings.
+pub(crate) struct Shape {
+    /// Per node: (successor, edge, target position) by its edge.
+    pub(crate) next: Vec<Vec<Successor>>,
+    /// Per node: its `on_error` handler.
+    pub(crate) handler: Vec<Option<usize>>,
+    /// Nodes START leads to.
+    pub(crate) entry: Vec<usize>,
+    /// Per node: whether its edge may lead to END.
+    pub(crate) ends: Vec<bool>,
+}
+
+#[derive(Clone, Copy)]
+pub(crate) struct Successor {
+    pub(crate) node: usize,
+    pub(crate) edge: usize,
+    pub(crate) target: usize,
+}
+
+impl Shape {
+    fn new(blueprint: &Blueprint, index: &NodeIndex<'_>, outgoing: &Outgoing) -> Self {
+        let n = blueprint.nodes.len();
+        let resolve = |endpoint: &Endpoint| match endpoint {
+            Endpoint::Node(id) => index.get(id),
+            _ => None,
+        };
+        let mut shape = Shape {
+            next: vec![Vec::new(); n],
+            handler: blueprint
+                .nodes
+                .iter()
+                .map(|node| node.on_error.as_deref().and_then(|h| index.get(h)))
+                .collect(),
+            entry: outgoing
+                .entry
+                .map(|edge| {
+                    blueprint.edges[edge]
+                        .targets
+                        .iter()
+                        .filter_map(resolve)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            ends: vec![false; n],
+        };
+        for (from, edge) in outgoing.of_node.iter().enumerate() {
+            let Some(edge) = *edge else { continue };
+            for (target, endpoint) in blueprint.edges[edge].targets.iter().enumerate() {
+                match resolve(endpoint) {
+                    Some(node) => shape.next[from].push(Successor { node, edge, target }),
+                    None => shape.ends[from] |= *endpoint == Endpoint::End,
+                }
+            }
+        }
+        shape
+    }
+}

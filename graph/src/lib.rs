@@ -1,0 +1,53 @@
+//! The graph rules of Trellis in one place, shared by its two front doors: the `.graph` language
+//! (`trellis-dsl`, which adds spans, labels and did-you-mean) and the runtime's `GraphBuilder`
+//! (`trellis`, which turns the same findings into its `CompileError`).
+//!
+//! - [`Code`]: the diagnostic codes, one table of code, severity, scope and summary.
+//! - [`START`] and [`END`]: how the runtime and the JSON export spell the graph's terminals.
+//! - [`Blueprint`]: a graph's topology and settings as plain, serializable data (the JSON of
+//!   `trellis export`, `"format": 1`).
+//! - [`check`]: every topology rule, over a blueprint, as a list of [`Violation`]s.
+//!
+//! No parser and no proc-macro dependency: a graph declared in Rust never compiles the language.
+//!
+//! ```
+//! use trellis_graph::{Blueprint, Code, Edge, EdgeKind, Endpoint, Node, check};
+//!
+//! let node = |id: &str| Endpoint::Node(id.to_owned());
+//! let mut graph = Blueprint::new("Research");
+//! for id in ["plan", "web", "papers", "deep", "summarize"] {
+//!     graph.nodes.push(Node::new(id));
+//! }
+//! graph.edges = vec![
+//!     Edge::to(Endpoint::Start, node("plan")),
+//!     Edge { from: node("plan"), kind: EdgeKind::Fork, targets: vec![node("web"), node("papers")] },
+//!     Edge::to(node("web"), node("summarize")),
+//!     Edge::to(node("papers"), node("deep")),
+//!     Edge::to(node("deep"), node("summarize")),
+//!     Edge::to(node("summarize"), Endpoint::End),
+//! ];
+//! let violations = check(&graph);
+//! assert_eq!(violations.len(), 1);
+//! assert_eq!(violations[0].code(), Code::W0304);
+//! assert_eq!(
+//!     violations[0].message(&graph),
+//!     "node `summarize` is reached by fork branches of different lengths: \
+//!      `plan -> web -> summarize` (2 steps) and `plan -> papers -> deep -> summarize` (3 steps)"
+//! );
+//! ```
+
+mod blueprint;
+mod check;
+mod code;
+mod json;
+mod suggest;
+mod violation;
+
+pub use blueprint::{
+    Blueprint, END, Edge, EdgeKind, Endpoint, Interrupt, MetaValue, Node, NodeKind, Retry, START,
+};
+pub use check::check;
+pub use code::{Code, Scope, Severity};
+pub use json::JSON_FORMAT;
+pub use suggest::did_you_mean;
+pub use violation::{Limit, Path, Reference, Violation, reserved_name_reason};

@@ -1,0 +1,10 @@
+//! A graph's topology as plain, serializable data, and the rules' codes: the types of
+//! `trellis-graph`, shared with the `.graph` language. [`CompiledGraph::blueprint`] hands out a
+//! graph's blueprint; its JSON is the JSON of `trellis export --format json`.
+//!
+//! [`CompiledGraph::blueprint`]: crate::CompiledGraph::blueprint
+
+pub use trellis_graph::{
+    Blueprint, Code, Edge, EdgeKind, Endpoint, Interrupt, JSON_FORMAT, MetaValue, Node, NodeKind,
+    Retry, Scope, Severity,
+};
