@@ -286,6 +286,12 @@ impl<'a> Parser<'a, '_> {
                 }
             }
         }
+        let declared = self.names_after_node();
+        if !declared.is_empty() {
+            for graph in &mut file.graphs {
+                graph.poisoned.clone_from(&declared);
+            }
+        }
         file
     }
 
@@ -321,10 +327,31 @@ impl<'a> Parser<'a, '_> {
                         graph.items.push(item);
                         continue;
                     }
+                    match self.missing_semicolon(start, &error) {
+                        Resync::Recovered(item) => {
+                            graph.items.push(item);
+                            continue;
+                        }
+                        // Report the broken statement, but not the next one with it.
+                        Resync::NextStatement(at) => {
+                            self.syntax_error(start, &error, Piece::GraphItem);
+                            self.pos = at;
+                            continue;
+                        }
+                        Resync::None => {}
+                    }
+                    // A broken declaration still declares its node, so that neither its uses
+                    // nor the code that implements it are reported again.
                     if let Ok(probe) = self.piece(Rule::node_name_probe)
                         && let Some(name) = probe.into_inner().find(|p| p.as_rule() == Rule::ident)
                     {
-                        graph.poisoned.push(name.as_str());
+                        graph.items.push(Item {
+                            docs: Vec::new(),
+                            kind: ItemKind::Node(NodeDecl {
+                                name: ident(&name, start),
+                                attrs: Vec::new(),
+                            }),
+                        });
                     }
                     self.syntax_error(start, &error, Piece::GraphItem);
                     self.resume_after_broken_piece(start);
@@ -381,6 +408,143 @@ impl<'a> Parser<'a, '_> {
             docs,
             kind: ItemKind::Node(NodeDecl { name, attrs }),
         }
+    }
+
+    /// After a syntax error, every name written after `node` anywhere in the file: the source
+    /// declares them, even where recovery skipped the statement or a stray `}` closed a graph
+    /// early, so no use of them is reported as undeclared. The first word after `node` in the
+    /// same statement counts, stray marks between them or not (`node <draft {` still means
+    /// `draft`). A plain scan, no lexing (a 50 MB file of garbage has many errors); a `node` in a
+    /// comment may count too, which only ever spares an error while another one stands.
+    fn names_after_node(&self) -> Vec<&'a str> {
+        if self.syntax_errors == 0 {
+            return Vec::new();
+        }
+        let is_word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+        let bytes = self.text.as_bytes();
+        let mut names = Vec::new();
+        for (at, _) in self.text.match_indices("node") {
+            let after = at + "node".len();
+            let bounded = (at == 0 || !is_word(bytes[at - 1]))
+                && bytes.get(after).is_none_or(|&c| !is_word(c));
+            if !bounded {
+                continue;
+            }
+            // To the next word, over marks, strings and comments, within the statement.
+            let mut start = after;
+            while let Some(&c) = bytes.get(start) {
+                if bytes[start..].starts_with(b"//") {
+                    start += bytes[start..]
+                        .iter()
+                        .position(|&c| c == b'\n')
+                        .unwrap_or(bytes.len() - start);
+                } else if bytes[start..].starts_with(b"/*") {
+                    start += bytes[start..]
+                        .windows(2)
+                        .position(|pair| pair == b"*/")
+                        .map_or(bytes.len() - start, |end| end + 2);
+                } else if c == b'"' {
+                    start += 1;
+                    while let Some(&c) = bytes.get(start) {
+                        start += if c == b'\\' { 2 } else { 1 };
+                        if c == b'"' {
+                            break;
+                        }
+                    }
+                } else if is_word(c) || matches!(c, b';' | b'{' | b'}') {
+                    break;
+                } else {
+                    start += 1;
+                }
+            }
+            if !bytes
+                .get(start)
+                .is_some_and(|&c| c.is_ascii_alphabetic() || c == b'_')
+            {
+                continue;
+            }
+            let end = bytes[start..]
+                .iter()
+                .position(|&c| !is_word(c))
+                .map_or(bytes.len(), |length| start + length);
+            names.push(&self.text[start..end]);
+        }
+        names
+    }
+
+    /// A statement that runs into the next one for want of its `;`: when the piece failed where a
+    /// `;` could stand, at a token that starts the next statement (or closes the graph), the
+    /// statement is reported once as missing its `;` and kept as written, having moved past it;
+    /// if even without its `;` it is no statement, parsing still resumes at the next one.
+    fn missing_semicolon(&mut self, start: usize, error: &pest::error::Error<Rule>) -> Resync<'a> {
+        let wants_semicolon = match &error.variant {
+            ErrorVariant::ParsingError { positives, .. } => positives
+                .iter()
+                .any(|rule| first_tokens(*rule).contains(&Rule::semi)),
+            ErrorVariant::CustomError { .. } => false,
+        };
+        let at = start + error_offset(error);
+        if !wants_semicolon || at <= start {
+            return Resync::None;
+        }
+        let next_starts = {
+            let saved = self.pos;
+            self.pos = at;
+            // A known statement (not a stray word, which may as well belong to this one).
+            let item = self.piece(Rule::graph_item).is_ok_and(|item| {
+                item.into_inner()
+                    .all(|part| part.as_rule() != Rule::unknown_setting)
+            });
+            let starts = item || self.piece(Rule::graph_close).is_ok();
+            self.pos = saved;
+            starts
+        };
+        if !next_starts {
+            return Resync::None;
+        }
+        let Some(statement) = GraphParser::parse(Rule::unterminated_item, &self.text[start..at])
+            .ok()
+            .and_then(|mut pairs| pairs.next())
+        else {
+            return Resync::NextStatement(at);
+        };
+        // Where the `;` belongs: right after the statement's last token (a rule's span may
+        // reach over the trivia after it).
+        let end = statement
+            .clone()
+            .into_inner()
+            .flatten()
+            .filter(|pair| {
+                pair.as_rule() != Rule::EOI && pair.clone().into_inner().next().is_none()
+            })
+            .map(|token| start + token.as_span().end())
+            .max()
+            .unwrap_or(at);
+        let item = build_item(statement, start);
+        if !self.gave_up() {
+            self.syntax_errors += 1;
+            let (found, what) = found_at(self.text, at);
+            let found_text = what.describe();
+            self.diagnostics.push(
+                Diagnostic::new(
+                    Code::E0001,
+                    Span::new(end, end),
+                    format!("expected `;`, found {found_text}"),
+                    "add `;` here",
+                )
+                .with_label(
+                    found,
+                    if self.text[at..].starts_with('}') {
+                        "the graph closes here"
+                    } else {
+                        "the next statement starts here"
+                    },
+                )
+                .with_help("end each statement with `;`"),
+            );
+        }
+        self.pos = at;
+        Resync::Recovered(item)
     }
 
     fn at_end(&self) -> bool {
@@ -537,6 +701,16 @@ impl<'a> Parser<'a, '_> {
     }
 }
 
+/// How parsing goes on after a statement that failed where its `;` could stand.
+enum Resync<'a> {
+    /// It was complete but for its `;`: here it is.
+    Recovered(Item<'a>),
+    /// It is broken, but the next statement starts at this position.
+    NextStatement(usize),
+    /// Neither: skip to the next `;` as for any broken statement.
+    None,
+}
+
 /// Where in its input a pest error is.
 fn error_offset(error: &pest::error::Error<Rule>) -> usize {
     match error.location {
@@ -631,15 +805,7 @@ fn unexpected_token(text: &str, at: usize, expected: &[Rule]) -> Diagnostic {
         .with_help("close it with `\"`; write a quote inside a string as `\\\"`"),
         found => {
             let expected_list = describe_expected(expected);
-            let found_text = match &found {
-                Found::EndOfFile => "end of file".to_owned(),
-                Found::Token { text, is_word } if *is_word && is_keyword(text) => {
-                    format!("keyword `{text}`")
-                }
-                Found::Token { text, .. } => format!("`{text}`"),
-                Found::Described(what) => (*what).to_owned(),
-                Found::UnterminatedComment | Found::UnterminatedString => String::new(),
-            };
+            let found_text = found.describe();
             let help = match &found {
                 Found::Token {
                     text,
@@ -663,6 +829,21 @@ fn unexpected_token(text: &str, at: usize, expected: &[Rule]) -> Diagnostic {
                 )
             };
             Diagnostic::new(Code::E0001, span, message, label).with_optional_help(help)
+        }
+    }
+}
+
+impl Found {
+    /// `keyword `node``, `` `->` ``, `end of file`, …
+    fn describe(&self) -> String {
+        match self {
+            Found::EndOfFile => "end of file".to_owned(),
+            Found::Token { text, is_word } if *is_word && is_keyword(text) => {
+                format!("keyword `{text}`")
+            }
+            Found::Token { text, .. } => format!("`{text}`"),
+            Found::Described(what) => (*what).to_owned(),
+            Found::UnterminatedComment | Found::UnterminatedString => String::new(),
         }
     }
 }
@@ -881,20 +1062,20 @@ fn build_item(pair: Pair<'_, Rule>, base: usize) -> Item<'_> {
     for part in pair.into_inner() {
         match part.as_rule() {
             Rule::outer_doc => docs.push(doc_line(&part, base)),
-            Rule::state_decl => {
+            Rule::state_decl | Rule::state_decl_open => {
                 let path = part
                     .into_inner()
                     .find(|p| p.as_rule() == Rule::rust_path)
                     .map(|p| rust_path(p, base));
                 kind = path.map(ItemKind::State);
             }
-            Rule::max_steps_decl => {
+            Rule::max_steps_decl | Rule::max_steps_decl_open => {
                 kind = part
                     .into_inner()
                     .find(|p| p.as_rule() == Rule::number)
                     .map(|p| ItemKind::MaxSteps(literal(&p, base)));
             }
-            Rule::node_decl => {
+            Rule::node_decl | Rule::node_decl_open => {
                 let mut name = None;
                 let mut attrs = Vec::new();
                 for piece in part.into_inner() {
@@ -906,7 +1087,7 @@ fn build_item(pair: Pair<'_, Rule>, base: usize) -> Item<'_> {
                 }
                 kind = name.map(|name| ItemKind::Node(NodeDecl { name, attrs }));
             }
-            Rule::edge => kind = Some(ItemKind::Edge(build_edge(part, base))),
+            Rule::edge | Rule::edge_open => kind = Some(ItemKind::Edge(build_edge(part, base))),
             Rule::unknown_setting => {
                 kind = part
                     .into_inner()

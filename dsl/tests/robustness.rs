@@ -160,9 +160,91 @@ fn meaning(checked: &Checked) -> (Vec<String>, Vec<&'static str>) {
     (graphs, codes)
 }
 
+/// The text with comments (line, doc and nested block comments) and strings blanked out.
+fn without_comments_and_strings(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    while at < chars.len() {
+        let next = chars.get(at + 1).copied();
+        if chars[at] == '/' && next == Some('/') {
+            while at < chars.len() && chars[at] != '\n' {
+                at += 1;
+            }
+        } else if chars[at] == '/' && next == Some('*') {
+            let mut depth = 0;
+            while at < chars.len() {
+                if chars[at] == '/' && chars.get(at + 1) == Some(&'*') {
+                    depth += 1;
+                    at += 2;
+                } else if chars[at] == '*' && chars.get(at + 1) == Some(&'/') {
+                    depth -= 1;
+                    at += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    at += 1;
+                }
+            }
+        } else if chars[at] == '"' {
+            at += 1;
+            while at < chars.len() && chars[at] != '"' {
+                at += if chars[at] == '\\' { 2 } else { 1 };
+            }
+            at += 1;
+        } else {
+            out.push(chars[at]);
+            at += 1;
+            continue;
+        }
+        out.push(' ');
+    }
+    out
+}
+
+/// After a syntax error, no name the source declares (writes after `node`) is called undeclared.
+fn assert_no_follow_on_name_errors(text: &str, checked: &Checked) {
+    if !checked
+        .diagnostics
+        .iter()
+        .any(|d| d.code == trellis_dsl::Code::E0001)
+    {
+        return;
+    }
+    // `node` and the next word of the same statement declare it, stray marks between them or
+    // not (`node <draft {` still means `draft`).
+    let code = without_comments_and_strings(text);
+    let declarations: Vec<(&str, &str)> = code
+        .split([';', '{', '}'])
+        .flat_map(|statement| {
+            let words: Vec<&str> = statement
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .filter(|word| !word.is_empty())
+                .collect();
+            words
+                .windows(2)
+                .map(|pair| (pair[0], pair[1]))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    for diagnostic in &checked.diagnostics {
+        if diagnostic.code != trellis_dsl::Code::E0202 {
+            continue;
+        }
+        let name = &text[diagnostic.span.start..diagnostic.span.end];
+        let declared = declarations.contains(&("node", name));
+        assert!(
+            !declared,
+            "`{name}` is declared, yet reported undeclared after a syntax error in {text:?}"
+        );
+    }
+}
+
 fn check_everything(text: &str) {
     let checked = check(text);
     assert_spans_inside(text, &checked.diagnostics);
+    assert_no_follow_on_name_errors(text, &checked);
     match format(text) {
         Ok(formatted) => {
             let again = format(&formatted).expect("formatted output formats again");
