@@ -39,6 +39,7 @@ mod blueprint;
 mod check;
 mod diagnostic;
 pub mod export;
+mod fast;
 mod format;
 mod literal;
 mod lower;

@@ -38,11 +38,11 @@ fn parse_with<'a>(
     first_window: usize,
 ) -> File<'a> {
     let open_comment = unterminated_comment(text);
-    if whole_file_first
-        && open_comment.is_none()
-        && let Some(file) = parse_whole(text)
-    {
-        return file;
+    if whole_file_first && open_comment.is_none() {
+        // The common case, read by hand; then the whole file in one pest call.
+        if let Some(file) = crate::fast::parse(text).or_else(|| parse_whole(text)) {
+            return file;
+        }
     }
     let mut parser = Parser {
         text,
@@ -60,7 +60,7 @@ fn parse_with<'a>(
 }
 
 /// The whole file through the grammar's `file` rule, if it parses.
-fn parse_whole(text: &str) -> Option<File<'_>> {
+pub(crate) fn parse_whole(text: &str) -> Option<File<'_>> {
     let file_pair = GraphParser::parse(Rule::file, text).ok()?.next()?;
     let mut file = File::default();
     for part in file_pair.into_inner() {

@@ -39,6 +39,7 @@
 mod blueprint;
 mod check;
 mod code;
+mod hash;
 mod json;
 mod suggest;
 mod violation;
@@ -48,6 +49,7 @@ pub use blueprint::{
 };
 pub use check::check;
 pub use code::{Code, Scope, Severity};
+pub use hash::{Fnv, FnvBuildHasher};
 pub use json::JSON_FORMAT;
 pub use suggest::did_you_mean;
 pub use violation::{Limit, Path, Reference, Violation, reserved_name_reason};

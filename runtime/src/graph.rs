@@ -74,12 +74,12 @@ impl<S: GraphState> Topology<S> {
     }
 }
 
-/// FNV-1a (64 bit): simple, stable and the same everywhere, unlike `std`'s randomly keyed hasher.
+/// FNV-1a (64 bit) of `text`, as 16 hex digits: stable across processes, machines and builds,
+/// unlike `std`'s randomly keyed hasher. Checkpoints record it: it must never change.
 pub(crate) fn fnv1a(text: &str) -> String {
-    let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
-    });
-    format!("{hash:016x}")
+    let mut hasher = trellis_graph::Fnv::default();
+    std::hash::Hasher::write(&mut hasher, text.as_bytes());
+    format!("{:016x}", std::hash::Hasher::finish(&hasher))
 }
 
 impl<S> Edge<S> {

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use trellis_graph::{Blueprint, EdgeKind, Endpoint};
+use trellis_graph::{Blueprint, EdgeKind, Endpoint, FnvBuildHasher};
 
 use crate::blueprint::{GraphSpans, Module};
 use crate::diagnostic::{Code, Diagnostic, Diagnostics};
@@ -61,8 +61,11 @@ pub(super) fn check_module(module: &Module, diagnostics: &mut Diagnostics) {
 
 pub(super) fn check_graph(graph: &Blueprint, spans: &GraphSpans, diagnostics: &mut Diagnostics) {
     // Node name → first declaration (a repeated one is the graph rules' E0102, not a clash).
-    let mut declared: HashMap<&str, usize> = HashMap::with_capacity(graph.nodes.len());
-    let mut variants: HashMap<String, usize> = HashMap::new();
+    let n = graph.nodes.len();
+    let mut declared: HashMap<&str, usize, FnvBuildHasher> =
+        HashMap::with_capacity_and_hasher(n, FnvBuildHasher::default());
+    let mut variants: HashMap<Variant<'_>, usize, FnvBuildHasher> =
+        HashMap::with_capacity_and_hasher(n, FnvBuildHasher::default());
     for (at, node) in graph.nodes.iter().enumerate() {
         if declared.contains_key(node.id.as_str()) {
             continue;
@@ -71,9 +74,9 @@ pub(super) fn check_graph(graph: &Blueprint, spans: &GraphSpans, diagnostics: &m
         if !is_snake_case(&node.id) {
             continue;
         }
-        let variant = to_pascal_case(&node.id);
-        match variants.get(&variant) {
+        match variants.get(&Variant(&node.id)) {
             Some(&first) => {
+                let variant = to_pascal_case(&node.id);
                 diagnostics.push(
                     Diagnostic::new(
                         Code::E0106,
@@ -89,7 +92,7 @@ pub(super) fn check_graph(graph: &Blueprint, spans: &GraphSpans, diagnostics: &m
                 );
             }
             None => {
-                variants.insert(variant, at);
+                variants.insert(Variant(&node.id), at);
             }
         }
     }
@@ -141,5 +144,74 @@ pub(super) fn check_graph(graph: &Blueprint, spans: &GraphSpans, diagnostics: &m
                 .with_help("rename the node"),
             );
         }
+    }
+}
+
+/// A snake_case node name as the enum variant it becomes (`lookup_invoice` → `LookupInvoice`),
+/// hashed and compared without building the variant: the same characters as `to_pascal_case`
+/// gives for snake_case, a letter after `_` (or first) upper-cased, the `_` dropped.
+#[derive(Clone, Copy)]
+struct Variant<'a>(&'a str);
+
+impl Variant<'_> {
+    fn chars(self) -> impl Iterator<Item = u8> {
+        let mut after_underscore = true;
+        self.0.bytes().filter_map(move |byte| {
+            if byte == b'_' {
+                after_underscore = true;
+                return None;
+            }
+            let upper = after_underscore;
+            after_underscore = false;
+            Some(if upper {
+                byte.to_ascii_uppercase()
+            } else {
+                byte
+            })
+        })
+    }
+}
+
+impl PartialEq for Variant<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.chars().eq(other.chars())
+    }
+}
+
+impl Eq for Variant<'_> {}
+
+impl std::hash::Hash for Variant<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        for byte in self.chars() {
+            state.write_u8(byte);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_variant_key_is_the_pascal_case_name() {
+        for name in [
+            "lookup_invoice",
+            "a__b",
+            "step_1",
+            "step1",
+            "a_",
+            "x9_y",
+            "n",
+        ] {
+            let chars: Vec<u8> = Variant(name).chars().collect();
+            assert_eq!(
+                String::from_utf8(chars).unwrap(),
+                to_pascal_case(name),
+                "{name}"
+            );
+        }
+        assert!(Variant("a_b") == Variant("a__b"));
+        assert!(Variant("step_1") == Variant("step1"));
+        assert!(Variant("ab") != Variant("a_b"));
     }
 }

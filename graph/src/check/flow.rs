@@ -6,35 +6,39 @@
 
 use std::collections::VecDeque;
 
-use super::Shape;
+use super::{Adjacency, Shape};
 use crate::blueprint::Blueprint;
 use crate::violation::Violation;
 
 pub(super) fn check(blueprint: &Blueprint, shape: &Shape, out: &mut Vec<Violation>) {
     let n = blueprint.nodes.len();
     // `on_error` routes count for reaching nodes and END, not for cycles.
-    let next_or_handler: Vec<Vec<usize>> = (0..n)
-        .map(|at| {
-            shape.next[at]
+    let routes: Vec<(usize, usize)> = shape
+        .next
+        .pairs()
+        .map(|(from, successor)| (from, successor.node))
+        .chain(
+            shape
+                .handler
                 .iter()
-                .map(|s| s.node)
-                .chain(shape.handler[at])
-                .collect()
-        })
+                .enumerate()
+                .filter_map(|(from, handler)| Some((from, (*handler)?))),
+        )
         .collect();
+    let next_or_handler = Adjacency::new(n, &routes);
     let reached = search(&shape.entry, &next_or_handler);
     for (node, reached) in reached.iter().enumerate() {
         if !reached {
             out.push(Violation::Unreachable { node });
         }
     }
-    dead_ends(shape, &next_or_handler, &reached, out);
+    dead_ends(shape, &routes, &next_or_handler, &reached, out);
     unbounded_cycles(blueprint, shape, out);
 }
 
 /// Breadth-first search from `roots`; which nodes it reaches.
-fn search(roots: &[usize], next: &[Vec<usize>]) -> Vec<bool> {
-    let mut seen = vec![false; next.len()];
+fn search(roots: &[usize], next: &Adjacency<usize>) -> Vec<bool> {
+    let mut seen = vec![false; next.nodes()];
     let mut queue: VecDeque<usize> = VecDeque::new();
     for &root in roots {
         if !seen[root] {
@@ -43,7 +47,7 @@ fn search(roots: &[usize], next: &[Vec<usize>]) -> Vec<bool> {
         }
     }
     while let Some(at) = queue.pop_front() {
-        for &to in &next[at] {
+        for &to in next.of(at) {
             if !seen[to] {
                 seen[to] = true;
                 queue.push_back(to);
@@ -57,28 +61,23 @@ fn search(roots: &[usize], next: &[Vec<usize>]) -> Vec<bool> {
 /// region's nodes whose predecessor (or START) could still end, once each.
 fn dead_ends(
     shape: &Shape,
-    next_or_handler: &[Vec<usize>],
+    routes: &[(usize, usize)],
+    next_or_handler: &Adjacency<usize>,
     reached: &[bool],
     out: &mut Vec<Violation>,
 ) {
-    let n = next_or_handler.len();
-    let mut previous: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for (from, targets) in next_or_handler.iter().enumerate() {
-        for &to in targets {
-            previous[to].push(from);
-        }
-    }
+    let n = next_or_handler.nodes();
+    let reversed: Vec<(usize, usize)> = routes.iter().map(|&(from, to)| (to, from)).collect();
+    let previous = Adjacency::new(n, &reversed);
     let ends: Vec<usize> = (0..n).filter(|&at| shape.ends[at]).collect();
     let can_end = search(&ends, &previous);
     let mut entered = vec![false; n];
     for &at in &shape.entry {
         entered[at] = true;
     }
-    for (from, targets) in next_or_handler.iter().enumerate() {
+    for &(from, to) in routes {
         if can_end[from] {
-            for &to in targets {
-                entered[to] = true;
-            }
+            entered[to] = true;
         }
     }
     for node in 0..n {
@@ -91,21 +90,18 @@ fn dead_ends(
 /// Reports every cycle of nodes none of which has `max_visits`: the strongly connected
 /// components of the graph restricted to unbounded nodes, each spelled by a shortest cycle.
 fn unbounded_cycles(blueprint: &Blueprint, shape: &Shape, out: &mut Vec<Violation>) {
-    let next: Vec<Vec<usize>> = shape
-        .next
-        .iter()
-        .map(|successors| successors.iter().map(|s| s.node).collect())
-        .collect();
+    let pairs: Vec<(usize, usize)> = shape.next.pairs().map(|(from, s)| (from, s.node)).collect();
+    let next = Adjacency::new(blueprint.nodes.len(), &pairs);
     let unbounded: Vec<bool> = blueprint
         .nodes
         .iter()
         .map(|node| node.max_visits.is_none())
         .collect();
-    let mut component_of = vec![usize::MAX; next.len()];
-    let mut parent = vec![None; next.len()];
+    let mut component_of = vec![usize::MAX; next.nodes()];
+    let mut parent = vec![None; next.nodes()];
     for (number, component) in strongly_connected(&next, &unbounded).iter().enumerate() {
         let root = component.iter().copied().min().unwrap_or_default();
-        let cyclic = component.len() > 1 || next[root].contains(&root);
+        let cyclic = component.len() > 1 || next.of(root).contains(&root);
         if !cyclic {
             continue;
         }
@@ -117,7 +113,9 @@ fn unbounded_cycles(blueprint: &Blueprint, shape: &Shape, out: &mut Vec<Violatio
             parent[at] = None;
         }
         let closing_node = cycle.last().copied().unwrap_or(root);
-        let closing = shape.next[closing_node]
+        let closing = shape
+            .next
+            .of(closing_node)
             .iter()
             .find(|s| s.node == root)
             .map(|s| (s.edge, s.target));
@@ -130,14 +128,14 @@ fn unbounded_cycles(blueprint: &Blueprint, shape: &Shape, out: &mut Vec<Violatio
 /// caller clears the component's entries afterwards.
 fn cycle_through(
     root: usize,
-    next: &[Vec<usize>],
+    next: &Adjacency<usize>,
     in_component: impl Fn(usize) -> bool,
     parent: &mut [Option<usize>],
 ) -> Vec<usize> {
     let mut queue = VecDeque::from([root]);
     let mut last = root;
     'search: while let Some(at) = queue.pop_front() {
-        for &to in &next[at] {
+        for &to in next.of(at) {
             if to == root {
                 last = at;
                 break 'search;
@@ -161,9 +159,9 @@ fn cycle_through(
 }
 
 /// Strongly connected components of the subgraph induced by `include`, by an iterative Tarjan.
-pub(super) fn strongly_connected(next: &[Vec<usize>], include: &[bool]) -> Vec<Vec<usize>> {
+pub(super) fn strongly_connected(next: &Adjacency<usize>, include: &[bool]) -> Vec<Vec<usize>> {
     const UNVISITED: usize = usize::MAX;
-    let n = next.len();
+    let n = next.nodes();
     let mut order = vec![UNVISITED; n];
     let mut low = vec![0; n];
     let mut on_stack = vec![false; n];
@@ -182,7 +180,7 @@ pub(super) fn strongly_connected(next: &[Vec<usize>], include: &[bool]) -> Vec<V
         on_stack[root] = true;
         calls.push((root, 0));
         while let Some(&(at, child)) = calls.last() {
-            if let Some(&to) = next[at].get(child) {
+            if let Some(&to) = next.of(at).get(child) {
                 if let Some(top) = calls.last_mut() {
                     top.1 += 1;
                 }
@@ -225,10 +223,19 @@ pub(super) fn strongly_connected(next: &[Vec<usize>], include: &[bool]) -> Vec<V
 mod tests {
     use super::*;
 
+    fn adjacency(lists: &[&[usize]]) -> Adjacency<usize> {
+        let pairs: Vec<(usize, usize)> = lists
+            .iter()
+            .enumerate()
+            .flat_map(|(from, targets)| targets.iter().map(move |&to| (from, to)))
+            .collect();
+        Adjacency::new(lists.len(), &pairs)
+    }
+
     #[test]
     fn components_of_a_small_graph() {
         // 0 -> 1 -> 2 -> 0, 2 -> 3, 3 -> 3
-        let next = vec![vec![1], vec![2], vec![0, 3], vec![3]];
+        let next = adjacency(&[&[1], &[2], &[0, 3], &[3]]);
         let mut components = strongly_connected(&next, &[true; 4]);
         for c in &mut components {
             c.sort_unstable();
@@ -243,7 +250,8 @@ mod tests {
     #[test]
     fn a_long_chain_does_not_recurse() {
         let n = 200_000;
-        let next: Vec<Vec<usize>> = (0..n).map(|i| vec![(i + 1) % n]).collect();
+        let pairs: Vec<(usize, usize)> = (0..n).map(|i| (i, (i + 1) % n)).collect();
+        let next = Adjacency::new(n, &pairs);
         let components = strongly_connected(&next, &vec![true; n]);
         assert_eq!(components.len(), 1);
         let cycle = cycle_through(0, &next, |_| true, &mut vec![None; n]);
@@ -253,7 +261,7 @@ mod tests {
     #[test]
     fn the_shortest_cycle_is_spelled() {
         // 0 -> 1 -> 0 and 0 -> 2 -> 3 -> 0
-        let next = vec![vec![2, 1], vec![0], vec![3], vec![0]];
+        let next = adjacency(&[&[2, 1], &[0], &[3], &[0]]);
         assert_eq!(
             cycle_through(0, &next, |_| true, &mut [None; 4]),
             vec![0, 1]

@@ -35,7 +35,7 @@ pub(super) fn check(
     out: &mut Vec<Violation>,
 ) {
     let n = blueprint.nodes.len();
-    let edges: usize = shape.next.iter().map(Vec::len).sum();
+    let edges = shape.next.len();
     let mut budget = WORK_PER_EDGE * (n + edges) + 1024;
     let mut search = Search {
         label: vec![NONE; n],
@@ -105,7 +105,7 @@ impl Search {
             if sets.count == 1 {
                 break;
             }
-            for successor in &shape.next[at] {
+            for successor in shape.next.of(at) {
                 let Some(left) = budget.checked_sub(1) else {
                     return false;
                 };
@@ -177,7 +177,7 @@ fn shape_targets(
     edge: usize,
 ) -> Vec<usize> {
     match source {
-        Some(node) => shape.next[node].iter().map(|s| s.node).collect(),
+        Some(node) => shape.next.of(node).iter().map(|s| s.node).collect(),
         None => {
             debug_assert_eq!(blueprint.edges[edge].from, Endpoint::Start);
             shape.entry.clone()
@@ -212,5 +212,225 @@ impl Sets {
             self.parent[a] = b;
             self.count -= 1;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Blueprint, Code, Edge, EdgeKind, Endpoint, Node, Violation, check};
+
+    /// A blueprint from `from -> to` lines: `a -> b`, `a -> b | c`, `a -> b & c`; `S` and `E`
+    /// are START and END; nodes named `*x` are deferred.
+    fn graph(lines: &[&str]) -> Blueprint {
+        let endpoint = |name: &str| match name.trim_start_matches('*') {
+            "S" => Endpoint::Start,
+            "E" => Endpoint::End,
+            node => Endpoint::Node(node.to_owned()),
+        };
+        let mut blueprint = Blueprint::new("G");
+        let declare = |name: &str, blueprint: &mut Blueprint| {
+            let id = name.trim_start_matches('*');
+            if !matches!(id, "S" | "E") && blueprint.node(id).is_none() {
+                blueprint.nodes.push(Node {
+                    defer: name.starts_with('*'),
+                    ..Node::new(id)
+                });
+            }
+        };
+        for line in lines {
+            let (from, to) = line.split_once(" -> ").expect("an edge");
+            let (kind, separator) = if to.contains('&') {
+                (EdgeKind::Fork, '&')
+            } else if to.contains('|') {
+                (EdgeKind::Conditional, '|')
+            } else {
+                (EdgeKind::Static, ' ')
+            };
+            let targets: Vec<&str> = to.split(separator).map(str::trim).collect();
+            declare(from, &mut blueprint);
+            for target in &targets {
+                declare(target, &mut blueprint);
+            }
+            blueprint.edges.push(Edge {
+                from: endpoint(from),
+                kind,
+                targets: targets.into_iter().map(endpoint).collect(),
+            });
+        }
+        blueprint
+    }
+
+    /// The W0304 messages of a graph (which must have no error).
+    fn uneven(lines: &[&str]) -> Vec<String> {
+        let blueprint = graph(lines);
+        let violations = check(&blueprint);
+        assert!(violations.iter().all(|v| !v.is_error()), "{violations:?}");
+        violations
+            .iter()
+            .filter(|v| v.code() == Code::W0304)
+            .map(|v| v.message(&blueprint))
+            .collect()
+    }
+
+    #[test]
+    fn branches_of_different_lengths_are_reported_with_both_paths() {
+        let found = uneven(&[
+            "S -> plan",
+            "plan -> web & papers",
+            "web -> sum",
+            "papers -> deep",
+            "deep -> sum",
+            "sum -> E",
+        ]);
+        assert_eq!(
+            found,
+            [
+                "node `sum` is reached by fork branches of different lengths: `plan -> web -> sum` (2 steps) and `plan -> papers -> deep -> sum` (3 steps)"
+            ]
+        );
+    }
+
+    #[test]
+    fn branches_of_equal_length_are_not() {
+        assert!(uneven(&["S -> plan", "plan -> a & b", "a -> j", "b -> j", "j -> E"]).is_empty());
+        // Three branches, two steps each.
+        assert!(
+            uneven(&[
+                "S -> p",
+                "p -> a & b & c",
+                "a -> x",
+                "b -> y",
+                "c -> z",
+                "x -> j",
+                "y -> j",
+                "z -> j",
+                "j -> E"
+            ])
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_deferred_join_is_not() {
+        assert!(
+            uneven(&[
+                "S -> plan",
+                "plan -> web & papers",
+                "web -> *sum",
+                "papers -> deep",
+                "deep -> *sum",
+                "*sum -> E"
+            ])
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_loop_back_into_a_branch_is_no_join() {
+        // The merged branches loop back to `b` (and to the fork): later rounds, not a join.
+        assert!(
+            uneven(&[
+                "S -> plan",
+                "plan -> a & b",
+                "a -> a2",
+                "b -> b2",
+                "a2 -> j",
+                "b2 -> j",
+                "j -> b | plan | E"
+            ])
+            .is_empty()
+        );
+        // A side branch that ends, forked again on every round of the loop.
+        assert!(
+            uneven(&[
+                "S -> plan",
+                "plan -> a & side",
+                "side -> E",
+                "a -> x",
+                "x -> plan | E"
+            ])
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_join_inside_a_loop_is_reported() {
+        let found = uneven(&[
+            "S -> plan",
+            "plan -> a & b",
+            "a -> j",
+            "b -> c",
+            "c -> j",
+            "j -> plan | E",
+        ]);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].starts_with("node `j`"), "{found:?}");
+    }
+
+    #[test]
+    fn a_fork_target_reached_again_by_its_sibling_is_reported() {
+        let found = uneven(&["S -> p", "p -> a & b", "a -> b", "b -> E"]);
+        assert_eq!(
+            found,
+            [
+                "node `b` is reached by fork branches of different lengths: `p -> b` (1 step) and `p -> a -> b` (2 steps)"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_fork_from_start_counts_and_long_paths_are_elided() {
+        let mut lines = vec!["S -> a & b", "a -> j", "j -> E", "b -> c1"];
+        let chain: Vec<String> = (1..9).map(|i| format!("c{i} -> c{}", i + 1)).collect();
+        lines.extend(chain.iter().map(String::as_str));
+        lines.push("c9 -> j");
+        let found = uneven(&lines);
+        assert_eq!(
+            found,
+            [
+                "node `j` is reached by fork branches of different lengths: `START -> a -> j` (2 steps) and `START -> … -> c5 -> c6 -> c7 -> c8 -> c9 -> j` (11 steps)"
+            ]
+        );
+    }
+
+    #[test]
+    fn each_join_is_reported_once() {
+        // Two forks reach `j` unevenly.
+        let found = uneven(&[
+            "S -> p",
+            "p -> a & b",
+            "a -> q",
+            "b -> j",
+            "q -> c & d",
+            "c -> j",
+            "d -> e",
+            "e -> j",
+            "j -> E",
+        ]);
+        assert_eq!(found.len(), 1, "{found:?}");
+    }
+
+    #[test]
+    fn the_search_stays_within_its_budget_on_forks_that_never_join() {
+        // A long chain with a fork every few nodes whose second branch ends at once: each
+        // fork's search would walk the rest of the chain; the budget stops it, quietly.
+        let mut lines = vec!["S -> n0".to_owned()];
+        for i in 0..3000 {
+            if i % 3 == 0 {
+                lines.push(format!("n{i} -> n{} & s{i}", i + 1));
+                lines.push(format!("s{i} -> E"));
+            } else {
+                lines.push(format!("n{i} -> n{}", i + 1));
+            }
+        }
+        lines.push("n3000 -> E".to_owned());
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        assert!(uneven(&lines).is_empty());
+        let violations = check(&graph(&lines));
+        assert!(
+            !violations
+                .iter()
+                .any(|v| matches!(v, Violation::UnevenJoin { .. }))
+        );
     }
 }

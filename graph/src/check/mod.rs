@@ -4,10 +4,15 @@
 //! breadth-first searches and an iterative Tarjan. Warnings are computed only for a graph
 //! without errors (their reasoning assumes every name resolves).
 
+mod adjacency;
 mod flow;
 mod joins;
 
 use std::collections::HashMap;
+
+use adjacency::Adjacency;
+
+use crate::hash::FnvBuildHasher;
 
 use crate::blueprint::{Blueprint, EdgeKind, Endpoint};
 use crate::violation::{Limit, Reference, Violation, reserved_name_reason};
@@ -48,12 +53,13 @@ pub fn check(blueprint: &Blueprint) -> Vec<Violation> {
 
 /// Node names → the position of their first declaration.
 pub(crate) struct NodeIndex<'b> {
-    positions: HashMap<&'b str, usize>,
+    positions: HashMap<&'b str, usize, FnvBuildHasher>,
 }
 
 impl<'b> NodeIndex<'b> {
     fn new(blueprint: &'b Blueprint) -> Self {
-        let mut positions = HashMap::with_capacity(blueprint.nodes.len());
+        let mut positions =
+            HashMap::with_capacity_and_hasher(blueprint.nodes.len(), FnvBuildHasher::default());
         for (at, node) in blueprint.nodes.iter().enumerate() {
             positions.entry(node.id.as_str()).or_insert(at);
         }
@@ -211,7 +217,7 @@ fn whole_graph(
 /// The resolved topology of an error-free blueprint, for the flow warnings.
 pub(crate) struct Shape {
     /// Per node: (successor, edge, target position) by its edge.
-    pub(crate) next: Vec<Vec<Successor>>,
+    pub(crate) next: Adjacency<Successor>,
     /// Per node: its `on_error` handler.
     pub(crate) handler: Vec<Option<usize>>,
     /// Nodes START leads to.
@@ -220,7 +226,7 @@ pub(crate) struct Shape {
     pub(crate) ends: Vec<bool>,
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 pub(crate) struct Successor {
     pub(crate) node: usize,
     pub(crate) edge: usize,
@@ -234,8 +240,19 @@ impl Shape {
             Endpoint::Node(id) => index.get(id),
             _ => None,
         };
-        let mut shape = Shape {
-            next: vec![Vec::new(); n],
+        let mut ends = vec![false; n];
+        let mut next = Vec::with_capacity(blueprint.edges.len());
+        for (from, edge) in outgoing.of_node.iter().enumerate() {
+            let Some(edge) = *edge else { continue };
+            for (target, endpoint) in blueprint.edges[edge].targets.iter().enumerate() {
+                match resolve(endpoint) {
+                    Some(node) => next.push((from, Successor { node, edge, target })),
+                    None => ends[from] |= *endpoint == Endpoint::End,
+                }
+            }
+        }
+        Shape {
+            next: Adjacency::new(n, &next),
             handler: blueprint
                 .nodes
                 .iter()
@@ -251,17 +268,7 @@ impl Shape {
                         .collect()
                 })
                 .unwrap_or_default(),
-            ends: vec![false; n],
-        };
-        for (from, edge) in outgoing.of_node.iter().enumerate() {
-            let Some(edge) = *edge else { continue };
-            for (target, endpoint) in blueprint.edges[edge].targets.iter().enumerate() {
-                match resolve(endpoint) {
-                    Some(node) => shape.next[from].push(Successor { node, edge, target }),
-                    None => shape.ends[from] |= *endpoint == Endpoint::End,
-                }
-            }
+            ends,
         }
-        shape
     }
 }

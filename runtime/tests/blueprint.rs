@@ -1,0 +1,188 @@
+//! A compiled graph's blueprint — the same type, and the same JSON, as `trellis export` gives
+//! for a `.graph` file — its warnings, and graphs built from a blueprint.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Ticket, log, ticket};
+use trellis::blueprint::{
+    Blueprint, Code, Edge, EdgeKind, Endpoint, Interrupt, MetaValue, NodeKind, Retry,
+};
+use trellis::{END, GraphBuilder, NodeOptions, NodeResult, START};
+
+fn noop() -> impl trellis::Node<Ticket> {
+    trellis::node_fn(|_, _| async { Ok(NodeResult::None) })
+}
+
+#[test]
+fn a_builder_graph_describes_what_was_declared() {
+    let mut builder = GraphBuilder::<Ticket>::new("Support");
+    builder
+        .set_doc("Answers tickets.")
+        .set_state_name("Ticket")
+        .set_max_steps(25)
+        .add_node_with(
+            "classify",
+            noop(),
+            NodeOptions::new()
+                .doc("Billing or not.")
+                .kind(NodeKind::Dispatch)
+                .meta("owner", MetaValue::Text("support".into()))
+                .retry(3, Duration::from_millis(200))
+                // Below a millisecond, rounded up: a timeout is never shown as none.
+                .timeout(Duration::from_micros(1500)),
+        )
+        .add_node_with(
+            "send",
+            noop(),
+            NodeOptions::new()
+                .interrupt_before()
+                .max_visits(2)
+                .defer()
+                .on_error("classify"),
+        )
+        .add_edge(START, "classify")
+        .add_conditional_edges("classify", |_: &Ticket| "send", ["send", END])
+        .add_edge("send", END);
+    let graph = builder.compile().expect("a sound graph");
+    let blueprint = graph.blueprint();
+    assert_eq!(blueprint.name, "Support");
+    assert_eq!(blueprint.doc.as_deref(), Some("Answers tickets."));
+    assert_eq!(blueprint.state.as_deref(), Some("Ticket"));
+    assert_eq!(blueprint.max_steps, Some(25));
+    let classify = &blueprint.nodes[0];
+    assert_eq!(classify.kind, Some(NodeKind::Dispatch));
+    assert_eq!(
+        classify.retry,
+        Some(Retry {
+            attempts: 3,
+            backoff_ms: Some(200)
+        })
+    );
+    assert_eq!(classify.timeout_ms, Some(2));
+    assert_eq!(
+        classify.meta,
+        [("owner".to_owned(), MetaValue::Text("support".into()))]
+    );
+    let send = &blueprint.nodes[1];
+    assert_eq!(
+        (
+            send.interrupt,
+            send.max_visits,
+            send.defer,
+            send.on_error.as_deref()
+        ),
+        (Some(Interrupt::Before), Some(2), true, Some("classify"))
+    );
+    assert_eq!(
+        blueprint.edges[1],
+        Edge {
+            from: Endpoint::Node("classify".into()),
+            kind: EdgeKind::Conditional,
+            targets: vec![Endpoint::Node("send".into()), Endpoint::End],
+        }
+    );
+    // The export's JSON.
+    let json = serde_json::to_value(blueprint).expect("serializes");
+    assert_eq!(json["format"], 1);
+    assert_eq!(json["entry"], "classify");
+    assert_eq!(json["finish"], serde_json::json!(["send"]));
+    assert_eq!(
+        json["edges"][0],
+        serde_json::json!({"kind": "static", "from": "__start__", "to": "classify"})
+    );
+    assert_eq!(json["nodes"][0]["retry"], 3);
+    assert_eq!(json["nodes"][1]["interrupt"], "before");
+}
+
+#[test]
+fn warnings_do_not_fail_the_build_and_are_listed() {
+    let mut builder = GraphBuilder::<Ticket>::new("Support");
+    builder
+        .add_node("draft", noop())
+        .add_node("archive", noop())
+        .add_edge(START, "draft")
+        .add_edge("draft", END)
+        .add_edge("archive", END);
+    let graph = builder.compile().expect("warnings never fail a build");
+    let warnings = graph.warnings();
+    assert_eq!(warnings.len(), 1);
+    assert_eq!(warnings[0].code, Code::W0301);
+    assert_eq!(
+        warnings[0].message,
+        "node `archive` cannot be reached from START"
+    );
+    assert_eq!(
+        warnings[0].help.as_deref(),
+        Some("lead an edge to it, or remove it")
+    );
+    assert!(warnings[0].to_string().starts_with("warning[W0301]: "));
+
+    // Branches of different lengths: the join runs once per arriving branch.
+    let mut builder = GraphBuilder::<Ticket>::new("Research");
+    for node in ["plan", "web", "papers", "deep", "summarize"] {
+        builder.add_node(node, noop());
+    }
+    builder
+        .add_edge(START, "plan")
+        .add_fork("plan", ["web", "papers"])
+        .add_edge("web", "summarize")
+        .add_edge("papers", "deep")
+        .add_edge("deep", "summarize")
+        .add_edge("summarize", END);
+    let graph = builder.compile().expect("compiles");
+    assert_eq!(graph.warnings()[0].code, Code::W0304);
+    assert_eq!(
+        graph.warnings()[0].help.as_deref(),
+        Some(
+            "give `summarize` `NodeOptions::defer()` so that it runs once, after the other branches"
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_topology_loaded_as_json_runs_with_behaviour_given_by_name() {
+    let json = r#"{
+        "format": 1, "name": "Loaded", "max_steps": 10,
+        "nodes": [{"id": "first"}, {"id": "second", "retry": 2, "backoff_ms": 5}],
+        "edges": [
+            {"kind": "static", "from": "__start__", "to": "first"},
+            {"kind": "conditional", "from": "first", "targets": ["second", "__end__"]},
+            {"kind": "static", "from": "second", "to": "__end__"}
+        ]
+    }"#;
+    let blueprint: Blueprint = serde_json::from_str(json).expect("a blueprint");
+    let graph = GraphBuilder::<Ticket>::from_blueprint(
+        blueprint.clone(),
+        |_, node| {
+            let name = node.id.clone();
+            trellis::node_fn(move |_, _| {
+                let entry = name.clone();
+                async move { Ok(log(&entry)) }
+            })
+        },
+        |_, edge| {
+            assert_eq!(edge.from, Endpoint::Node("first".into()));
+            |_: &Ticket| "second"
+        },
+    )
+    .compile()
+    .expect("builds");
+    assert_eq!(graph.blueprint(), &blueprint);
+    let outcome = graph.invoke(ticket("")).await.expect("runs");
+    assert_eq!(outcome.state().log, ["first", "second"]);
+
+    // A blueprint the rules refuse is refused by `compile`, with the language's codes.
+    let mut broken = blueprint;
+    broken.nodes[0].on_error = Some("fallbak".into());
+    let error =
+        GraphBuilder::<Ticket>::from_blueprint(broken, |_, _| noop(), |_, _| |_: &Ticket| "")
+            .compile()
+            .expect_err("an undeclared handler");
+    assert_eq!(error.codes(), [Code::E0202]);
+    assert_eq!(
+        error.diagnostics[0].message,
+        "node `fallbak` is not declared in graph `Loaded`"
+    );
+}
