@@ -48,6 +48,23 @@ mod parse;
 mod position;
 pub mod render;
 
+/// The crate's internals for its own property tests (feature `test-util`, as tokio has one):
+/// not an API, no stability.
+#[cfg(feature = "test-util")]
+#[doc(hidden)]
+pub mod test_util {
+    /// The AST the fast reader builds for `text`, as text; `None` when it gives up.
+    pub fn fast_reader(text: &str) -> Option<String> {
+        crate::fast::parse(text).map(|file| format!("{file:?}"))
+    }
+
+    /// The AST the grammar's `file` rule builds for `text`, as text; `None` when it does not
+    /// parse.
+    pub fn pest_reader(text: &str) -> Option<String> {
+        crate::parse::parse_whole(text).map(|file| format!("{file:?}"))
+    }
+}
+
 /// The pest parser generated from `grammar.pest`.
 #[allow(missing_docs, unreachable_pub)]
 mod syntax {

@@ -76,6 +76,10 @@ const VOCABULARY: &[&str] = &[
     ">>",
     "Self",
     "r#x",
+    "//// c\n",
+    "STARTED",
+    "node_a",
+    "0a",
 ];
 
 const VALID: &[&str] = &[
@@ -289,6 +293,46 @@ proptest! {
                 assert_spans_inside(&lossy, std::slice::from_ref(&error));
             }
         }
+    }
+}
+
+/// Whatever the fast reader reads, pest reads to the same AST.
+fn readers_agree(text: &str) {
+    use trellis_dsl::test_util::{fast_reader, pest_reader};
+    if let Some(fast) = fast_reader(text) {
+        assert_eq!(
+            Some(fast),
+            pest_reader(text),
+            "the fast reader and pest disagree on {text:?}"
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2048))]
+
+    #[test]
+    fn the_fast_reader_reads_as_pest_does(text in prop_oneof![soup(), mutation()]) {
+        readers_agree(&text);
+    }
+
+    /// Statements of the language in any order: well formed more often than a soup.
+    #[test]
+    fn the_fast_reader_reads_statements_as_pest_does(statements in prop::collection::vec(
+        prop::sample::select(&[
+            "node a;", "node b { retry 2 backoff 10ms; timeout 5s; }", "START -> a;",
+            "a -> b | END;", "b -> a & b;", "state x::Y<Z>;", "max_steps 9;", "/// d\n",
+            "node c { kind tools; meta owner = \"me\"; }", "a -> b -> c;", "c -> END;",
+            "node d { defer; on_error c; interrupt before; max_visits 2; }", "// c\n",
+        ][..]),
+        0..12,
+    )) {
+        let text = format!("graph G {{ {} }}", statements.join(" "));
+        readers_agree(&text);
+        prop_assert!(
+            trellis_dsl::test_util::fast_reader(&text).is_some(),
+            "the fast reader handles every statement of {text:?}"
+        );
     }
 }
 
