@@ -56,25 +56,39 @@ pub(crate) async fn activate<S: GraphState>(
         if observed {
             failed_attempts.push((attempt, error.to_string(), retrying));
         }
-        if !retrying {
-            break Err(Stop::Failed(Box::new(NodeFailure {
+        let failure = |error: &NodeError, ctx: &NodeContext| {
+            Stop::Failed(Box::new(NodeFailure {
                 node: ctx.node().to_owned(),
                 step: ctx.step,
                 attempts: attempt,
                 kind: error.kind(),
                 message: error.to_string(),
-            })));
+            }))
+        };
+        if !retrying {
+            break Err(failure(&error, &ctx));
         }
         let delay = options
             .backoff
             .saturating_mul(2u32.saturating_pow(attempt - 1));
-        // Boxed: a timer is large, and inline it would grow every activation's future (copied
-        // whole on the hot path) for the sake of the rare retry.
-        if !delay.is_zero()
-            && Box::pin(race(tokio::time::sleep(delay), &cancel))
-                .await
-                .is_none()
-        {
+        if delay.is_zero() {
+            continue;
+        }
+        // Without a timer in the runtime tokio panics making the sleep: that is this node's
+        // failure (as for a timeout), not the caller's panic. Boxed: a timer is large, and
+        // inline it would grow every activation's future (copied whole on the hot path) for the
+        // sake of the rare retry.
+        let sleep = match catch_unwind(|| Box::pin(tokio::time::sleep(delay))) {
+            Ok(sleep) => sleep,
+            Err(panic) => {
+                let error = NodeError::msg(format!(
+                    "cannot wait {delay:?} before retrying: {}",
+                    panic_message(&*panic)
+                ));
+                break Err(failure(&error, &ctx));
+            }
+        };
+        if Box::pin(race(sleep, &cancel)).await.is_none() {
             break Err(Stop::Cancelled);
         }
     };

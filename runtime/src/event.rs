@@ -181,6 +181,9 @@ pub const DEFAULT_EVENT_CAPACITY: usize = 1024;
 pub(crate) struct EventBus {
     sender: broadcast::Sender<Event>,
     subscribers: Arc<AtomicUsize>,
+    /// How far a subscriber may fall behind: the number given, not the power of two the
+    /// channel rounds it up to.
+    capacity: usize,
 }
 
 impl EventBus {
@@ -188,6 +191,7 @@ impl EventBus {
         EventBus {
             sender: broadcast::channel(capacity.max(1)).0,
             subscribers: Arc::new(AtomicUsize::new(0)),
+            capacity: capacity.max(1),
         }
     }
 
@@ -217,6 +221,7 @@ impl EventBus {
             receiver: self.sender.subscribe(),
             subscribers: Arc::clone(&self.subscribers),
             missed: 0,
+            capacity: self.capacity,
         }
     }
 }
@@ -233,6 +238,7 @@ pub struct EventStream {
     receiver: broadcast::Receiver<Event>,
     subscribers: Arc<AtomicUsize>,
     missed: u64,
+    capacity: usize,
 }
 
 impl EventStream {
@@ -240,7 +246,8 @@ impl EventStream {
     pub async fn next(&mut self) -> Option<Event> {
         loop {
             match self.receiver.recv().await {
-                Ok(event) => return Some(event),
+                Ok(event) if self.kept() => return Some(event),
+                Ok(_) => {}
                 Err(broadcast::error::RecvError::Lagged(lost)) => self.missed += lost,
                 Err(broadcast::error::RecvError::Closed) => return None,
             }
@@ -251,11 +258,22 @@ impl EventStream {
     pub fn try_next(&mut self) -> Option<Event> {
         loop {
             match self.receiver.try_recv() {
-                Ok(event) => return Some(event),
+                Ok(event) if self.kept() => return Some(event),
+                Ok(_) => {}
                 Err(broadcast::error::TryRecvError::Lagged(lost)) => self.missed += lost,
                 Err(_) => return None,
             }
         }
+    }
+
+    /// Whether the event just received is among the newest `capacity` waiting (the channel keeps
+    /// a power of two); if not, it counts as missed.
+    fn kept(&mut self) -> bool {
+        let kept = self.receiver.len() < self.capacity;
+        if !kept {
+            self.missed += 1;
+        }
+        kept
     }
 
     /// How many events this subscriber lost by falling more than the capacity behind.

@@ -162,6 +162,27 @@ async fn a_slow_subscriber_loses_the_oldest_events_and_never_stalls_the_run() {
 }
 
 #[tokio::test]
+async fn the_capacity_is_the_number_given_not_a_power_of_two() {
+    let graph = research(5);
+    let mut slow = graph.subscribe();
+    graph.invoke(ticket("one")).await.unwrap();
+    // 13 events went by; the subscriber keeps exactly five (the channel buffers eight).
+    assert_eq!(common::drain(&mut slow).len(), 5);
+    assert_eq!(slow.missed(), 13 - 5);
+
+    // The same when the subscriber waits with `next` while events pile up.
+    let mut waiting = graph.subscribe();
+    graph.invoke(ticket("two")).await.unwrap();
+    let mut kept = Vec::new();
+    while let Ok(Some(event)) =
+        tokio::time::timeout(std::time::Duration::from_millis(50), waiting.next()).await
+    {
+        kept.push(event);
+    }
+    assert_eq!((kept.len(), waiting.missed()), (5, 13 - 5));
+}
+
+#[tokio::test]
 async fn a_stream_ends_when_the_graph_is_dropped() {
     let graph = research(16);
     let mut stream = graph.subscribe();

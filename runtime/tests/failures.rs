@@ -446,3 +446,40 @@ async fn a_deferred_handler_keeps_its_failure_until_it_runs() {
         ["long1", "long2", "report: broke early"]
     );
 }
+
+/// A runtime without timers (`Builder::new_current_thread()` without `enable_time`) cannot wait
+/// for a backoff or time a node out: the node fails with the reason, the caller does not panic.
+#[test]
+fn without_timers_a_backoff_or_a_timeout_fails_the_node_not_the_caller() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("a runtime without timers");
+    let flaky = |options: NodeOptions| {
+        let mut builder = GraphBuilder::<Ticket>::new("Flaky");
+        builder
+            .add_node_fn_with("call", |_, _| async { Err(NodeError::msg("503")) }, options)
+            .add_edge(START, "call")
+            .add_edge("call", END);
+        builder.compile().unwrap()
+    };
+    let backoff = flaky(NodeOptions::new().retry(2, Duration::from_millis(10)));
+    let error = runtime
+        .block_on(backoff.invoke(ticket("")))
+        .expect_err("the node fails");
+    let RunError::Node(failure) = &error else {
+        panic!("expected a node failure, got {error:?}");
+    };
+    assert_eq!((failure.node.as_str(), failure.attempts), ("call", 1));
+    assert!(
+        failure
+            .message
+            .starts_with("cannot wait 10ms before retrying:"),
+        "{}",
+        failure.message
+    );
+    let timed = flaky(NodeOptions::new().timeout(Duration::from_secs(1)));
+    let error = runtime
+        .block_on(timed.invoke(ticket("")))
+        .expect_err("the node fails");
+    assert!(matches!(error, RunError::Node(_)), "{error:?}");
+}
