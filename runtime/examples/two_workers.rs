@@ -45,7 +45,18 @@ fn packing() -> trellis::CompiledGraph<Order> {
 }
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> std::process::ExitCode {
+    // Errors read as sentences (`Display`), not as `Debug` output.
+    match two_workers().await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn two_workers() -> Result<(), Box<dyn std::error::Error>> {
     let scratch =
         std::env::temp_dir().join(format!("trellis-two-workers-{}.db", std::process::id()));
     let url: StoreUrl = match std::env::args().nth(1) {

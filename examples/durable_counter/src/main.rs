@@ -98,7 +98,19 @@ enum Command {
     Worker { lease_ms: u64, runs: Option<u64> },
 }
 
+/// With no arguments: what the example does, shown on a small count.
+const DEFAULT: &[&str] = &["run", "--steps", "5"];
+
 fn parse(args: Vec<String>) -> Result<(Command, StoreUrl), String> {
+    let args = if args.is_empty() {
+        eprintln!(
+            "durable_counter: counting to 5 in sqlite:trellis.db, one checkpointed step at a time \
+             (kill it mid-run and `resume`; `durable_counter help` lists every command)"
+        );
+        DEFAULT.iter().map(|arg| (*arg).to_owned()).collect()
+    } else {
+        args
+    };
     let mut args = args.into_iter();
     let verb = args.next().ok_or(USAGE)?;
     let counts = verb == "run" || verb == "enqueue";
@@ -147,7 +159,12 @@ fn parse(args: Vec<String>) -> Result<(Command, StoreUrl), String> {
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let (command, db) = match parse(std::env::args().skip(1).collect()) {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if matches!(args.first().map(String::as_str), Some("help" | "--help")) {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    let (command, db) = match parse(args) {
         Ok(parsed) => parsed,
         Err(usage) => {
             eprintln!("{usage}");

@@ -117,7 +117,18 @@ impl refund::Handlers for Desk {
 }
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> std::process::ExitCode {
+    // Errors read as sentences (`Display`), not as `Debug` output.
+    match refund_flow().await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn refund_flow() -> Result<(), Box<dyn std::error::Error>> {
     let approve_large = match std::env::args().nth(1).as_deref() {
         None => true,
         Some("--decline") => false,

@@ -130,7 +130,18 @@ impl research::Handlers for Researcher {
 }
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> std::process::ExitCode {
+    match research_question().await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// The question in the arguments, or a sample one; `--fail SOURCE` makes one search fail.
+async fn research_question() -> Result<(), Box<dyn std::error::Error>> {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let failing = match args.first().map(String::as_str) {
         Some("--fail") if args.len() >= 2 => {
@@ -140,10 +151,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         _ => None,
     };
-    let question = args.join(" ");
-    if question.is_empty() {
-        return Err("usage: research [--fail web|papers|code] QUESTION".into());
-    }
+    let question = if args.is_empty() {
+        "how do tides work".to_owned()
+    } else {
+        args.join(" ")
+    };
     let graph = research::build(Researcher { failing });
     let mut events = graph.subscribe();
     let outcome = graph

@@ -33,6 +33,20 @@ fn three_searches_run_in_one_step_and_one_summary_joins_them() {
 }
 
 #[test]
+fn without_a_question_it_researches_a_sample_one() {
+    let lines = run(&[]);
+    assert_eq!(
+        lines[0],
+        "steps: 1:plan 2:search_web 2:search_papers 2:search_code 3:summarize"
+    );
+    assert!(
+        lines[1].contains("for \"how do tides work\""),
+        "{}",
+        lines[1]
+    );
+}
+
+#[test]
 fn a_failed_search_goes_to_its_handler_and_the_summary_waits_for_it() {
     let lines = run(&["--fail", "code", "tides"]);
     assert_eq!(
