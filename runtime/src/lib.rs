@@ -132,8 +132,10 @@ pub use worker::{DEFAULT_LEASE, DEFAULT_POLL_INTERVAL, Handled, Worker, WorkerRe
 /// `#[async_trait]`, re-exported so that node implementations need no extra dependency.
 pub use async_trait::async_trait;
 
+#[cfg(feature = "derive")]
+pub use trellis_derive::GraphState;
 #[cfg(feature = "macros")]
-pub use trellis_macros::{GraphState, graph, include_graph};
+pub use trellis_macros::{graph, include_graph};
 
 /// Includes the code `trellis_codegen` generated in a build script for `graphs/<stem>.graph`:
 /// `trellis::include_graphs!("support");` brings in `mod support`.

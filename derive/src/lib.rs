@@ -1,0 +1,34 @@
+//! `#[derive(GraphState)]` for Trellis: per-field reducers and the update type they merge.
+//!
+//! A crate of its own, on syn, quote and proc-macro2 only, so that a program that declares its
+//! graphs with `GraphBuilder` does not compile the `.graph` front end (the runtime's `derive`
+//! feature; `macros` adds `graph!` and `include_graph!`).
+
+mod graph_state;
+
+use proc_macro::TokenStream;
+
+/// Implements `trellis::GraphState` for a struct with named fields, generating its update type
+/// (`<Name>Update`) with one reducer per field.
+///
+/// Field attributes, `#[reducer(…)]`:
+/// - none, or `overwrite`: the update replaces the field; two nodes of one super-step
+///   overwriting it are a merge conflict.
+/// - `append`: a `Vec<T>` field; the update's items are appended in declaration order.
+/// - `extend`: any collection that implements `Extend` and `IntoIterator` (`HashMap`,
+///   `BTreeSet`, …); the update's items are added.
+/// - `sum`: the update is added (`AddAssign`).
+/// - `with = path`: `path(&mut field, value)` folds each update in.
+///
+/// Container attributes, `#[graph_state(…)]`: `update = Name` names the update type;
+/// `crate = "path"` names the runtime crate when it is not `::trellis`.
+///
+/// The update type has a chainable method per field named after it (`.draft("…")`, which
+/// appends one item for `append` and extends for `extend`).
+#[proc_macro_derive(GraphState, attributes(reducer, graph_state))]
+pub fn derive_graph_state(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    graph_state::expand(&input)
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
