@@ -69,7 +69,7 @@ trellis-codegen = {{ path = "{codegen}" }}
     );
     write(
         "src/main.rs",
-        "trellis::include_graphs!(\"built\");\ntrellis::include_graph!(\"graphs/included.graph\");\n\nfn main() {\n    println!(\"{} {}\", built::NAME, included::NAME);\n}\n",
+        "trellis::include_generated!(\"built\");\ntrellis::include_graph!(\"graphs/included.graph\");\n\nfn main() {\n    println!(\"{} {}\", built::NAME, included::NAME);\n}\n",
     );
     write("graphs/built.graph", BUILT);
     write("graphs/included.graph", INCLUDED);

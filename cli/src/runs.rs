@@ -4,7 +4,7 @@ use std::io::Write;
 
 use clap::{Subcommand, ValueEnum};
 use trellis::checkpoint::StoreUrl;
-use trellis::{RunId, RunRecord};
+use trellis::{RunId, checkpoint::RunRecord};
 
 /// `trellis runs …`.
 #[derive(Subcommand)]
@@ -45,7 +45,7 @@ pub(crate) enum RunsError {
     #[error("no database at `{0}`")]
     Missing(String),
     #[error(transparent)]
-    Store(#[from] trellis::CheckpointError),
+    Store(#[from] trellis::checkpoint::CheckpointError),
     #[error("no run {0} in the database")]
     NoRun(String),
     #[error("cannot start the async runtime: {0}")]
@@ -203,7 +203,7 @@ fn run_details(run: &RunRecord) -> Result<String, RunsError> {
     Ok(text)
 }
 
-fn checkpoints_table(checkpoints: &[trellis::Checkpoint]) -> String {
+fn checkpoints_table(checkpoints: &[trellis::checkpoint::Checkpoint]) -> String {
     let rows: Vec<Vec<String>> = checkpoints
         .iter()
         .map(|c| {

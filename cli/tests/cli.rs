@@ -324,7 +324,7 @@ fn expand_prints_the_generated_code_formatted() {
 
 /// A database with two runs of a small graph: one paused before `send`, one completed.
 async fn recorded_runs(
-    store: std::sync::Arc<dyn trellis::Checkpointer>,
+    store: std::sync::Arc<dyn trellis::checkpoint::Checkpointer>,
 ) -> (trellis::RunId, trellis::RunId) {
     #[derive(Clone, Default, serde::Serialize, serde::Deserialize)]
     struct Note(String);

@@ -3,7 +3,7 @@
 
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
-use trellis_dsl::{Blueprint, EdgeKind, Endpoint, Interrupt, MetaValue, Node, NodeKind};
+use trellis_dsl::{Blueprint, EdgeKind, Endpoint, InterruptPoint, MetaValue, Node, NodeKind};
 
 pub(crate) fn construct(blueprint: &Blueprint, krate: &TokenStream) -> TokenStream {
     let name = &blueprint.name;
@@ -60,9 +60,9 @@ fn node(node: &Node) -> TokenStream {
         fields.push(quote!(kind: Some(#kind)));
     }
     if let Some(retry) = node.retry {
-        let attempts = Literal::u32_unsuffixed(retry.attempts);
+        let retries = Literal::u32_unsuffixed(retry.retries);
         let backoff = option(retry.backoff_ms.map(Literal::u64_unsuffixed));
-        fields.push(quote!(retry: Some(B::Retry { attempts: #attempts, backoff_ms: #backoff })));
+        fields.push(quote!(retry: Some(B::Retry { retries: #retries, backoff_ms: #backoff })));
     }
     if let Some(timeout) = node.timeout_ms.map(Literal::u64_unsuffixed) {
         fields.push(quote!(timeout_ms: Some(#timeout)));
@@ -70,10 +70,13 @@ fn node(node: &Node) -> TokenStream {
     if let Some(max) = node.max_visits.map(Literal::u32_unsuffixed) {
         fields.push(quote!(max_visits: Some(#max)));
     }
-    match node.interrupt {
-        Some(Interrupt::Before) => fields.push(quote!(interrupt: Some(B::Interrupt::Before))),
-        Some(Interrupt::After) => fields.push(quote!(interrupt: Some(B::Interrupt::After))),
-        None => {}
+    if let Some(point) = node.interrupt {
+        let point = match point {
+            InterruptPoint::Before => quote!(Before),
+            InterruptPoint::After => quote!(After),
+            InterruptPoint::Node => quote!(Node),
+        };
+        fields.push(quote!(interrupt: Some(B::InterruptPoint::#point)));
     }
     if node.defer {
         fields.push(quote!(defer: true));

@@ -50,7 +50,7 @@ pub enum Error {
 /// ```
 ///
 /// Each `graphs/<stem>.graph` becomes `OUT_DIR/<stem>.rs`, included with
-/// `trellis::include_graphs!("<stem>");`. A file whose content did not change is not rewritten
+/// `trellis::include_generated!("<stem>");`. A file whose content did not change is not rewritten
 /// (so cargo does not rebuild what includes it).
 #[derive(Debug, Clone)]
 pub struct Builder {

@@ -6,7 +6,7 @@
 //! conditional edge), an infallible `build(handlers)` and `blueprint()`. Every path in the output
 //! is absolute (`::trellis::…`, or the crate path set in [`Options`]).
 //!
-//! In a build script (the generated file is then pulled in with `trellis::include_graphs!`):
+//! In a build script (the generated file is then pulled in with `trellis::include_generated!`):
 //!
 //! ```no_run
 //! // build.rs

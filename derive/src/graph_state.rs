@@ -314,7 +314,7 @@ fn generate(
             for (node, update) in &updates {
                 #(
                     if update.#overwrites.is_some() {
-                        #krate::reducers::claim(&mut #writers, node, stringify!(#overwrites))?;
+                        #krate::__private::reducers::claim(&mut #writers, node, stringify!(#overwrites))?;
                     }
                 )*
             }
@@ -382,7 +382,7 @@ fn generate(
             fn apply(
                 &mut self,
                 updates: ::std::vec::Vec<(&str, Self::Update)>,
-            ) -> ::core::result::Result<(), #krate::MergeConflict> {
+            ) -> ::core::result::Result<(), #krate::error::MergeConflict> {
                 #conflicts
                 for (_, update) in updates {
                     self.__trellis_fold(update);
@@ -394,7 +394,7 @@ fn generate(
                 &mut self,
                 _node: &str,
                 update: Self::Update,
-            ) -> ::core::result::Result<(), #krate::MergeConflict> {
+            ) -> ::core::result::Result<(), #krate::error::MergeConflict> {
                 self.__trellis_fold(update);
                 ::core::result::Result::Ok(())
             }

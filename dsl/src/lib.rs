@@ -79,8 +79,8 @@ pub use format::{FormatError, format};
 pub use position::{LineColumn, LineIndex};
 /// The graph rules' types, re-exported: the blueprint IR and the diagnostic codes.
 pub use trellis_graph::{
-    Blueprint, Code, Edge, EdgeKind, Endpoint, Interrupt, JSON_FORMAT, MetaValue, Node, NodeKind,
-    Retry, Severity,
+    Blueprint, Code, Edge, EdgeKind, Endpoint, InterruptPoint, JSON_FORMAT, MetaValue, Node,
+    NodeKind, Retry, Severity,
 };
 
 /// The Rust names generated code gives graphs and nodes (the names E0106 keeps apart).

@@ -8,7 +8,8 @@
 use std::collections::HashSet;
 
 use trellis_graph::{
-    Blueprint, Edge, EdgeKind, Endpoint, Interrupt, MetaValue, Node, NodeKind, Retry, did_you_mean,
+    Blueprint, Edge, EdgeKind, Endpoint, InterruptPoint, MetaValue, Node, NodeKind, Retry,
+    did_you_mean,
 };
 
 use crate::ast::{self, Attr, AttrKind, DocLine, ItemKind, KindSpec, MetaLiteral};
@@ -366,8 +367,9 @@ fn lower_attr<'a>(
             let count = literal::integer(*attempts, "`retry`")?;
             let backoff_ms = backoff.map(literal::duration_ms).transpose()?;
             node.retry = Some(Retry {
-                attempts: count,
-                backoff_ms,
+                retries: count,
+                // No wait is no backoff: `backoff 0ms` and no `backoff` are one blueprint.
+                backoff_ms: backoff_ms.filter(|&ms| ms > 0),
             });
             spans.retry = Some(attempts.span);
             Ok(())
@@ -408,9 +410,9 @@ fn lower_attr<'a>(
             }
             *interrupt_span = Some((attr.span, when.text));
             node.interrupt = Some(if when.text == "before" {
-                Interrupt::Before
+                InterruptPoint::Before
             } else {
-                Interrupt::After
+                InterruptPoint::After
             });
         }
         AttrKind::Defer => node.defer = true,

@@ -79,8 +79,8 @@ pub struct Node {
     pub timeout_ms: Option<u64>,
     /// How often the node may run in one graph run.
     pub max_visits: Option<u32>,
-    /// Whether the run pauses for a person before or after this node.
-    pub interrupt: Option<Interrupt>,
+    /// Whether the run pauses for a person before or after this node (never `Node`).
+    pub interrupt: Option<InterruptPoint>,
     /// Whether the node waits until every other branch of the run has no node left to run.
     pub defer: bool,
     /// The node that handles this node's errors (START and END spelled [`START`] and [`END`],
@@ -103,27 +103,34 @@ impl Node {
 /// `retry N backoff D`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Retry {
-    /// Retries after the first failure (at least 1).
-    pub attempts: u32,
+    /// How many more attempts after the first fails (at least 1); a node makes up to
+    /// `retries + 1` attempts.
+    pub retries: u32,
     /// Wait before the first retry, in milliseconds; each next retry waits twice as long.
     pub backoff_ms: Option<u64>,
 }
 
-/// When a node pauses the run for a person.
+/// Where a run pauses for a person, relative to a node. A node's `interrupt before|after`
+/// attribute is `Before` or `After`; `Node` happens only in a run, when the node itself asks
+/// (its result is an interrupt), and is no attribute.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Interrupt {
-    /// The run pauses before the node runs.
+pub enum InterruptPoint {
+    /// The run pauses before the node runs (`interrupt before`); it runs after the answer.
     Before,
-    /// The run pauses after the node ran and its update was committed.
+    /// The run pauses after the node ran and its update was committed (`interrupt after`).
     After,
+    /// The node asked; its update is committed and it does not run again unless its request
+    /// resumes to itself.
+    Node,
 }
 
-impl Interrupt {
-    /// `"before"` or `"after"`.
+impl InterruptPoint {
+    /// `"before"`, `"after"` or `"node"`.
     pub const fn as_str(self) -> &'static str {
         match self {
-            Interrupt::Before => "before",
-            Interrupt::After => "after",
+            InterruptPoint::Before => "before",
+            InterruptPoint::After => "after",
+            InterruptPoint::Node => "node",
         }
     }
 }

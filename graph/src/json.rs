@@ -9,7 +9,7 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, SerializeStruct, Serializer};
 
 use crate::blueprint::{
-    Blueprint, Edge, EdgeKind, Endpoint, Interrupt, MetaValue, Node, NodeKind, Retry,
+    Blueprint, Edge, EdgeKind, Endpoint, InterruptPoint, MetaValue, Node, NodeKind, Retry,
 };
 
 /// The version of the JSON shape; bumped on any incompatible change.
@@ -37,11 +37,11 @@ impl Serialize for Node {
         out.serialize_field("id", &self.id)?;
         out.serialize_field("doc", &self.doc)?;
         out.serialize_field("kind", &self.kind)?;
-        out.serialize_field("retry", &self.retry.map(|retry| retry.attempts))?;
+        out.serialize_field("retry", &self.retry.map(|retry| retry.retries))?;
         out.serialize_field("backoff_ms", &self.retry.and_then(|retry| retry.backoff_ms))?;
         out.serialize_field("timeout_ms", &self.timeout_ms)?;
         out.serialize_field("max_visits", &self.max_visits)?;
-        out.serialize_field("interrupt", &self.interrupt.map(Interrupt::as_str))?;
+        out.serialize_field("interrupt", &self.interrupt.map(InterruptPoint::as_str))?;
         out.serialize_field("defer", &self.defer)?;
         out.serialize_field("on_error", &self.on_error)?;
         out.serialize_field("meta", &Meta(&self.meta))?;
@@ -83,6 +83,26 @@ impl Serialize for NodeKind {
         let mut map = serializer.serialize_map(Some(1))?;
         map.serialize_entry(key, value)?;
         map.end()
+    }
+}
+
+impl Serialize for InterruptPoint {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for InterruptPoint {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match String::deserialize(deserializer)?.as_str() {
+            "before" => Ok(InterruptPoint::Before),
+            "after" => Ok(InterruptPoint::After),
+            "node" => Ok(InterruptPoint::Node),
+            other => Err(de::Error::unknown_variant(
+                other,
+                &["before", "after", "node"],
+            )),
+        }
     }
 }
 
@@ -201,22 +221,22 @@ impl<'de> Visitor<'de> for NodeVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
         let mut id: Option<String> = None;
         let mut node = Node::default();
-        let mut attempts: Option<u32> = None;
+        let mut retries: Option<u32> = None;
         let mut backoff_ms: Option<u64> = None;
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
                 "id" => id = Some(map.next_value()?),
                 "doc" => node.doc = map.next_value()?,
                 "kind" => node.kind = map.next_value()?,
-                "retry" => attempts = map.next_value()?,
+                "retry" => retries = map.next_value()?,
                 "backoff_ms" => backoff_ms = map.next_value()?,
                 "timeout_ms" => node.timeout_ms = map.next_value()?,
                 "max_visits" => node.max_visits = map.next_value()?,
                 "interrupt" => {
                     node.interrupt = match map.next_value::<Option<String>>()?.as_deref() {
                         None => None,
-                        Some("before") => Some(Interrupt::Before),
-                        Some("after") => Some(Interrupt::After),
+                        Some("before") => Some(InterruptPoint::Before),
+                        Some("after") => Some(InterruptPoint::After),
                         Some(other) => {
                             return Err(de::Error::invalid_value(
                                 de::Unexpected::Str(other),
@@ -239,8 +259,8 @@ impl<'de> Visitor<'de> for NodeVisitor {
             }
         }
         node.id = id.ok_or_else(|| de::Error::missing_field("id"))?;
-        node.retry = attempts.map(|attempts| Retry {
-            attempts,
+        node.retry = retries.map(|retries| Retry {
+            retries,
             backoff_ms,
         });
         Ok(node)
@@ -409,7 +429,7 @@ mod tests {
                     id: "classify".into(),
                     kind: Some(NodeKind::Delegate("Triage".into())),
                     retry: Some(Retry {
-                        attempts: 3,
+                        retries: 3,
                         backoff_ms: Some(200),
                     }),
                     timeout_ms: Some(10_000),
@@ -421,7 +441,7 @@ mod tests {
                     ..Node::new("classify")
                 },
                 Node {
-                    interrupt: Some(Interrupt::Before),
+                    interrupt: Some(InterruptPoint::Before),
                     defer: true,
                     on_error: Some("classify".into()),
                     kind: Some(NodeKind::Hitl),

@@ -45,7 +45,8 @@ mod suggest;
 mod violation;
 
 pub use blueprint::{
-    Blueprint, END, Edge, EdgeKind, Endpoint, Interrupt, MetaValue, Node, NodeKind, Retry, START,
+    Blueprint, END, Edge, EdgeKind, Endpoint, InterruptPoint, MetaValue, Node, NodeKind, Retry,
+    START,
 };
 pub use check::check;
 pub use code::{Code, Scope, Severity};

@@ -27,7 +27,7 @@ fn scratch(name: &str) -> PathBuf {
 fn trellis_run(rt: &tokio::runtime::Runtime, durability: Durability, n: usize) -> (Duration, u64) {
     let path = scratch(&format!("trellis-{n}.db"));
     let store = Arc::new(SqliteCheckpointer::open_with(&path, durability).expect("opens"));
-    let graph = graph(store as Arc<dyn trellis::Checkpointer>);
+    let graph = graph(store as Arc<dyn trellis::checkpoint::Checkpointer>);
     let started = Instant::now();
     let steps = rt.block_on(common::run(&graph));
     (

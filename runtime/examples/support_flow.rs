@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use trellis::{
-    ApplyResume, Checkpointer, END, Event, GraphBuilder, GraphState, InMemoryCheckpointer,
-    Interrupt, NodeOptions, NodeResult, Outcome, START,
+    ApplyResume, END, GraphBuilder, GraphState, Interrupt, NodeOptions, NodeResult, Outcome, START,
+    checkpoint::Checkpointer, checkpoint::InMemoryCheckpointer, event::Event,
 };
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, GraphState)]

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use trellis::checkpoint::StoreUrl;
-use trellis::{END, GraphBuilder, GraphState, NodeResult, Outcome, START, Worker};
+use trellis::{END, GraphBuilder, GraphState, NodeResult, Outcome, START, worker::Worker};
 
 /// An order to pack: each step packs one item.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, GraphState)]

@@ -5,6 +5,6 @@
 //! [`CompiledGraph::blueprint`]: crate::CompiledGraph::blueprint
 
 pub use trellis_graph::{
-    Blueprint, Code, Edge, EdgeKind, Endpoint, Interrupt, JSON_FORMAT, MetaValue, Node, NodeKind,
-    Retry, Scope, Severity,
+    Blueprint, Code, Edge, EdgeKind, Endpoint, InterruptPoint, JSON_FORMAT, MetaValue, Node,
+    NodeKind, Retry, Scope, Severity,
 };

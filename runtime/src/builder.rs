@@ -12,16 +12,13 @@ use trellis_graph::{
 };
 
 use crate::checkpoint::Checkpointer;
-use crate::error::{BuildDiagnostic, CompileError};
-use crate::event::{DEFAULT_EVENT_CAPACITY, EventBus};
+use crate::errors::{BuildDiagnostic, CompileError};
+use crate::event::EventBus;
 use crate::graph::{CompiledGraph, Edge, NodeSpec, RouterFn, Target, Topology};
 use crate::node::{FnNode, Node, NodeContext, NodeError, NodeResult};
 use crate::state::GraphState;
 
 pub use trellis_graph::{END, START};
-
-/// The default bound on super-steps per run.
-pub const DEFAULT_MAX_STEPS: u32 = 1000;
 
 /// How one node runs: retries, timeout, visit bound, pauses, deferral, error handler; and how
 /// its [blueprint](crate::blueprint) describes it.
@@ -31,7 +28,7 @@ pub struct NodeOptions {
     pub(crate) backoff: Duration,
     pub(crate) timeout: Option<Duration>,
     pub(crate) max_visits: Option<u32>,
-    pub(crate) interrupt: Option<InterruptAt>,
+    pub(crate) interrupt: Option<InterruptPoint>,
     pub(crate) defer: bool,
     pub(crate) on_error: Option<String>,
     doc: Option<String>,
@@ -47,8 +44,7 @@ pub(crate) struct AttemptPolicy {
     pub(crate) timeout: Option<Duration>,
 }
 
-/// When a static interrupt pauses the run.
-pub(crate) use trellis_graph::Interrupt as InterruptAt;
+pub(crate) use trellis_graph::InterruptPoint;
 
 impl NodeOptions {
     pub(crate) fn policy(&self) -> AttemptPolicy {
@@ -91,14 +87,14 @@ impl NodeOptions {
     /// Pause the run before the node runs, until a person resumes it.
     #[must_use]
     pub fn interrupt_before(mut self) -> Self {
-        self.interrupt = Some(InterruptAt::Before);
+        self.interrupt = Some(InterruptPoint::Before);
         self
     }
 
     /// Pause the run after the node ran, until a person resumes it.
     #[must_use]
     pub fn interrupt_after(mut self) -> Self {
-        self.interrupt = Some(InterruptAt::After);
+        self.interrupt = Some(InterruptPoint::After);
         self
     }
 
@@ -149,7 +145,7 @@ impl NodeOptions {
             doc: self.doc.clone(),
             kind: self.kind.clone(),
             retry: (self.retries > 0).then(|| Retry {
-                attempts: self.retries,
+                retries: self.retries,
                 backoff_ms: Some(millis(self.backoff)).filter(|&ms| ms > 0),
             }),
             timeout_ms: self.timeout.map(millis),
@@ -164,7 +160,7 @@ impl NodeOptions {
     /// The options a blueprint's node describes.
     fn described(node: &trellis_graph::Node) -> Self {
         NodeOptions {
-            retries: node.retry.map_or(0, |retry| retry.attempts),
+            retries: node.retry.map_or(0, |retry| retry.retries),
             backoff: Duration::from_millis(node.retry.and_then(|r| r.backoff_ms).unwrap_or(0)),
             timeout: node.timeout_ms.map(Duration::from_millis),
             max_visits: node.max_visits,
@@ -217,13 +213,21 @@ pub struct GraphBuilder<S: GraphState> {
 }
 
 impl<S: GraphState> GraphBuilder<S> {
+    /// The bound on super-steps per run unless [`set_max_steps`](Self::set_max_steps) says
+    /// otherwise.
+    pub const DEFAULT_MAX_STEPS: u32 = 1000;
+
+    /// How many events a subscriber may fall behind, unless
+    /// [`set_event_capacity`](Self::set_event_capacity) says otherwise.
+    pub const DEFAULT_EVENT_CAPACITY: usize = 1024;
+
     /// An empty graph called `name`.
     pub fn new(name: impl Into<String>) -> Self {
         GraphBuilder {
             blueprint: Blueprint::new(name),
             nodes: Vec::new(),
             routers: Vec::new(),
-            event_capacity: DEFAULT_EVENT_CAPACITY,
+            event_capacity: Self::DEFAULT_EVENT_CAPACITY,
             checkpointer: None,
         }
     }
@@ -291,7 +295,7 @@ impl<S: GraphState> GraphBuilder<S> {
             blueprint,
             nodes,
             routers,
-            event_capacity: DEFAULT_EVENT_CAPACITY,
+            event_capacity: Self::DEFAULT_EVENT_CAPACITY,
             checkpointer: None,
         }
     }
@@ -395,7 +399,8 @@ impl<S: GraphState> GraphBuilder<S> {
         self.add_edge(node, END)
     }
 
-    /// Bounds the number of super-steps of one run (default [`DEFAULT_MAX_STEPS`]).
+    /// Bounds the number of super-steps of one run (default
+    /// [`DEFAULT_MAX_STEPS`](Self::DEFAULT_MAX_STEPS)).
     pub fn set_max_steps(&mut self, max_steps: u32) -> &mut Self {
         self.blueprint.max_steps = Some(max_steps);
         self
@@ -549,7 +554,7 @@ impl<S: GraphState> GraphBuilder<S> {
                 name: Arc::from(blueprint.name.as_str()),
                 names: nodes.iter().map(|n| Arc::clone(&n.name)).collect(),
                 fingerprint: crate::graph::fnv1a(&shape),
-                max_steps: blueprint.max_steps.unwrap_or(DEFAULT_MAX_STEPS),
+                max_steps: blueprint.max_steps.unwrap_or(Self::DEFAULT_MAX_STEPS),
                 nodes,
                 index,
                 entry,

@@ -173,9 +173,6 @@ impl Event {
     }
 }
 
-/// The default number of events a subscriber may fall behind before it loses the oldest.
-pub const DEFAULT_EVENT_CAPACITY: usize = 1024;
-
 /// Fans a graph's events out to its subscribers and to `tracing`.
 #[derive(Debug)]
 pub(crate) struct EventBus {
@@ -229,7 +226,7 @@ impl EventBus {
 /// A subscription to a graph's events, from every run of that graph.
 ///
 /// Events are buffered per subscriber up to the graph's event capacity
-/// ([`DEFAULT_EVENT_CAPACITY`] unless set with
+/// ([`GraphBuilder::DEFAULT_EVENT_CAPACITY`](crate::GraphBuilder::DEFAULT_EVENT_CAPACITY) unless set with
 /// [`GraphBuilder::set_event_capacity`](crate::GraphBuilder::set_event_capacity)). A subscriber
 /// that falls further behind never slows a run down and never makes it buffer more: it loses
 /// the oldest events it had not read, and [`missed`](EventStream::missed) counts them.

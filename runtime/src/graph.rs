@@ -8,11 +8,11 @@ use trellis_graph::Blueprint;
 
 use crate::builder::NodeOptions;
 use crate::checkpoint::{Checkpointer, RunRecord, RunStatus};
-use crate::error::{BuildDiagnostic, RunError};
+use crate::errors::{BuildDiagnostic, RunError};
 use crate::event::{EventBus, EventStream};
 use crate::id::RunId;
 use crate::node::Node;
-use crate::run::{Outcome, Run};
+use crate::runner::{Outcome, Run};
 use crate::state::{ApplyResume, GraphState};
 
 /// Picks a conditional edge's target from the merged state; `Err` carries an undeclared choice.
@@ -309,7 +309,7 @@ impl<S: GraphState> CompiledGraph<S> {
 pub(crate) async fn latest(
     store: &dyn Checkpointer,
     run_id: &RunId,
-) -> Result<crate::Checkpoint, RunError> {
+) -> Result<crate::checkpoint::Checkpoint, RunError> {
     store
         .latest_checkpoint(run_id)
         .await?
@@ -326,7 +326,7 @@ impl<S: GraphState> CompiledGraph<S> {
     /// This is not a resume: a paused run waits for answers ([`resume`](Self::resume)); a
     /// running one was interrupted by accident. The run must be `running` and its owner gone:
     /// a process of this machine that no longer exists (known at once), or an owner whose lease
-    /// ran out without a checkpoint (see [`RunRecord::lease_until`](crate::RunRecord::lease_until)).
+    /// ran out without a checkpoint (see [`RunRecord::lease_until`](crate::checkpoint::RunRecord::lease_until)).
     /// Of two processes continuing one run, one wins. The step that was in flight when the
     /// owner stopped was never committed, so it runs again; no committed step runs twice.
     ///
@@ -363,7 +363,7 @@ impl<S: GraphState> CompiledGraph<S> {
 }
 
 impl<S: GraphState> CompiledGraph<S> {
-    /// Records a new run on `input` for a [`Worker`](crate::Worker) to execute, and returns its
+    /// Records a new run on `input` for a [`Worker`](crate::worker::Worker) to execute, and returns its
     /// id at once: the run is `running` with no owner (its `start` checkpoint written), and the
     /// first worker of this graph that is free claims it.
     ///
@@ -395,7 +395,7 @@ async fn release<S: GraphState>(mut run: Run<S>) -> Result<RunId, RunError> {
 
 impl<S: ApplyResume> CompiledGraph<S> {
     /// Answers a paused run that waits for one answer and leaves it to a
-    /// [`Worker`](crate::Worker): the answer is folded into the state and checkpointed
+    /// [`Worker`](crate::worker::Worker): the answer is folded into the state and checkpointed
     /// (`resume`), and the run becomes ready for the first free worker. Returns at once.
     ///
     /// # Errors

@@ -2,6 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Where a pause happened relative to its node: the one type the language, the blueprint and
+/// runs share.
+pub(crate) use trellis_graph::InterruptPoint;
+
 /// What a node asks a person when it pauses the run (`NodeResult::Interrupt`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InterruptRequest {
@@ -42,19 +46,6 @@ impl InterruptRequest {
         self.resume_to = Some(node.into());
         self
     }
-}
-
-/// Where a pause happened relative to its node.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum InterruptPoint {
-    /// `interrupt before`: the node has not run; it runs after the resume.
-    Before,
-    /// `interrupt after`: the node ran and its update is committed.
-    After,
-    /// The node returned `NodeResult::Interrupt`; its update is committed and it is not run
-    /// again unless its request resumes to itself.
-    Node,
 }
 
 /// One pending question of a paused run.

@@ -99,35 +99,26 @@ pub mod blueprint;
 mod builder;
 mod cancel;
 pub mod checkpoint;
-mod error;
-mod event;
+mod errors;
+pub mod event;
 mod graph;
 mod id;
 mod interrupt;
 mod node;
 mod owner;
-mod run;
+mod runner;
 mod state;
-mod worker;
+pub mod worker;
 
-pub use builder::{DEFAULT_MAX_STEPS, END, GraphBuilder, NodeOptions, START};
-pub use cancel::CancellationToken;
-pub use checkpoint::{
-    Checkpoint, CheckpointError, CheckpointLabel, Checkpointer, InMemoryCheckpointer, RunRecord,
-    RunStatus,
-};
-pub use error::{BuildDiagnostic, CompileError, RunError};
-pub use event::{DEFAULT_EVENT_CAPACITY, Event, EventStream};
+// What a first program needs, at the root; everything else in one module, by one path.
+pub use builder::{END, GraphBuilder, NodeOptions, START};
+pub use errors::{CompileError, RunError};
 pub use graph::CompiledGraph;
-pub use id::{RunId, Timestamp, TimestampError};
-pub use interrupt::{Interrupt, InterruptPoint, InterruptRequest};
-pub use node::node_fn;
-pub use node::{Command, FailureKind, Node, NodeContext, NodeError, NodeFailure, NodeResult};
-pub use run::{Outcome, Run, StepOutcome};
-#[doc(hidden)]
-pub use state::reducers;
-pub use state::{ApplyResume, GraphState, MergeConflict, WholeState};
-pub use worker::{DEFAULT_LEASE, DEFAULT_POLL_INTERVAL, Handled, Worker, WorkerReport};
+pub use id::RunId;
+pub use interrupt::{Interrupt, InterruptRequest};
+pub use node::{Command, Node, NodeContext, NodeError, NodeResult, node_fn};
+pub use runner::Outcome;
+pub use state::{ApplyResume, GraphState, WholeState};
 
 /// `#[async_trait]`, re-exported so that node implementations need no extra dependency.
 pub use async_trait::async_trait;
@@ -137,10 +128,32 @@ pub use trellis_derive::GraphState;
 #[cfg(feature = "macros")]
 pub use trellis_macros::{graph, include_graph};
 
+/// Driving a run step by step: the run, what one step did, cancelling it, and its clock.
+pub mod run {
+    pub use crate::cancel::CancellationToken;
+    pub use crate::id::{Timestamp, TimestampError};
+    pub use crate::runner::{Run, StepOutcome};
+}
+
+/// Why a build or a run did not go as asked, beyond [`CompileError`] and
+/// [`RunError`]: their parts.
+pub mod error {
+    pub use crate::errors::BuildDiagnostic;
+    pub use crate::node::{FailureKind, NodeFailure};
+    pub use crate::state::MergeConflict;
+}
+
+/// What `#[derive(GraphState)]` expands to calls; not an API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::state::reducers;
+}
+
 /// Includes the code `trellis_codegen` generated in a build script for `graphs/<stem>.graph`:
-/// `trellis::include_graphs!("support");` brings in `mod support`.
+/// `trellis::include_generated!("support");` brings in `mod support`. (`include_graph!` reads a
+/// `.graph` file itself, with no build script.)
 #[macro_export]
-macro_rules! include_graphs {
+macro_rules! include_generated {
     ($stem:literal) => {
         ::core::include!(::core::concat!(::core::env!("OUT_DIR"), "/", $stem, ".rs"));
     };

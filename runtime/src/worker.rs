@@ -10,18 +10,11 @@ use std::time::Duration;
 
 use crate::cancel::CancellationToken;
 use crate::checkpoint::{Checkpointer, RunRecord};
-use crate::error::RunError;
+use crate::errors::RunError;
 use crate::graph::{CompiledGraph, latest};
 use crate::id::{RunId, Timestamp};
-use crate::run::{Outcome, Run, StepOutcome};
+use crate::runner::{Outcome, Run, StepOutcome};
 use crate::state::GraphState;
-
-/// How long a worker's claim holds without a renewal, unless set with [`Worker::with_lease`].
-pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
-
-/// How long an idle worker waits before it looks for ready runs again, unless set with
-/// [`Worker::with_poll_interval`].
-pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(500);
 
 /// Executes the ready runs of one graph, from a store that several workers (in several
 /// processes, on several machines with PostgreSQL) share.
@@ -33,13 +26,13 @@ pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(500);
 /// to the end or the next pause, renewing its lease every third of it, so a node may run longer
 /// than the lease. If the lease is lost (another worker took the run over after a stall longer
 /// than the lease), the run is cancelled here, and the store refuses this worker's late writes
-/// ([`CheckpointError::Fenced`](crate::CheckpointError::Fenced)): a run is never executed by two
+/// ([`CheckpointError::Fenced`](crate::checkpoint::CheckpointError::Fenced)): a run is never executed by two
 /// workers at once, and no committed step runs twice.
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 /// use std::sync::Arc;
-/// use trellis::{Checkpointer, END, GraphBuilder, GraphState, InMemoryCheckpointer, NodeResult, START, Worker};
+/// use trellis::{END, GraphBuilder, GraphState, NodeResult, START, checkpoint::Checkpointer, checkpoint::InMemoryCheckpointer, worker::Worker};
 ///
 /// #[derive(Clone, Default, serde::Serialize, serde::Deserialize, GraphState)]
 /// struct Job { n: u32 }
@@ -101,6 +94,13 @@ pub struct WorkerReport {
 }
 
 impl<S: GraphState> Worker<S> {
+    /// How long a worker's claim holds without a renewal, unless set with [`Worker::with_lease`].
+    pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
+
+    /// How long an idle worker waits before it looks for ready runs again, unless set with
+    /// [`Worker::with_poll_interval`].
+    pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(500);
+
     /// A worker executing `graph`'s runs from `store`.
     pub fn new(graph: CompiledGraph<S>, store: Arc<dyn Checkpointer>) -> Self {
         static NEXT: AtomicU64 = AtomicU64::new(1);
@@ -109,8 +109,8 @@ impl<S: GraphState> Worker<S> {
             graph: graph.with_checkpointer(Arc::clone(&store)),
             store,
             id: Arc::from(format!("{}/worker-{number}", crate::owner::current())),
-            lease: DEFAULT_LEASE,
-            poll: DEFAULT_POLL_INTERVAL,
+            lease: Self::DEFAULT_LEASE,
+            poll: Self::DEFAULT_POLL_INTERVAL,
             stop: CancellationToken::new(),
         }
     }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use common::{Ticket, log, ticket};
 use trellis::blueprint::{
-    Blueprint, Code, Edge, EdgeKind, Endpoint, Interrupt, MetaValue, NodeKind, Retry,
+    Blueprint, Code, Edge, EdgeKind, Endpoint, InterruptPoint, MetaValue, NodeKind, Retry,
 };
 use trellis::{END, GraphBuilder, NodeOptions, NodeResult, START};
 
@@ -56,7 +56,7 @@ fn a_builder_graph_describes_what_was_declared() {
     assert_eq!(
         classify.retry,
         Some(Retry {
-            attempts: 3,
+            retries: 3,
             backoff_ms: Some(200)
         })
     );
@@ -73,7 +73,12 @@ fn a_builder_graph_describes_what_was_declared() {
             send.defer,
             send.on_error.as_deref()
         ),
-        (Some(Interrupt::Before), Some(2), true, Some("classify"))
+        (
+            Some(InterruptPoint::Before),
+            Some(2),
+            true,
+            Some("classify")
+        )
     );
     assert_eq!(
         blueprint.edges[1],

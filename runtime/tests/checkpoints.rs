@@ -8,8 +8,9 @@ use std::sync::Arc;
 use common::{Ticket, TicketUpdate, log, ticket};
 use trellis::checkpoint::conformance;
 use trellis::{
-    Checkpoint, CheckpointLabel, Checkpointer, END, GraphBuilder, InMemoryCheckpointer, NodeResult,
-    RunRecord, RunStatus, START,
+    END, GraphBuilder, NodeResult, START, checkpoint::Checkpoint, checkpoint::CheckpointLabel,
+    checkpoint::Checkpointer, checkpoint::InMemoryCheckpointer, checkpoint::RunRecord,
+    checkpoint::RunStatus,
 };
 
 /// id, step, label, nodes that ran, next frontier.
@@ -193,12 +194,12 @@ async fn a_run_whose_owner_is_gone_is_continued_from_its_last_checkpoint() {
     // Another machine's owner whose lease has not run out: still refused.
     let mut elsewhere = record.clone();
     elsewhere.owner = Some("another-machine:1:1".to_owned());
-    elsewhere.lease_until = Some(trellis::Timestamp::parse("2999-01-01T00:00:00Z").unwrap());
+    elsewhere.lease_until = Some(trellis::run::Timestamp::parse("2999-01-01T00:00:00Z").unwrap());
     store.save_run(&elsewhere).await.unwrap();
     assert!(graph.continue_run(&run_id).await.is_err());
 
     // Its lease ran out: continued, from step 2, to the end.
-    elsewhere.lease_until = Some(trellis::Timestamp::parse("2000-01-01T00:00:00Z").unwrap());
+    elsewhere.lease_until = Some(trellis::run::Timestamp::parse("2000-01-01T00:00:00Z").unwrap());
     store.save_run(&elsewhere).await.unwrap();
     let done = counting(Arc::clone(&store))
         .continue_run(&run_id)

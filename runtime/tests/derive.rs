@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
-use trellis::{GraphState, MergeConflict};
+use trellis::{GraphState, error::MergeConflict};
 
 fn longest(current: &mut String, candidate: String) {
     if candidate.len() > current.len() {

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::{Ticket, TicketUpdate, log, names, shape, ticket};
-use trellis::{END, Event, GraphBuilder, NodeError, NodeOptions, NodeResult, RunId, START};
+use trellis::{END, GraphBuilder, NodeError, NodeOptions, NodeResult, RunId, START, event::Event};
 
 /// A small deterministic generator for delays (xorshift), seeded per run.
 fn next_delay(seed: &AtomicU64) -> Duration {

@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::{Counted, Ticket, TicketUpdate, log, ticket};
 use trellis::{
-    Command, END, GraphBuilder, GraphState, NodeOptions, NodeResult, RunError, START, StepOutcome,
-    WholeState,
+    Command, END, GraphBuilder, GraphState, NodeOptions, NodeResult, RunError, START, WholeState,
+    run::StepOutcome,
 };
 
 #[tokio::test]

@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use common::{Ticket, TicketUpdate, log, ticket};
 use trellis::{
-    CancellationToken, Checkpointer, END, FailureKind, GraphBuilder, InMemoryCheckpointer,
-    NodeError, NodeOptions, NodeResult, RunError, RunStatus, START,
+    END, GraphBuilder, NodeError, NodeOptions, NodeResult, RunError, START,
+    checkpoint::Checkpointer, checkpoint::InMemoryCheckpointer, checkpoint::RunStatus,
+    error::FailureKind, run::CancellationToken,
 };
 
 fn noop() -> impl Fn(

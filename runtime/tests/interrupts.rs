@@ -8,8 +8,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use common::{Answer, Ticket, TicketUpdate, log, shape, ticket};
 use trellis::{
-    Checkpointer, Command, CompiledGraph, END, GraphBuilder, InMemoryCheckpointer, InterruptPoint,
-    InterruptRequest, NodeOptions, NodeResult, RunError, RunId, RunStatus, START,
+    Command, CompiledGraph, END, GraphBuilder, InterruptRequest, NodeOptions, NodeResult, RunError,
+    RunId, START, blueprint::InterruptPoint, checkpoint::Checkpointer,
+    checkpoint::InMemoryCheckpointer, checkpoint::RunStatus,
 };
 
 /// The support flow: classify → lookup_invoice | draft; draft ⇄ review; interrupt before send.
@@ -467,7 +468,7 @@ async fn of_two_resumes_of_one_run_exactly_one_proceeds() {
     let mut first = graph.load(paused.run_id()).await.unwrap();
     let mut second = other.load(paused.run_id()).await.unwrap();
     let answer =
-        |run: &trellis::Run<Ticket>| vec![(run.interrupts()[0].id.clone(), Answer::Approve)];
+        |run: &trellis::run::Run<Ticket>| vec![(run.interrupts()[0].id.clone(), Answer::Approve)];
     let first_answers = answer(&first);
     let second_answers = answer(&second);
     first.resume_each(first_answers).await.unwrap();

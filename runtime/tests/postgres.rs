@@ -14,7 +14,10 @@ use std::time::Duration;
 
 use common::{Answer, Ticket, approval_graph, ticket};
 use trellis::checkpoint::{PostgresCheckpointer, PostgresOptions, conformance};
-use trellis::{CheckpointError, Checkpointer, CompiledGraph, RunId, RunStatus, Worker};
+use trellis::{
+    CompiledGraph, RunId, checkpoint::CheckpointError, checkpoint::Checkpointer,
+    checkpoint::RunStatus, worker::Worker,
+};
 
 /// The server's URL. The tests that need it are ignored when it was not set at build time
 /// (see `build.rs`); in CI they run and fail without it.
@@ -34,7 +37,7 @@ fn fresh_schema() -> String {
     format!(
         "test_{}_{}_{}",
         std::process::id(),
-        trellis::Timestamp::now().unix_micros(),
+        trellis::run::Timestamp::now().unix_micros(),
         SCHEMAS.fetch_add(1, Ordering::Relaxed)
     )
 }
@@ -209,7 +212,7 @@ async fn a_run_whose_worker_stopped_holding_its_lease_is_finished_by_another_aft
     // The second worker finds nothing ready while the lease holds, then takes the run.
     let second = Worker::new(graph.clone(), Arc::clone(&store));
     assert!(
-        abandoned.lease_until > Some(trellis::Timestamp::now()),
+        abandoned.lease_until > Some(trellis::run::Timestamp::now()),
         "the test needs a live lease here"
     );
     assert!(

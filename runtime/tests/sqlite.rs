@@ -9,7 +9,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::{Answer, Ticket, TicketUpdate, approval_graph, ticket};
 use trellis::checkpoint::{Durability, SqliteCheckpointer, conformance};
-use trellis::{CheckpointError, Checkpointer, END, GraphBuilder, NodeResult, RunStatus, START};
+use trellis::{
+    END, GraphBuilder, NodeResult, START, checkpoint::CheckpointError, checkpoint::Checkpointer,
+    checkpoint::RunStatus,
+};
 
 static FILES: AtomicUsize = AtomicUsize::new(0);
 

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use common::{Answer, Ticket, TicketUpdate, approval_graph, ticket};
 use trellis::{
-    Checkpointer, END, GraphBuilder, InMemoryCheckpointer, NodeResult, RunError, RunStatus, START,
-    Worker,
+    END, GraphBuilder, NodeResult, RunError, START, checkpoint::Checkpointer,
+    checkpoint::InMemoryCheckpointer, checkpoint::RunStatus, worker::Worker,
 };
 
 #[tokio::test]

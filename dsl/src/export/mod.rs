@@ -10,7 +10,7 @@ mod mermaid;
 pub use dot::to_dot;
 pub use mermaid::to_mermaid;
 
-use trellis_graph::{Blueprint, Interrupt, Node};
+use trellis_graph::{Blueprint, InterruptPoint, Node};
 
 /// Why a blueprint could not be exported.
 #[derive(Debug, thiserror::Error)]
@@ -48,9 +48,9 @@ fn error_handlers(blueprint: &Blueprint) -> std::collections::HashSet<&str> {
 fn markers(node: &Node, is_handler: bool) -> Vec<&'static str> {
     let mut markers = Vec::new();
     match node.interrupt {
-        Some(Interrupt::Before) => markers.push("(interrupt before)"),
-        Some(Interrupt::After) => markers.push("(interrupt after)"),
-        None => {}
+        Some(InterruptPoint::Before) => markers.push("(interrupt before)"),
+        Some(InterruptPoint::After) => markers.push("(interrupt after)"),
+        Some(InterruptPoint::Node) | None => {}
     }
     if node.defer {
         markers.push("(deferred)");

@@ -23,8 +23,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use trellis::checkpoint::StoreUrl;
 use trellis::{
-    ApplyResume, Checkpointer, GraphState, Interrupt, NodeContext, NodeResult, Outcome, RunId,
-    RunStatus, Worker,
+    ApplyResume, GraphState, Interrupt, NodeContext, NodeResult, Outcome, RunId,
+    checkpoint::Checkpointer, checkpoint::RunStatus, worker::Worker,
 };
 
 trellis::graph! {
@@ -301,7 +301,7 @@ async fn work(worker: Worker<Count>, runs: Option<u64>) -> Result<(), Box<dyn st
 /// The newest run that is paused or was running.
 async fn newest_unfinished(
     store: &dyn Checkpointer,
-) -> Result<Option<trellis::RunRecord>, trellis::CheckpointError> {
+) -> Result<Option<trellis::checkpoint::RunRecord>, trellis::checkpoint::CheckpointError> {
     let mut offset = 0;
     loop {
         let page = store.list_runs(100, offset).await?;

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use trellis::{
-    ApplyResume, GraphState, InMemoryCheckpointer, Interrupt, InterruptRequest, NodeContext,
-    NodeResult,
+    ApplyResume, GraphState, Interrupt, InterruptRequest, NodeContext, NodeResult,
+    checkpoint::InMemoryCheckpointer,
 };
 
 trellis::graph! {

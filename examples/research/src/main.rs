@@ -166,7 +166,9 @@ async fn research_question() -> Result<(), Box<dyn std::error::Error>> {
         .await?;
     let steps: Vec<String> = std::iter::from_fn(|| events.try_next())
         .filter_map(|event| match event {
-            trellis::Event::NodeCompleted { step, node, .. } => Some(format!("{step}:{node}")),
+            trellis::event::Event::NodeCompleted { step, node, .. } => {
+                Some(format!("{step}:{node}"))
+            }
             _ => None,
         })
         .collect();

@@ -22,7 +22,7 @@ use std::path::PathBuf;
 use trellis::checkpoint::SqliteCheckpointer;
 use trellis::{ApplyResume, GraphState, Interrupt, NodeResult, RunId};
 
-trellis::include_graphs!("support");
+trellis::include_generated!("support");
 
 /// One support ticket as it moves through the graph.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, GraphState)]

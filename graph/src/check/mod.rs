@@ -89,10 +89,7 @@ fn declarations(blueprint: &Blueprint, index: &NodeIndex<'_>, out: &mut Vec<Viol
         let zero = [
             (node.max_visits == Some(0), Limit::MaxVisits(at)),
             (node.timeout_ms == Some(0), Limit::Timeout(at)),
-            (
-                node.retry.is_some_and(|r| r.attempts == 0),
-                Limit::Retry(at),
-            ),
+            (node.retry.is_some_and(|r| r.retries == 0), Limit::Retry(at)),
         ];
         for (is_zero, limit) in zero {
             if is_zero {

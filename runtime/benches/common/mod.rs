@@ -5,7 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use trellis::{Checkpointer, CompiledGraph, END, GraphBuilder, GraphState, NodeResult, START};
+use trellis::{
+    CompiledGraph, END, GraphBuilder, GraphState, NodeResult, START, checkpoint::Checkpointer,
+};
 
 /// The state, as the baselines serialize it too.
 #[derive(Clone, Default, Serialize, Deserialize, GraphState)]

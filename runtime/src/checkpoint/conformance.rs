@@ -4,7 +4,7 @@
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-//! use trellis::InMemoryCheckpointer;
+//! use trellis::checkpoint::InMemoryCheckpointer;
 //! use trellis::checkpoint::conformance;
 //!
 //! conformance::run_all(|| async { InMemoryCheckpointer::new() }).await.unwrap();
@@ -124,7 +124,7 @@ pub fn sample_checkpoint(run_id: &RunId, id: u64) -> Checkpoint {
         state: json!({ "step": id, "text": "ü\u{1F600}" }),
         frontier: vec!["review".to_owned(), "send".to_owned()],
         visits: BTreeMap::from([("draft".to_owned(), 2), ("review".to_owned(), 1)]),
-        released: vec!["send".to_owned()],
+        approved: vec!["send".to_owned()],
         failures: vec![NodeFailure {
             node: "lookup".to_owned(),
             step: id,
@@ -703,7 +703,7 @@ async fn held_runs_are_the_owned_running_ones(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::InMemoryCheckpointer;
+    use crate::checkpoint::InMemoryCheckpointer;
 
     #[tokio::test]
     async fn in_memory_checkpointer_conforms() {

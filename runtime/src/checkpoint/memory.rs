@@ -12,7 +12,7 @@ use crate::id::{RunId, Timestamp};
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-/// use trellis::{Checkpointer, InMemoryCheckpointer};
+/// use trellis::{checkpoint::Checkpointer, checkpoint::InMemoryCheckpointer};
 ///
 /// let store = InMemoryCheckpointer::new();
 /// assert!(store.list_runs(10, 0).await.unwrap().is_empty());

@@ -179,7 +179,9 @@ pub struct Checkpoint {
     /// Activations so far per node (what `max_visits` counts).
     pub visits: BTreeMap<String, u32>,
     /// Frontier nodes whose `interrupt before` was already answered: they run without pausing.
-    pub released: Vec<String>,
+    /// (Read from checkpoints that named it `released`, as earlier versions wrote.)
+    #[serde(alias = "released")]
+    pub approved: Vec<String>,
     /// Failures waiting for their `on_error` handler (which is in the frontier).
     pub failures: Vec<NodeFailure>,
     /// The topology that wrote it ([`CompiledGraph::fingerprint`](crate::CompiledGraph::fingerprint)).
@@ -197,7 +199,9 @@ pub(crate) struct Detail {
     pub(crate) nodes: Vec<String>,
     pub(crate) frontier: Vec<String>,
     pub(crate) visits: BTreeMap<String, u32>,
-    pub(crate) released: Vec<String>,
+    /// Stored as `released` by earlier versions.
+    #[serde(alias = "released")]
+    pub(crate) approved: Vec<String>,
     pub(crate) failures: Vec<NodeFailure>,
     pub(crate) graph_fingerprint: String,
     pub(crate) state_type: String,
@@ -210,7 +214,7 @@ impl Detail {
             nodes: checkpoint.nodes.clone(),
             frontier: checkpoint.frontier.clone(),
             visits: checkpoint.visits.clone(),
-            released: checkpoint.released.clone(),
+            approved: checkpoint.approved.clone(),
             failures: checkpoint.failures.clone(),
             graph_fingerprint: checkpoint.graph_fingerprint.clone(),
             state_type: checkpoint.state_type.clone(),

@@ -67,12 +67,12 @@ pub enum Durability {
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-/// use trellis::Checkpointer;
+/// use trellis::checkpoint::Checkpointer;
 /// use trellis::checkpoint::SqliteCheckpointer;
 ///
 /// let store = SqliteCheckpointer::open_in_memory()?;
 /// assert!(store.list_runs(10, 0).await?.is_empty());
-/// # Ok::<(), trellis::CheckpointError>(())
+/// # Ok::<(), trellis::checkpoint::CheckpointError>(())
 /// # }).unwrap();
 /// ```
 #[derive(Debug, Clone)]
@@ -453,7 +453,7 @@ fn decode_checkpoint(row: &Row<'_>) -> rusqlite::Result<Result<Checkpoint, Check
             state: serde_json::from_str(&state).map_err(|e| corrupt(what("state"), e))?,
             frontier: detail.frontier,
             visits: detail.visits,
-            released: detail.released,
+            approved: detail.approved,
             failures: detail.failures,
             graph_fingerprint: detail.graph_fingerprint,
             state_type: detail.state_type,

@@ -5,7 +5,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::{Deserialize, Serialize};
-use trellis::{ApplyResume, Event, EventStream, GraphState, Interrupt, InterruptPoint};
+use trellis::{
+    ApplyResume, GraphState, Interrupt, blueprint::InterruptPoint, event::Event, event::EventStream,
+};
 
 /// The support flow's state: every reducer kind the derive offers.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, GraphState)]
@@ -48,7 +50,9 @@ pub fn log(entry: &str) -> trellis::NodeResult<TicketUpdate> {
 
 /// draft → send, pausing before `send` for an approval; `send` logs "sent" when approved and
 /// "held" otherwise. Runs are recorded in `store`.
-pub fn approval_graph(store: Arc<dyn trellis::Checkpointer>) -> trellis::CompiledGraph<Ticket> {
+pub fn approval_graph(
+    store: Arc<dyn trellis::checkpoint::Checkpointer>,
+) -> trellis::CompiledGraph<Ticket> {
     use trellis::{END, GraphBuilder, NodeOptions, NodeResult, START};
     let mut builder = GraphBuilder::<Ticket>::new("Approval");
     builder
@@ -117,7 +121,10 @@ pub fn counted_graph(
 }
 
 /// The labels of a stored run's checkpoints, in order.
-pub async fn labels(store: &dyn trellis::Checkpointer, run_id: &trellis::RunId) -> Vec<String> {
+pub async fn labels(
+    store: &dyn trellis::checkpoint::Checkpointer,
+    run_id: &trellis::RunId,
+) -> Vec<String> {
     store
         .list_checkpoints(run_id)
         .await

@@ -113,7 +113,7 @@ fn main() {
         .expect("a runtime");
     runtime.block_on(async {
         let graph = everything::build(Worker)
-            .with_checkpointer(Arc::new(trellis::InMemoryCheckpointer::new()));
+            .with_checkpointer(Arc::new(trellis::checkpoint::InMemoryCheckpointer::new()));
         let paused = graph.invoke(Work::default()).await.expect("runs");
         assert_eq!(paused.interrupts()[0].id, "left@2", "interrupt after `left`");
         let done = graph.resume(paused.run_id(), ()).await.expect("resumes");

@@ -87,7 +87,7 @@ impl Default for PostgresOptions {
 /// Leases compare the machines' clocks: keep them in sync (NTP) well within the lease.
 ///
 /// ```no_run
-/// # async fn demo() -> Result<(), trellis::CheckpointError> {
+/// # async fn demo() -> Result<(), trellis::checkpoint::CheckpointError> {
 /// use trellis::checkpoint::PostgresCheckpointer;
 ///
 /// let store = PostgresCheckpointer::connect("postgres://trellis@127.0.0.1:5432/trellis").await?;
@@ -576,7 +576,7 @@ fn decode_checkpoint(row: &Row) -> Result<Checkpoint, CheckpointError> {
         state: column(row, 5, &what)?,
         frontier: detail.frontier,
         visits: detail.visits,
-        released: detail.released,
+        approved: detail.approved,
         failures: detail.failures,
         graph_fingerprint: detail.graph_fingerprint,
         state_type: detail.state_type,

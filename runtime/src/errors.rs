@@ -160,14 +160,14 @@ pub enum RunError {
         /// The run.
         run_id: RunId,
     },
-    /// A stopping [`Worker`](crate::Worker) handed the unfinished run back to the queue; another
+    /// A stopping [`Worker`](crate::worker::Worker) handed the unfinished run back to the queue; another
     /// worker continues it.
     #[error("run {run_id} was handed back to the queue unfinished: its worker is stopping")]
     Released {
         /// The run.
         run_id: RunId,
     },
-    /// A [`Worker`](crate::Worker) gave the run up because it lost its lease (another worker
+    /// A [`Worker`](crate::worker::Worker) gave the run up because it lost its lease (another worker
     /// took the run over, or no renewal reached the store for a whole lease); whoever holds it
     /// now continues it.
     #[error("run {run_id} was given up: this worker lost its lease on it")]

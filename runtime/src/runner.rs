@@ -6,10 +6,9 @@ use std::sync::Arc;
 use tracing::Instrument;
 
 use crate::activation::{Activation, Stop, activate};
-use crate::builder::InterruptAt;
 use crate::cancel::CancellationToken;
 use crate::checkpoint::{Checkpoint, CheckpointLabel, RunRecord, RunStatus};
-use crate::error::RunError;
+use crate::errors::RunError;
 use crate::event::Event;
 use crate::graph::{CompiledGraph, Target, Topology};
 use crate::id::{RunId, Timestamp};
@@ -106,7 +105,7 @@ pub struct Run<S: GraphState> {
     state: Arc<S>,
     frontier: Vec<usize>,
     visits: Vec<u32>,
-    released: Vec<usize>,
+    approved: Vec<usize>,
     failures: Vec<(usize, Arc<NodeFailure>)>,
     interrupts: Vec<Interrupt>,
     step: u64,
@@ -182,7 +181,7 @@ impl<S: GraphState> Run<S> {
             state: Arc::new(input),
             frontier: Vec::new(),
             visits: vec![0; nodes],
-            released: Vec::new(),
+            approved: Vec::new(),
             failures: Vec::new(),
             interrupts: Vec::new(),
             step: 0,
@@ -235,8 +234,8 @@ impl<S: GraphState> Run<S> {
             .iter()
             .map(|n| find(n))
             .collect::<Result<Vec<_>, _>>()?;
-        let released = checkpoint
-            .released
+        let approved = checkpoint
+            .approved
             .iter()
             .map(|n| find(n))
             .collect::<Result<Vec<_>, _>>()?;
@@ -274,7 +273,7 @@ impl<S: GraphState> Run<S> {
             state: Arc::new(state),
             frontier,
             visits,
-            released,
+            approved,
             failures,
             interrupts: record.interrupts,
             step: record.steps,
@@ -579,8 +578,8 @@ impl<S: GraphState> Run<S> {
         let waiting: Vec<Interrupt> = runnable
             .iter()
             .filter(|&&i| {
-                nodes[i].options.interrupt == Some(InterruptAt::Before)
-                    && !self.released.contains(&i)
+                nodes[i].options.interrupt == Some(InterruptPoint::Before)
+                    && !self.approved.contains(&i)
             })
             .map(|&i| Interrupt::fixed(&nodes[i].name, step, InterruptPoint::Before))
             .collect();
@@ -678,7 +677,7 @@ impl<S: GraphState> Run<S> {
         self.transitions += runnable.len() as u64;
         self.frontier = next;
         // An approved node that was held back (deferred) stays approved until it runs.
-        self.released.retain(|i| !runnable.contains(i));
+        self.approved.retain(|i| !runnable.contains(i));
         // A handler held back (deferred) keeps its failure until it runs.
         self.failures
             .retain(|(handler, _)| !runnable.contains(handler));
@@ -812,7 +811,7 @@ impl<S: GraphState> Run<S> {
             }
         }
         // A node that asked its own question needs no second pause after it.
-        if spec.options.interrupt == Some(InterruptAt::After) && !interrupted {
+        if spec.options.interrupt == Some(InterruptPoint::After) && !interrupted {
             let interrupt = Interrupt::fixed(&spec.name, step, InterruptPoint::After);
             absorbed.interrupts.push((i, interrupt));
         }
@@ -1052,7 +1051,7 @@ impl<S: GraphState> Run<S> {
                 .filter(|&(_, &count)| count > 0)
                 .map(|(i, &count)| (nodes[i].name.to_string(), count))
                 .collect::<BTreeMap<_, _>>(),
-            released: names(&self.released),
+            approved: names(&self.approved),
             failures: self.failures.iter().map(|(_, f)| (**f).clone()).collect(),
             graph_fingerprint: self.graph.topology.fingerprint.clone(),
             state_type: std::any::type_name::<S>().to_owned(),
@@ -1163,7 +1162,7 @@ impl<S: ApplyResume> Run<S> {
                 target: target.to_owned(),
             };
             match interrupt.point {
-                InterruptPoint::Before => self.released.push(i),
+                InterruptPoint::Before => self.approved.push(i),
                 InterruptPoint::After => {}
                 InterruptPoint::Node => match interrupt.request.resume_to.as_deref() {
                     Some(to) if to == &*spec.name => next.push(i),
