@@ -145,7 +145,7 @@ fn joins_run_as_the_language_reference_says() {
                     async { Ok(NodeResult::None) }
                 })
             },
-            |_, _| |_: &Blank| "",
+            |_, _| |_: &Blank, _: &trellis::Visits<'_>| "",
         )
         .compile()
         .expect("a checked graph builds");

@@ -36,42 +36,58 @@ struct Model;
 #[trellis::async_trait]
 impl canonical_turn::Handlers for Model {
     type State = Turn;
-    async fn dispatch(&self, _: Arc<Turn>, _: &mut NodeContext) -> canonical_turn::Outcome<Turn> {
-        Ok(NodeResult::Update(TurnUpdate::default().rounds(1)))
+    async fn dispatch(
+        &self,
+        _: Arc<Turn>,
+        _: &mut NodeContext,
+    ) -> canonical_turn::NodeOutput<Turn> {
+        Ok(TurnUpdate::default().rounds(1).into())
     }
-    async fn parse(&self, _: Arc<Turn>, _: &mut NodeContext) -> canonical_turn::Outcome<Turn> {
+    async fn parse(&self, _: Arc<Turn>, _: &mut NodeContext) -> canonical_turn::NodeOutput<Turn> {
         Ok(NodeResult::None)
     }
-    async fn stop_check(&self, _: Arc<Turn>, _: &mut NodeContext) -> canonical_turn::Outcome<Turn> {
+    async fn stop_check(
+        &self,
+        _: Arc<Turn>,
+        _: &mut NodeContext,
+    ) -> canonical_turn::NodeOutput<Turn> {
         Ok(NodeResult::None)
     }
-    async fn tools(&self, _: Arc<Turn>, _: &mut NodeContext) -> canonical_turn::Outcome<Turn> {
+    async fn tools(&self, _: Arc<Turn>, _: &mut NodeContext) -> canonical_turn::NodeOutput<Turn> {
         Ok(NodeResult::None)
     }
     async fn tool_failed(
         &self,
         _: Arc<Turn>,
         _: &mut NodeContext,
-    ) -> canonical_turn::Outcome<Turn> {
+    ) -> canonical_turn::NodeOutput<Turn> {
         Ok(NodeResult::None)
     }
-    async fn compact(&self, _: Arc<Turn>, _: &mut NodeContext) -> canonical_turn::Outcome<Turn> {
+    async fn compact(&self, _: Arc<Turn>, _: &mut NodeContext) -> canonical_turn::NodeOutput<Turn> {
         Ok(NodeResult::None)
     }
-    async fn approve(&self, _: Arc<Turn>, _: &mut NodeContext) -> canonical_turn::Outcome<Turn> {
+    async fn approve(&self, _: Arc<Turn>, _: &mut NodeContext) -> canonical_turn::NodeOutput<Turn> {
         Ok(NodeResult::None)
     }
-    async fn finalize(&self, _: Arc<Turn>, _: &mut NodeContext) -> canonical_turn::Outcome<Turn> {
+    async fn finalize(
+        &self,
+        _: Arc<Turn>,
+        _: &mut NodeContext,
+    ) -> canonical_turn::NodeOutput<Turn> {
         Ok(NodeResult::None)
     }
-    fn route_stop_check(&self, turn: &Turn) -> canonical_turn::StopCheckRoute {
+    fn route_stop_check(
+        &self,
+        turn: &Turn,
+        _: &trellis::Visits<'_>,
+    ) -> canonical_turn::StopCheckRoute {
         if turn.rounds < 3 {
             canonical_turn::StopCheckRoute::Tools
         } else {
             canonical_turn::StopCheckRoute::Finalize
         }
     }
-    fn route_approve(&self, _: &Turn) -> canonical_turn::ApproveRoute {
+    fn route_approve(&self, _: &Turn, _: &trellis::Visits<'_>) -> canonical_turn::ApproveRoute {
         canonical_turn::ApproveRoute::Finalize
     }
 }

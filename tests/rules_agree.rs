@@ -303,7 +303,7 @@ proptest! {
             let built = GraphBuilder::<Blank>::from_blueprint(
                 blueprint.clone(),
                 |_, _| noop(),
-                |_, _| |_: &Blank| "",
+                |_, _| |_: &Blank, _: &trellis::Visits<'_>| "",
             )
             .compile();
             prop_assert!(

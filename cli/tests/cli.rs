@@ -297,7 +297,9 @@ fn expand_prints_the_generated_code_formatted() {
     let code = stdout(&out);
     assert!(code.contains("pub mod support {\n"), "{code}");
     assert!(code.contains("    pub trait Handlers: "));
-    assert!(code.contains("        fn route_classify(&self, state: &State) -> ClassifyRoute;"));
+    assert!(code.contains(
+        "        fn route_classify(&self, state: &State, visits: &Visits<'_>) -> ClassifyRoute;"
+    ));
     assert!(
         code.lines()
             .all(|line| line.len() < 400 || line.contains("BLUEPRINT_JSON"))

@@ -78,6 +78,9 @@ fn node(node: &Node) -> TokenStream {
         };
         fields.push(quote!(interrupt: Some(B::InterruptPoint::#point)));
     }
+    if let Some(question) = &node.question {
+        fields.push(quote!(question: Some(#question.into())));
+    }
     if node.defer {
         fields.push(quote!(defer: true));
     }

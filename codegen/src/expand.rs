@@ -179,6 +179,32 @@ pub(crate) fn graph(
     } else {
         (quote!(Self::State), quote!(H::State))
     };
+    // What a handler returns: the module's `NodeOutput`, which names the state when the source
+    // does.
+    // Routers see the nodes' visits; a graph without one has no use for the name.
+    let visits_import = (!routes.is_empty()).then(|| quote!(use #krate::Visits;));
+    let adapter_output = if state_given {
+        quote!(NodeOutput)
+    } else {
+        quote!(NodeOutput<H::State>)
+    };
+    let (output, output_alias) = if state_given {
+        (
+            quote!(NodeOutput),
+            quote! {
+                /// What a handler returns: its result, or why it failed.
+                pub type NodeOutput = #krate::NodeOutput<State>;
+            },
+        )
+    } else {
+        (
+            quote!(NodeOutput<Self::State>),
+            quote! {
+                /// What a handler returns for the state `S` its handlers choose.
+                pub type NodeOutput<S> = #krate::NodeOutput<S>;
+            },
+        )
+    };
     let state_item = (!state_given).then(|| {
         quote! {
             /// The state the graph runs on (the `.graph` file names none).
@@ -281,12 +307,12 @@ pub(crate) fn graph(
         } else {
             own
         };
-        // Short on purpose (`Arc`, `Context`, `Outcome` are the module's own names): a large
+        // Short on purpose (`Arc`, `Context`, `NodeOutput` are the module's own names): a large
         // graph's expansion time is mostly the number of tokens.
         let body = skeleton_body(mode);
         quote! {
             #doc
-            async fn #method(&self, state: Arc<#trait_state>, ctx: &mut Context) -> Outcome<#trait_state> #body
+            async fn #method(&self, state: Arc<#trait_state>, ctx: &mut Context) -> #output #body
         }
     });
     let route_methods = routes.iter().map(|route| {
@@ -298,7 +324,7 @@ pub(crate) fn graph(
         let body = skeleton_body(mode);
         quote! {
             #[doc = #doc]
-            fn #method(&self, state: &#trait_state) -> #enum_name #body
+            fn #method(&self, state: &#trait_state, visits: &Visits<'_>) -> #enum_name #body
         }
     });
     let handlers_doc = format!(
@@ -342,7 +368,7 @@ pub(crate) fn graph(
                 ) -> ::core::pin::Pin<
                     ::std::boxed::Box<
                         dyn ::core::future::Future<
-                                Output = Outcome<#adapter_state>,
+                                Output = #adapter_output,
                             > + ::core::marker::Send
                             + 'async_trait,
                     >,
@@ -371,16 +397,16 @@ pub(crate) fn graph(
                 .iter()
                 .map(|route| {
                     let (edge, method) = (Literal::usize_unsuffixed(route.edge), &route.method);
-                    quote!(#edge => routers.#method(state).as_str(),)
+                    quote!(#edge => routers.#method(state, visits).as_str(),)
                 })
                 .collect();
             let routers = if route_arms.is_empty() {
-                quote!(|_, _| |_: &#build_state| "")
+                quote!(|_, _| |_: &#build_state, _: &#krate::Visits<'_>| "")
             } else {
                 quote! {
                     |edge, _| {
                         let routers = Arc::clone(&handlers);
-                        move |state: &#build_state| -> &'static str {
+                        move |state: &#build_state, visits: &Visits<'_>| -> &'static str {
                             match edge {
                                 #(#route_arms)*
                                 // Every conditional edge has its arm.
@@ -441,12 +467,9 @@ pub(crate) fn graph(
 
             use ::std::sync::Arc;
             use #krate::NodeContext as Context;
+            #visits_import
 
-            /// What a handler returns for a state `S`.
-            pub type Outcome<S> = ::core::result::Result<
-                #krate::NodeResult<<S as #krate::GraphState>::Update>,
-                #krate::NodeError,
-            >;
+            #output_alias
 
             #node_enum
             #route_enums

@@ -92,21 +92,101 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
         }
     };
     let mut fields = Vec::new();
+    let mut answer: Option<Answer<'_>> = None;
     for field in named.into_iter().flatten() {
         let Some(name) = &field.ident else { continue };
-        match reducer_of(field) {
-            Ok(reducer) => fields.push(Field {
-                name,
-                ty: &field.ty,
-                reducer,
-            }),
-            Err(error) => errors.push(error),
+        let reducer = match reducer_of(field) {
+            Ok(reducer) => reducer,
+            Err(error) => {
+                errors.push(error);
+                continue;
+            }
+        };
+        if let Some(attr) = field.attrs.iter().find(|a| a.path().is_ident("answer")) {
+            match answer_of(field, attr, &reducer, answer.is_some()) {
+                Ok(input) => answer = Some(Answer { name, input }),
+                Err(error) => errors.push(error),
+            }
         }
+        fields.push(Field {
+            name,
+            ty: &field.ty,
+            reducer,
+        });
     }
     if let Some(error) = errors.0 {
         return Err(error);
     }
-    Ok(generate(input, &krate, &update, &fields))
+    let mut tokens = generate(input, &krate, &update, &fields);
+    if let Some(answer) = answer {
+        tokens.extend(apply_resume(input, &krate, &update, &answer));
+    }
+    Ok(tokens)
+}
+
+/// The field `#[answer]` marks: a person's answer to a pause is stored there.
+struct Answer<'a> {
+    name: &'a Ident,
+    /// `T` of the field's `Option<T>`: what a resume takes.
+    input: Type,
+}
+
+/// The answer type of an `#[answer]` field, or why the field cannot be one.
+fn answer_of(
+    field: &syn::Field,
+    attr: &syn::Attribute,
+    reducer: &Reducer,
+    another: bool,
+) -> syn::Result<Type> {
+    if !matches!(attr.meta, syn::Meta::Path(_)) {
+        return Err(syn::Error::new(
+            attr.span(),
+            "write `#[answer]`, with no arguments",
+        ));
+    }
+    if another {
+        return Err(syn::Error::new(
+            attr.meta.span(),
+            "one field receives the answer; remove this `#[answer]`",
+        ));
+    }
+    if !matches!(reducer, Reducer::Overwrite) {
+        return Err(syn::Error::new(
+            attr.meta.span(),
+            "the answer replaces the field: an `#[answer]` field takes no reducer",
+        ));
+    }
+    wrapped_in(&field.ty, "Option").ok_or_else(|| {
+        syn::Error::new(
+            field.ty.span(),
+            "an `#[answer]` field is an `Option<T>` (`Option<trellis::Decision>` for approvals): \
+             it is empty until a person answers",
+        )
+    })
+}
+
+/// `ApplyResume`: the answer goes into the `#[answer]` field.
+fn apply_resume(
+    input: &DeriveInput,
+    krate: &Path,
+    update: &Ident,
+    answer: &Answer<'_>,
+) -> TokenStream {
+    let state = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    let (name, ty) = (answer.name, &answer.input);
+    quote! {
+        #[automatically_derived]
+        impl #impl_generics #krate::ApplyResume for #state #ty_generics #where_clause {
+            type Input = #ty;
+
+            fn apply_resume(&self, _: &#krate::Interrupt, answer: #ty) -> #update #ty_generics {
+                let mut update = <#update #ty_generics as ::core::default::Default>::default();
+                update.#name = ::core::option::Option::Some(::core::option::Option::Some(answer));
+                update
+            }
+        }
+    }
 }
 
 fn reducer_of(field: &syn::Field) -> syn::Result<Reducer> {
@@ -175,9 +255,14 @@ fn nearest(given: &str, known: &[&'static str]) -> Option<&'static str> {
 
 /// `T` of a field written `Vec<T>` (or `…::Vec<T>`).
 fn vec_item(ty: &Type) -> Option<Type> {
+    wrapped_in(ty, "Vec")
+}
+
+/// `T` of a type written `Wrapper<T>` (or `…::Wrapper<T>`).
+fn wrapped_in(ty: &Type, wrapper: &str) -> Option<Type> {
     let Type::Path(path) = ty else { return None };
     let last = path.path.segments.last()?;
-    if last.ident != "Vec" {
+    if last.ident != wrapper {
         return None;
     }
     let PathArguments::AngleBracketed(args) = &last.arguments else {

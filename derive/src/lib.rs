@@ -23,9 +23,13 @@ use proc_macro::TokenStream;
 /// Container attributes, `#[graph_state(…)]`: `update = Name` names the update type;
 /// `crate = "path"` names the runtime crate when it is not `::trellis`.
 ///
+/// `#[answer]` on one field of type `Option<T>` implements `ApplyResume` with `Input = T`: a
+/// person's answer to a pause is stored in that field (`Option<trellis::Decision>` for a plain
+/// approve or reject). Without it, implement `ApplyResume` by hand.
+///
 /// The update type has a chainable method per field named after it (`.draft("…")`, which
 /// appends one item for `append` and extends for `extend`).
-#[proc_macro_derive(GraphState, attributes(reducer, graph_state))]
+#[proc_macro_derive(GraphState, attributes(reducer, graph_state, answer))]
 pub fn derive_graph_state(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
     graph_state::expand(&input)

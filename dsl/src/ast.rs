@@ -94,7 +94,8 @@ pub(crate) enum AttrKind<'a> {
     },
     Timeout(Literal<'a>),
     MaxVisits(Literal<'a>),
-    Interrupt(Ident<'a>),
+    /// `before` or `after`, and the question the pause asks, if written.
+    Interrupt(Ident<'a>, Option<Literal<'a>>),
     Defer,
     OnError(Endpoint<'a>),
     Kind(KindSpec<'a>),

@@ -309,13 +309,18 @@ impl<'a> Reader<'a> {
             "timeout" => AttrKind::Timeout(self.number()?),
             // max_visits_attr = { kw_max_visits ~ number ~ semi }
             "max_visits" => AttrKind::MaxVisits(self.number()?),
-            // interrupt_attr = { kw_interrupt ~ (kw_before | kw_after) ~ semi }
+            // interrupt_attr = { kw_interrupt ~ (kw_before | kw_after) ~ string? ~ semi }
             "interrupt" => {
                 let when = self.ident()?;
                 if when.text != "before" && when.text != "after" {
                     return None;
                 }
-                AttrKind::Interrupt(when)
+                let question = if self.at_punct("\"")? {
+                    Some(self.string()?)
+                } else {
+                    None
+                };
+                AttrKind::Interrupt(when, question)
             }
             // defer_attr = { kw_defer ~ semi }
             "defer" => AttrKind::Defer,
@@ -503,7 +508,7 @@ mod tests {
         include_str!("../../examples/graphs/support.graph"),
         include_str!("../../examples/graphs/research.graph"),
         include_str!("../../examples/graphs/agent_turn.graph"),
-        "//! Docs.\n\u{FEFF}graph A { state ::a::B<C, D<E>>; max_steps 3; /** x */ node a { kind delegate(Other); meta k = false; meta n = 0; interrupt after; defer; on_error END; } /* a /* nested */ one */ START -> a -> a | END; //// not a doc\n /// stray\n }\n/// Two.\ngraph B { node b { kind \"x\\\"y\"; retry 1; } START -> b & b; b -> END; }",
+        "//! Docs.\n\u{FEFF}graph A { state ::a::B<C, D<E>>; max_steps 3; /** x */ node a { kind delegate(Other); meta k = false; meta n = 0; interrupt after \"Looks right?\"; defer; on_error END; } /* a /* nested */ one */ START -> a -> a | END; //// not a doc\n /// stray\n }\n/// Two.\ngraph B { node b { kind \"x\\\"y\"; retry 1; } START -> b & b; b -> END; }",
     ];
 
     /// The examples, and every construct the reader handles, read as pest reads them. (Random

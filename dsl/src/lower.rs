@@ -325,7 +325,7 @@ fn lower_node(
         let key = match &attr.kind {
             AttrKind::Meta { key, .. } => Some((true, key.text)),
             // Interrupts get their own message (`before` and `after` both, or one twice).
-            AttrKind::Unknown | AttrKind::Interrupt(_) => None,
+            AttrKind::Unknown | AttrKind::Interrupt(..) => None,
             _ => Some((false, attr.keyword.text)),
         };
         if let Some(key) = key {
@@ -382,7 +382,7 @@ fn lower_attr<'a>(
             node.max_visits = Some(n);
             spans.max_visits = Some(value.span);
         })),
-        AttrKind::Interrupt(when) => {
+        AttrKind::Interrupt(when, question) => {
             if let Some((first, first_when)) = *interrupt_span {
                 let diagnostic = if first_when == when.text {
                     given_twice(
@@ -414,6 +414,12 @@ fn lower_attr<'a>(
             } else {
                 InterruptPoint::After
             });
+            if let Some(question) = question {
+                match literal::string(*question) {
+                    Ok(text) => node.question = Some(text),
+                    Err(errors) => errors.into_iter().for_each(|e| diagnostics.push(e)),
+                }
+            }
         }
         AttrKind::Defer => node.defer = true,
         // `on_error START;` is kept as the runtime spells START, for the graph rules to refuse.

@@ -1206,7 +1206,9 @@ fn build_attr(pair: Pair<'_, Rule>, base: usize) -> Attr<'_> {
         }),
         Rule::timeout_attr => lit(0).map(AttrKind::Timeout),
         Rule::max_visits_attr => lit(0).map(AttrKind::MaxVisits),
-        Rule::interrupt_attr => rest.first().map(|p| AttrKind::Interrupt(ident(p, base))),
+        Rule::interrupt_attr => rest
+            .first()
+            .map(|p| AttrKind::Interrupt(ident(p, base), rest.get(1).map(|q| literal(q, base)))),
         Rule::defer_attr => Some(AttrKind::Defer),
         Rule::on_error_attr => rest
             .first()

@@ -81,6 +81,8 @@ pub struct Node {
     pub max_visits: Option<u32>,
     /// Whether the run pauses for a person before or after this node (never `Node`).
     pub interrupt: Option<InterruptPoint>,
+    /// What that pause asks the person (`interrupt before "Send this reply?";`), if said.
+    pub question: Option<String>,
     /// Whether the node waits until every other branch of the run has no node left to run.
     pub defer: bool,
     /// The node that handles this node's errors (START and END spelled [`START`] and [`END`],

@@ -33,7 +33,7 @@ impl Serialize for Blueprint {
 
 impl Serialize for Node {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut out = serializer.serialize_struct("Node", 11)?;
+        let mut out = serializer.serialize_struct("Node", 12)?;
         out.serialize_field("id", &self.id)?;
         out.serialize_field("doc", &self.doc)?;
         out.serialize_field("kind", &self.kind)?;
@@ -42,6 +42,7 @@ impl Serialize for Node {
         out.serialize_field("timeout_ms", &self.timeout_ms)?;
         out.serialize_field("max_visits", &self.max_visits)?;
         out.serialize_field("interrupt", &self.interrupt.map(InterruptPoint::as_str))?;
+        out.serialize_field("question", &self.question)?;
         out.serialize_field("defer", &self.defer)?;
         out.serialize_field("on_error", &self.on_error)?;
         out.serialize_field("meta", &Meta(&self.meta))?;
@@ -245,6 +246,7 @@ impl<'de> Visitor<'de> for NodeVisitor {
                         }
                     }
                 }
+                "question" => node.question = map.next_value()?,
                 "defer" => node.defer = map.next_value::<Option<bool>>()?.unwrap_or(false),
                 "on_error" => node.on_error = map.next_value()?,
                 "meta" => {
@@ -442,6 +444,7 @@ mod tests {
                 },
                 Node {
                     interrupt: Some(InterruptPoint::Before),
+                    question: Some("Send it?".into()),
                     defer: true,
                     on_error: Some("classify".into()),
                     kind: Some(NodeKind::Hitl),

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use trellis::{
-    ApplyResume, END, GraphBuilder, GraphState, Interrupt, NodeOptions, NodeResult, Outcome, START,
+    ApplyResume, END, GraphBuilder, GraphState, Interrupt, NodeOptions, Outcome, START,
     checkpoint::Checkpointer, checkpoint::InMemoryCheckpointer, event::Event,
 };
 
@@ -54,16 +54,16 @@ fn support_graph(store: Arc<InMemoryCheckpointer>) -> trellis::CompiledGraph<Tic
             } else {
                 "general"
             };
-            Ok(NodeResult::Update(
-                TicketUpdate::default().category(Some(category.to_owned())),
-            ))
+            Ok(TicketUpdate::default()
+                .category(Some(category.to_owned()))
+                .into())
         })
         .add_node_fn_with(
             "lookup_invoice",
             |_, _| async {
-                Ok(NodeResult::Update(
-                    TicketUpdate::default().invoice(Some("INV-2291: €120, paid twice".to_owned())),
-                ))
+                Ok(TicketUpdate::default()
+                    .invoice(Some("INV-2291: €120, paid twice".to_owned()))
+                    .into())
             },
             NodeOptions::new().retry(3, std::time::Duration::from_millis(200)),
         )
@@ -77,14 +77,12 @@ fn support_graph(store: Arc<InMemoryCheckpointer>) -> trellis::CompiledGraph<Tic
                 if let Some(feedback) = &ticket.feedback {
                     text.push_str(&format!(" ({feedback})"));
                 }
-                Ok(NodeResult::Update(
-                    TicketUpdate::default().draft(Some(text)),
-                ))
+                Ok(TicketUpdate::default().draft(Some(text)).into())
             },
             NodeOptions::new().max_visits(4),
         )
         .add_node_fn("review", |_, _| async {
-            Ok(NodeResult::Update(TicketUpdate::default().reviews(1)))
+            Ok(TicketUpdate::default().reviews(1).into())
         })
         .add_node_fn_with(
             "send",
@@ -93,7 +91,7 @@ fn support_graph(store: Arc<InMemoryCheckpointer>) -> trellis::CompiledGraph<Tic
                     (Some(true), Some(draft)) => TicketUpdate::default().sent(draft.clone()),
                     _ => TicketUpdate::default(),
                 };
-                Ok(NodeResult::Update(update))
+                Ok(update.into())
             },
             NodeOptions::new().interrupt_before(),
         )

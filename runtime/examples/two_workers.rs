@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use trellis::checkpoint::StoreUrl;
-use trellis::{END, GraphBuilder, GraphState, NodeResult, Outcome, START, worker::Worker};
+use trellis::{END, GraphBuilder, GraphState, Outcome, START, worker::Worker};
 
 /// An order to pack: each step packs one item.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, GraphState)]
@@ -27,7 +27,7 @@ fn packing() -> trellis::CompiledGraph<Order> {
     graph
         .add_node_fn("pack", |_, _| async {
             tokio::time::sleep(Duration::from_millis(10)).await;
-            Ok(NodeResult::Update(OrderUpdate::default().packed(1)))
+            Ok(OrderUpdate::default().packed(1).into())
         })
         .add_edge(START, "pack")
         .add_conditional_edges(

@@ -14,7 +14,7 @@ use trellis_graph::{
 use crate::checkpoint::Checkpointer;
 use crate::errors::{BuildDiagnostic, CompileError};
 use crate::event::EventBus;
-use crate::graph::{CompiledGraph, Edge, NodeSpec, RouterFn, Target, Topology};
+use crate::graph::{CompiledGraph, Edge, NodeSpec, RouterFn, Target, Topology, Visits};
 use crate::node::{FnNode, Node, NodeContext, NodeError, NodeResult};
 use crate::state::GraphState;
 
@@ -31,6 +31,7 @@ pub struct NodeOptions {
     pub(crate) interrupt: Option<InterruptPoint>,
     pub(crate) defer: bool,
     pub(crate) on_error: Option<String>,
+    pub(crate) question: Option<String>,
     doc: Option<String>,
     kind: Option<NodeKind>,
     meta: Vec<(String, MetaValue)>,
@@ -113,6 +114,14 @@ impl NodeOptions {
         self
     }
 
+    /// What the node's `interrupt_before`/`interrupt_after` pause asks the person (by default
+    /// "approve running `node`" / "review the result of `node`").
+    #[must_use]
+    pub fn question(mut self, question: impl Into<String>) -> Self {
+        self.question = Some(question.into());
+        self
+    }
+
     /// Documents the node in the graph's [blueprint](CompiledGraph::blueprint).
     #[must_use]
     pub fn doc(mut self, doc: impl Into<String>) -> Self {
@@ -151,6 +160,7 @@ impl NodeOptions {
             timeout_ms: self.timeout.map(millis),
             max_visits: self.max_visits,
             interrupt: self.interrupt,
+            question: self.question.clone(),
             defer: self.defer,
             on_error: self.on_error.clone(),
             meta: self.meta.clone(),
@@ -165,6 +175,7 @@ impl NodeOptions {
             timeout: node.timeout_ms.map(Duration::from_millis),
             max_visits: node.max_visits,
             interrupt: node.interrupt,
+            question: node.question.clone(),
             defer: node.defer,
             on_error: node.on_error.clone(),
             doc: node.doc.clone(),
@@ -192,7 +203,7 @@ impl NodeOptions {
 /// let mut builder = GraphBuilder::<Greeting>::new("Hello");
 /// builder
 ///     .add_node_fn("greet", |state, _ctx| async move {
-///         Ok(NodeResult::Update(Greeting(format!("hello, {}", state.0))))
+///         Ok(Greeting(format!("hello, {}", state.0)).into())
 ///     })
 ///     .add_edge(START, "greet")
 ///     .add_edge("greet", END);
@@ -234,8 +245,8 @@ impl<S: GraphState> GraphBuilder<S> {
 
     /// A builder declaring everything `blueprint` does — nodes with their options, edges, the
     /// step bound, docs — with `node(position, description)` running each node and
-    /// `router(position, edge)` choosing the target of each conditional edge (positions in
-    /// `blueprint.nodes` and `blueprint.edges`).
+    /// `router(position, edge)` choosing the target of each conditional edge from the state and
+    /// the nodes' [`Visits`] (positions in `blueprint.nodes` and `blueprint.edges`).
     ///
     /// This is what code generated from a `.graph` file calls; a topology loaded as JSON can be
     /// given behaviour the same way.
@@ -256,9 +267,9 @@ impl<S: GraphState> GraphBuilder<S> {
     /// let graph = GraphBuilder::<Count>::from_blueprint(
     ///     blueprint.clone(),
     ///     |_, _| trellis::node_fn(|state: std::sync::Arc<Count>, _| async move {
-    ///         Ok(NodeResult::Update(Count(state.0 + 1)))
+    ///         Ok(Count(state.0 + 1).into())
     ///     }),
-    ///     |_, _| |_: &Count| trellis::END,
+    ///     |_, _| |_: &Count, _: &trellis::Visits<'_>| trellis::END,
     /// )
     /// .compile()?;
     /// assert_eq!(graph.blueprint(), &blueprint);
@@ -271,7 +282,7 @@ impl<S: GraphState> GraphBuilder<S> {
     ) -> Self
     where
         N: Node<S>,
-        R: Fn(&S) -> T + Send + Sync + 'static,
+        R: Fn(&S, &Visits<'_>) -> T + Send + Sync + 'static,
         T: AsRef<str>,
     {
         let nodes = blueprint
@@ -367,6 +378,23 @@ impl<S: GraphState> GraphBuilder<S> {
     ) -> &mut Self
     where
         R: Fn(&S) -> T + Send + Sync + 'static,
+        T: AsRef<str>,
+        I: IntoIterator,
+        I::Item: Into<String>,
+    {
+        self.add_conditional_edges_with_visits(from, move |state, _| router(state), targets)
+    }
+
+    /// A conditional edge whose router also sees how often each node has run in this run
+    /// ([`Visits`]): a loop can end on its own terms instead of failing at `max_visits`.
+    pub fn add_conditional_edges_with_visits<R, I, T>(
+        &mut self,
+        from: impl Into<String>,
+        router: R,
+        targets: I,
+    ) -> &mut Self
+    where
+        R: Fn(&S, &Visits<'_>) -> T + Send + Sync + 'static,
         T: AsRef<str>,
         I: IntoIterator,
         I::Item: Into<String>,
@@ -509,7 +537,7 @@ impl<S: GraphState> GraphBuilder<S> {
                     // Every conditional edge was declared with its router.
                     router: routers[at]
                         .take()
-                        .unwrap_or_else(|| Box::new(|_, _| Err(String::new()))),
+                        .unwrap_or_else(|| Box::new(|_, _, _| Err(String::new()))),
                 },
             };
             match &edge.from {
@@ -570,11 +598,11 @@ impl<S: GraphState> GraphBuilder<S> {
 /// A router as the executor calls it: the user's choice, looked up among the edge's targets.
 fn router_fn<S, R, T>(router: R) -> RouterFn<S>
 where
-    R: Fn(&S) -> T + Send + Sync + 'static,
+    R: Fn(&S, &Visits<'_>) -> T + Send + Sync + 'static,
     T: AsRef<str>,
 {
-    Box::new(move |state, targets| {
-        let choice = router(state);
+    Box::new(move |state, visits, targets| {
+        let choice = router(state, visits);
         let choice = choice.as_ref();
         targets
             .iter()

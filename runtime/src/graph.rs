@@ -17,7 +17,48 @@ use crate::state::{ApplyResume, GraphState};
 
 /// Picks a conditional edge's target from the merged state; `Err` carries an undeclared choice.
 pub(crate) type RouterFn<S> =
-    Box<dyn Fn(&S, &[(Arc<str>, Target)]) -> Result<Target, String> + Send + Sync>;
+    Box<dyn Fn(&S, &Visits<'_>, &[(Arc<str>, Target)]) -> Result<Target, String> + Send + Sync>;
+
+/// What a router sees besides the state: how often each node has run so far in this run, so
+/// that a loop can end on its own terms before a node's `max_visits` fails the run.
+///
+/// ```
+/// # use trellis::{END, GraphBuilder, NodeOptions, NodeResult, START, WholeState};
+/// # #[derive(Clone, Default, serde::Serialize, serde::Deserialize)] struct Draft;
+/// # impl WholeState for Draft {}
+/// let mut builder = GraphBuilder::<Draft>::new("Redraft");
+/// builder
+///     .add_node_fn_with("draft", |_, _| async { Ok(NodeResult::None) }, NodeOptions::new().max_visits(5))
+///     .add_edge(START, "draft")
+///     // Three drafts are enough: end gracefully rather than fail at the fifth.
+///     .add_conditional_edges_with_visits(
+///         "draft",
+///         |_, visits| if visits.of("draft") < 3 { "draft" } else { END },
+///         ["draft", END],
+///     );
+/// # builder.compile().unwrap();
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Visits<'a> {
+    index: &'a HashMap<String, usize>,
+    counts: &'a [u32],
+}
+
+impl<'a> Visits<'a> {
+    pub(crate) fn new(index: &'a HashMap<String, usize>, counts: &'a [u32]) -> Self {
+        Visits { index, counts }
+    }
+
+    /// How many times `node` has run in this run, the step just finished included (0 for a
+    /// name the graph does not have).
+    pub fn of(&self, node: &str) -> u32 {
+        self.index
+            .get(node)
+            .and_then(|&at| self.counts.get(at))
+            .copied()
+            .unwrap_or(0)
+    }
+}
 
 /// Where an edge leads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,10 +176,15 @@ impl<S> Edge<S> {
     }
 
     /// Pushes the nodes this edge leads to from `state`; `Err` is a router's undeclared choice.
-    pub(crate) fn follow(&self, state: &S, next: &mut Vec<usize>) -> Result<(), String> {
+    pub(crate) fn follow(
+        &self,
+        state: &S,
+        visits: &Visits<'_>,
+        next: &mut Vec<usize>,
+    ) -> Result<(), String> {
         let target = match self {
             Edge::Static(target) => *target,
-            Edge::Conditional { targets, router } => router(state, targets)?,
+            Edge::Conditional { targets, router } => router(state, visits, targets)?,
             Edge::Fork(targets) => {
                 next.extend_from_slice(targets);
                 return Ok(());

@@ -80,11 +80,48 @@ impl Interrupt {
     }
 
     /// The request of a static `interrupt before|after` on `node`.
-    pub(crate) fn fixed(node: &str, step: u64, point: InterruptPoint) -> Self {
-        let (kind, question) = match point {
+    /// `question` is the node's own (`interrupt before "…"`), if it has one.
+    pub(crate) fn fixed(
+        node: &str,
+        step: u64,
+        point: InterruptPoint,
+        question: Option<&str>,
+    ) -> Self {
+        let (kind, default) = match point {
             InterruptPoint::Before => ("before", format!("approve running `{node}`")),
             _ => ("after", format!("review the result of `{node}`")),
         };
+        let question = question.map_or(default, str::to_owned);
         Interrupt::new(node, step, point, InterruptRequest::new(kind, question))
+    }
+}
+
+/// A person's answer to an approval, ready-made for the common case: a state with a field
+/// `#[answer] decision: Option<Decision>` under `#[derive(GraphState)]` takes answers with no
+/// hand-written [`ApplyResume`](crate::ApplyResume) (the answer is stored in the field, where a
+/// router reads it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    /// Go ahead.
+    Approve,
+    /// Do not, for this reason.
+    Reject {
+        /// Why, for whoever acts on it.
+        reason: String,
+    },
+}
+
+impl Decision {
+    /// `Reject { reason }`.
+    pub fn reject(reason: impl Into<String>) -> Self {
+        Decision::Reject {
+            reason: reason.into(),
+        }
+    }
+
+    /// Whether it is [`Decision::Approve`].
+    pub fn is_approved(&self) -> bool {
+        matches!(self, Decision::Approve)
     }
 }

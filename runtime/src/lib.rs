@@ -28,7 +28,7 @@
 //!     graph
 //!         .add_node_fn(source, move |state, _ctx| async move {
 //!             let finding = format!("{source} on {}", state.topic);
-//!             Ok(NodeResult::Update(ResearchUpdate::default().findings(finding)))
+//!             Ok(ResearchUpdate::default().findings(finding).into())
 //!         })
 //!         .add_edge(source, "summarize");
 //! }
@@ -36,7 +36,7 @@
 //!     .add_node_fn("plan", |_, _| async { Ok(NodeResult::None) })
 //!     .add_node_fn("summarize", |state, _| async move {
 //!         let summary = state.findings.join("; ");
-//!         Ok(NodeResult::Update(ResearchUpdate::default().summary(Some(summary))))
+//!         Ok(ResearchUpdate::default().summary(Some(summary)).into())
 //!     })
 //!     .add_edge(START, "plan")
 //!     .add_fork("plan", ["web", "papers"]) // both run in the next step
@@ -55,7 +55,7 @@
 //! ```
 //! use std::sync::Arc;
 //! use serde::{Deserialize, Serialize};
-//! use trellis::{GraphState, NodeContext, NodeResult};
+//! use trellis::{GraphState, NodeContext, Visits};
 //!
 //! #[derive(Clone, Default, Serialize, Deserialize, GraphState)]
 //! struct Count {
@@ -77,12 +77,13 @@
 //!
 //! #[trellis::async_trait]
 //! impl counter::Handlers for Adder {
-//!     async fn add(&self, _: Arc<Count>, _: &mut NodeContext) -> counter::Outcome<Count> {
-//!         Ok(NodeResult::Update(CountUpdate::default().n(1)))
+//!     async fn add(&self, _: Arc<Count>, _: &mut NodeContext) -> counter::NodeOutput {
+//!         Ok(CountUpdate::default().n(1).into())
 //!     }
-//!     // The router can only name declared targets: `AddRoute` has `Add` and `End`.
-//!     fn route_add(&self, count: &Count) -> counter::AddRoute {
-//!         if count.n < 3 { counter::AddRoute::Add } else { counter::AddRoute::End }
+//!     // The router can only name declared targets: `AddRoute` has `Add` and `End`. It also
+//!     // sees how often each node has run.
+//!     fn route_add(&self, count: &Count, visits: &Visits<'_>) -> counter::AddRoute {
+//!         if count.n < 3 && visits.of("add") < 10 { counter::AddRoute::Add } else { counter::AddRoute::End }
 //!     }
 //! }
 //!
@@ -113,10 +114,10 @@ pub mod worker;
 // What a first program needs, at the root; everything else in one module, by one path.
 pub use builder::{END, GraphBuilder, NodeOptions, START};
 pub use errors::{CompileError, RunError};
-pub use graph::CompiledGraph;
+pub use graph::{CompiledGraph, Visits};
 pub use id::RunId;
-pub use interrupt::{Interrupt, InterruptRequest};
-pub use node::{Command, Node, NodeContext, NodeError, NodeResult, node_fn};
+pub use interrupt::{Decision, Interrupt, InterruptRequest};
+pub use node::{Command, Node, NodeContext, NodeError, NodeOutput, NodeResult, node_fn};
 pub use runner::Outcome;
 pub use state::{ApplyResume, GraphState, WholeState};
 

@@ -78,6 +78,12 @@ where
     FnNode::new(f)
 }
 
+/// What a node returns for a graph whose state is `S`: its result, or why it failed.
+///
+/// A handler's body usually ends in `Ok(update.into())` (an update becomes
+/// [`NodeResult::Update`]), `Ok(NodeResult::goto("review"))` or `Ok(NodeResult::None)`.
+pub type NodeOutput<S> = Result<NodeResult<<S as GraphState>::Update>, NodeError>;
+
 /// What a node returns.
 #[derive(Debug)]
 pub enum NodeResult<U> {
@@ -121,7 +127,35 @@ impl Command {
     }
 }
 
+/// An update is a node result: `Ok(TicketUpdate::default().draft(text).into())`.
+impl<U> From<U> for NodeResult<U> {
+    fn from(update: U) -> Self {
+        NodeResult::Update(update)
+    }
+}
+
 impl<U> NodeResult<U> {
+    /// Go to one declared target (a node, or [`END`](crate::END)) instead of following the
+    /// edges.
+    pub fn goto(target: impl Into<Cow<'static, str>>) -> Self {
+        NodeResult::Command(Command::goto(target))
+    }
+
+    /// Run several declared targets in the next super-step.
+    pub fn fork<I: IntoIterator<Item = T>, T: Into<Cow<'static, str>>>(targets: I) -> Self {
+        NodeResult::Command(Command::fork(targets))
+    }
+
+    /// End this branch (END must be a declared target).
+    pub fn end() -> Self {
+        NodeResult::Command(Command::End)
+    }
+
+    /// Pause the run and ask a person.
+    pub fn ask(request: InterruptRequest) -> Self {
+        NodeResult::Interrupt(request)
+    }
+
     /// How the result reads in events: `none`, `update`, `goto:review`, `fork:a,b`, `end`,
     /// `interrupt:approval`, with `update+` in front when the command carries an update.
     pub fn label(&self) -> String {

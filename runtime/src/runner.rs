@@ -10,7 +10,7 @@ use crate::cancel::CancellationToken;
 use crate::checkpoint::{Checkpoint, CheckpointLabel, RunRecord, RunStatus};
 use crate::errors::RunError;
 use crate::event::Event;
-use crate::graph::{CompiledGraph, Target, Topology};
+use crate::graph::{CompiledGraph, Target, Topology, Visits};
 use crate::id::{RunId, Timestamp};
 use crate::interrupt::{Interrupt, InterruptPoint};
 use crate::node::{Command, NodeContext, NodeFailure, NodeResult, RunScope};
@@ -511,7 +511,11 @@ impl<S: GraphState> Run<S> {
         let mut frontier = Vec::new();
         topology
             .entry
-            .follow(&self.state, &mut frontier)
+            .follow(
+                &self.state,
+                &Visits::new(&topology.index, &self.visits),
+                &mut frontier,
+            )
             .map_err(|target| RunError::UndeclaredTarget {
                 node: crate::START.to_owned(),
                 target,
@@ -581,7 +585,10 @@ impl<S: GraphState> Run<S> {
                 nodes[i].options.interrupt == Some(InterruptPoint::Before)
                     && !self.approved.contains(&i)
             })
-            .map(|&i| Interrupt::fixed(&nodes[i].name, step, InterruptPoint::Before))
+            .map(|&i| {
+                let question = nodes[i].options.question.as_deref();
+                Interrupt::fixed(&nodes[i].name, step, InterruptPoint::Before, question)
+            })
             .collect();
         if !waiting.is_empty() {
             self.frontier = current.to_vec();
@@ -659,21 +666,23 @@ impl<S: GraphState> Run<S> {
             Updates::Many(all) => Arc::make_mut(&mut self.state).apply(all),
         };
         merged.map_err(|conflict| RunError::MergeConflict { step, conflict })?;
+        // Counted before the routers run: they see this step's activations.
+        for &i in runnable {
+            self.visits[i] += 1;
+        }
+        let visits = Visits::new(&self.graph.topology.index, &self.visits);
         for &i in &follow {
             let spec = &nodes[i];
-            spec.edge.follow(&self.state, &mut next).map_err(|target| {
-                RunError::UndeclaredTarget {
+            spec.edge
+                .follow(&self.state, &visits, &mut next)
+                .map_err(|target| RunError::UndeclaredTarget {
                     node: spec.name.to_string(),
                     target,
-                }
-            })?;
+                })?;
         }
 
         normalize(&mut next);
         self.follow = follow;
-        for &i in runnable {
-            self.visits[i] += 1;
-        }
         self.transitions += runnable.len() as u64;
         self.frontier = next;
         // An approved node that was held back (deferred) stays approved until it runs.
@@ -812,7 +821,8 @@ impl<S: GraphState> Run<S> {
         }
         // A node that asked its own question needs no second pause after it.
         if spec.options.interrupt == Some(InterruptPoint::After) && !interrupted {
-            let interrupt = Interrupt::fixed(&spec.name, step, InterruptPoint::After);
+            let question = spec.options.question.as_deref();
+            let interrupt = Interrupt::fixed(&spec.name, step, InterruptPoint::After, question);
             absorbed.interrupts.push((i, interrupt));
         }
         Ok(())
@@ -1176,8 +1186,9 @@ impl<S: ApplyResume> Run<S> {
                         }
                     }
                     None => {
+                        let visits = Visits::new(&self.graph.topology.index, &self.visits);
                         spec.edge
-                            .follow(&self.state, &mut next)
+                            .follow(&self.state, &visits, &mut next)
                             .map_err(|target| undeclared(&target))?;
                     }
                 },

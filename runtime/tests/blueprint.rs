@@ -169,7 +169,7 @@ async fn a_topology_loaded_as_json_runs_with_behaviour_given_by_name() {
         },
         |_, edge| {
             assert_eq!(edge.from, Endpoint::Node("first".into()));
-            |_: &Ticket| "second"
+            |_: &Ticket, _: &trellis::Visits<'_>| "second"
         },
     )
     .compile()
@@ -181,10 +181,13 @@ async fn a_topology_loaded_as_json_runs_with_behaviour_given_by_name() {
     // A blueprint the rules refuse is refused by `compile`, with the language's codes.
     let mut broken = blueprint;
     broken.nodes[0].on_error = Some("fallbak".into());
-    let error =
-        GraphBuilder::<Ticket>::from_blueprint(broken, |_, _| noop(), |_, _| |_: &Ticket| "")
-            .compile()
-            .expect_err("an undeclared handler");
+    let error = GraphBuilder::<Ticket>::from_blueprint(
+        broken,
+        |_, _| noop(),
+        |_, _| |_: &Ticket, _: &trellis::Visits<'_>| "",
+    )
+    .compile()
+    .expect_err("an undeclared handler");
     assert_eq!(error.codes(), [Code::E0202]);
     assert_eq!(
         error.diagnostics[0].message,

@@ -513,3 +513,26 @@ fn derived_reducers_fold_in_declaration_order() {
     assert_eq!((conflict.field, conflict.first.as_str()), ("verdict", "a"));
     assert_eq!(state, before, "a refused merge leaves the state as it was");
 }
+
+#[tokio::test]
+async fn a_router_sees_how_often_nodes_ran_and_ends_a_loop_before_max_visits() {
+    let mut builder = GraphBuilder::<Ticket>::new("Redraft");
+    builder
+        .add_node_fn_with(
+            "draft",
+            |_, _| async { Ok(log("draft")) },
+            trellis::NodeOptions::new().max_visits(5),
+        )
+        .add_edge(START, "draft")
+        .add_conditional_edges_with_visits(
+            "draft",
+            |_: &Ticket, visits: &trellis::Visits<'_>| {
+                // This step's activation is already counted; unknown names count 0.
+                assert_eq!(visits.of("no such node"), 0);
+                if visits.of("draft") < 3 { "draft" } else { END }
+            },
+            ["draft", END],
+        );
+    let outcome = builder.compile().unwrap().invoke(ticket("")).await.unwrap();
+    assert_eq!(outcome.state().log, ["draft", "draft", "draft"]);
+}

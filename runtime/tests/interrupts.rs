@@ -634,3 +634,82 @@ async fn a_run_saved_with_another_state_type_is_refused() {
     );
     assert!(text.ends_with("Other`"), "{text}");
 }
+
+/// A state whose `#[answer]` field takes a person's decision: no `ApplyResume` by hand.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize, trellis::GraphState)]
+struct Reply {
+    text: String,
+    #[answer]
+    decision: Option<trellis::Decision>,
+    #[reducer(append)]
+    sent: Vec<String>,
+}
+
+fn reply_graph(store: Arc<InMemoryCheckpointer>) -> CompiledGraph<Reply> {
+    let mut builder = GraphBuilder::<Reply>::new("Reply");
+    builder
+        .add_node_fn("draft", |_, _| async {
+            Ok(ReplyUpdate::default()
+                .text("hello".to_owned())
+                .decision(None)
+                .into())
+        })
+        .add_node_fn_with(
+            "send",
+            |reply: Arc<Reply>, _| async move {
+                let approved = reply
+                    .decision
+                    .as_ref()
+                    .is_some_and(trellis::Decision::is_approved);
+                let update = ReplyUpdate::default();
+                Ok(if approved {
+                    update.sent(reply.text.clone())
+                } else {
+                    update
+                }
+                .into())
+            },
+            NodeOptions::new()
+                .interrupt_before()
+                .question("Send this reply?"),
+        )
+        .add_edge(START, "draft")
+        .add_edge("draft", "send")
+        .add_conditional_edges(
+            "send",
+            |reply: &Reply| match reply.decision {
+                Some(trellis::Decision::Approve) => END,
+                _ => "draft",
+            },
+            [END, "draft"],
+        )
+        .set_checkpointer(store);
+    builder.compile().expect("a sound graph")
+}
+
+#[tokio::test]
+async fn an_answer_field_takes_decisions_and_the_pause_asks_its_own_question() {
+    let graph = reply_graph(Arc::new(InMemoryCheckpointer::new()));
+    let paused = graph.invoke(Reply::default()).await.unwrap();
+    assert_eq!(paused.interrupts()[0].request.question, "Send this reply?");
+    // A rejection lands in the field; the router sends the run back to be redrafted.
+    let again = graph
+        .resume(paused.run_id(), trellis::Decision::reject("too short"))
+        .await
+        .unwrap();
+    assert!(
+        again.is_paused(),
+        "redrafted, and paused again before `send`"
+    );
+    assert!(
+        again.state().decision.is_none(),
+        "the redraft cleared the answer"
+    );
+    let done = graph
+        .resume(again.run_id(), trellis::Decision::Approve)
+        .await
+        .unwrap();
+    assert!(!done.is_paused());
+    assert_eq!(done.state().sent, ["hello"]);
+    assert_eq!(done.state().decision, Some(trellis::Decision::Approve));
+}

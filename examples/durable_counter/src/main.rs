@@ -23,8 +23,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use trellis::checkpoint::StoreUrl;
 use trellis::{
-    ApplyResume, GraphState, Interrupt, NodeContext, NodeResult, Outcome, RunId,
-    checkpoint::Checkpointer, checkpoint::RunStatus, worker::Worker,
+    ApplyResume, GraphState, Interrupt, NodeContext, Outcome, RunId, checkpoint::Checkpointer,
+    checkpoint::RunStatus, worker::Worker,
 };
 
 trellis::graph! {
@@ -67,15 +67,13 @@ struct Ticker;
 
 #[trellis::async_trait]
 impl counter::Handlers for Ticker {
-    async fn tick(&self, count: Arc<Count>, _: &mut NodeContext) -> counter::Outcome<Count> {
+    async fn tick(&self, count: Arc<Count>, _: &mut NodeContext) -> counter::NodeOutput {
         tokio::time::sleep(Duration::from_millis(count.delay_ms)).await;
         let step = count.count + 1;
-        Ok(NodeResult::Update(
-            CountUpdate::default().count(1).log(step),
-        ))
+        Ok(CountUpdate::default().count(1).log(step).into())
     }
 
-    fn route_tick(&self, count: &Count) -> counter::TickRoute {
+    fn route_tick(&self, count: &Count, _: &trellis::Visits<'_>) -> counter::TickRoute {
         if count.count < count.target {
             counter::TickRoute::Tick
         } else {

@@ -68,38 +68,34 @@ struct Desk;
 
 #[trellis::async_trait]
 impl refund::Handlers for Desk {
-    async fn assess(&self, request: Arc<Request>, _: &mut NodeContext) -> refund::Outcome<Request> {
+    async fn assess(&self, request: Arc<Request>, _: &mut NodeContext) -> refund::NodeOutput {
         let log = format!("assessed €{} for {}", request.amount, request.customer);
-        Ok(NodeResult::Update(RequestUpdate::default().log(log)))
+        Ok(RequestUpdate::default().log(log).into())
     }
 
-    async fn approve(
-        &self,
-        request: Arc<Request>,
-        _: &mut NodeContext,
-    ) -> refund::Outcome<Request> {
+    async fn approve(&self, request: Arc<Request>, _: &mut NodeContext) -> refund::NodeOutput {
         let question = format!("refund €{} to {}?", request.amount, request.customer);
         Ok(NodeResult::Interrupt(
             InterruptRequest::new("approval", question).with_options(["approve", "decline"]),
         ))
     }
 
-    async fn pay(&self, request: Arc<Request>, _: &mut NodeContext) -> refund::Outcome<Request> {
-        Ok(NodeResult::Update(
-            RequestUpdate::default().log(format!("paid €{}", request.amount)),
-        ))
+    async fn pay(&self, request: Arc<Request>, _: &mut NodeContext) -> refund::NodeOutput {
+        Ok(RequestUpdate::default()
+            .log(format!("paid €{}", request.amount))
+            .into())
     }
 
-    async fn decline(&self, _: Arc<Request>, _: &mut NodeContext) -> refund::Outcome<Request> {
-        Ok(NodeResult::Update(RequestUpdate::default().log("declined")))
+    async fn decline(&self, _: Arc<Request>, _: &mut NodeContext) -> refund::NodeOutput {
+        Ok(RequestUpdate::default().log("declined").into())
     }
 
-    async fn notify(&self, request: Arc<Request>, _: &mut NodeContext) -> refund::Outcome<Request> {
+    async fn notify(&self, request: Arc<Request>, _: &mut NodeContext) -> refund::NodeOutput {
         let log = format!("told {}", request.customer);
-        Ok(NodeResult::Update(RequestUpdate::default().log(log)))
+        Ok(RequestUpdate::default().log(log).into())
     }
 
-    fn route_assess(&self, request: &Request) -> refund::AssessRoute {
+    fn route_assess(&self, request: &Request, _: &trellis::Visits<'_>) -> refund::AssessRoute {
         match request.amount {
             0 => refund::AssessRoute::Decline,
             amount if amount > LIMIT => refund::AssessRoute::Approve,
@@ -107,7 +103,7 @@ impl refund::Handlers for Desk {
         }
     }
 
-    fn route_approve(&self, request: &Request) -> refund::ApproveRoute {
+    fn route_approve(&self, request: &Request, _: &trellis::Visits<'_>) -> refund::ApproveRoute {
         if request.approved == Some(true) {
             refund::ApproveRoute::Pay
         } else {

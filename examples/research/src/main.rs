@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use trellis::{GraphState, NodeContext, NodeError, NodeResult};
+use trellis::{GraphState, NodeContext, NodeError};
 
 trellis::include_graph!("../graphs/research.graph");
 
@@ -42,7 +42,7 @@ impl Researcher {
         source: &str,
         delay_ms: u64,
         state: &ResearchState,
-    ) -> research::Outcome<ResearchState> {
+    ) -> research::NodeOutput {
         // Sources answer at different speeds; the merge is in declaration order regardless.
         tokio::time::sleep(Duration::from_millis(delay_ms)).await;
         if self.failing.as_deref() == Some(source) {
@@ -53,30 +53,22 @@ impl Researcher {
             state.queries.len(),
             state.question
         );
-        Ok(NodeResult::Update(
-            ResearchStateUpdate::default().findings(finding),
-        ))
+        Ok(ResearchStateUpdate::default().findings(finding).into())
     }
 }
 
 #[trellis::async_trait]
 impl research::Handlers for Researcher {
-    async fn plan(
-        &self,
-        state: Arc<ResearchState>,
-        _: &mut NodeContext,
-    ) -> research::Outcome<ResearchState> {
+    async fn plan(&self, state: Arc<ResearchState>, _: &mut NodeContext) -> research::NodeOutput {
         let queries = vec![state.question.clone(), format!("{} survey", state.question)];
-        Ok(NodeResult::Update(
-            ResearchStateUpdate::default().queries(queries),
-        ))
+        Ok(ResearchStateUpdate::default().queries(queries).into())
     }
 
     async fn search_web(
         &self,
         state: Arc<ResearchState>,
         _: &mut NodeContext,
-    ) -> research::Outcome<ResearchState> {
+    ) -> research::NodeOutput {
         self.search("web", 30, &state).await
     }
 
@@ -84,7 +76,7 @@ impl research::Handlers for Researcher {
         &self,
         state: Arc<ResearchState>,
         _: &mut NodeContext,
-    ) -> research::Outcome<ResearchState> {
+    ) -> research::NodeOutput {
         self.search("papers", 5, &state).await
     }
 
@@ -92,7 +84,7 @@ impl research::Handlers for Researcher {
         &self,
         state: Arc<ResearchState>,
         _: &mut NodeContext,
-    ) -> research::Outcome<ResearchState> {
+    ) -> research::NodeOutput {
         self.search("code", 15, &state).await
     }
 
@@ -100,21 +92,19 @@ impl research::Handlers for Researcher {
         &self,
         _: Arc<ResearchState>,
         ctx: &mut NodeContext,
-    ) -> research::Outcome<ResearchState> {
+    ) -> research::NodeOutput {
         let what = ctx.failure().map_or_else(
             || "a search".to_owned(),
             |f| format!("{} ({})", f.node, f.message),
         );
-        Ok(NodeResult::Update(
-            ResearchStateUpdate::default().missing(what),
-        ))
+        Ok(ResearchStateUpdate::default().missing(what).into())
     }
 
     async fn summarize(
         &self,
         state: Arc<ResearchState>,
         _: &mut NodeContext,
-    ) -> research::Outcome<ResearchState> {
+    ) -> research::NodeOutput {
         let mut summary = format!(
             "{} finding(s): {}",
             state.findings.len(),
@@ -123,9 +113,7 @@ impl research::Handlers for Researcher {
         if !state.missing.is_empty() {
             summary.push_str(&format!("; missing: {}", state.missing.join(", ")));
         }
-        Ok(NodeResult::Update(
-            ResearchStateUpdate::default().summary(Some(summary)),
-        ))
+        Ok(ResearchStateUpdate::default().summary(Some(summary)).into())
     }
 }
 

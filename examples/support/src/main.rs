@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 use trellis::checkpoint::SqliteCheckpointer;
-use trellis::{ApplyResume, GraphState, Interrupt, NodeResult, RunId};
+use trellis::{Decision, GraphState, RunId};
 
 trellis::include_generated!("support");
 
@@ -40,30 +40,19 @@ pub struct Ticket {
     /// Drafts written so far.
     #[reducer(sum)]
     pub drafts: u32,
-    /// The person's decision at `send`.
-    pub approved: Option<bool>,
+    /// The person's answer at `send`: a plain approve or reject needs no `ApplyResume` of its
+    /// own, `#[answer]` stores it here.
+    #[answer]
+    pub decision: Option<Decision>,
     /// Replies sent.
     #[reducer(append)]
     pub sent: Vec<String>,
 }
 
-/// A person's decision before `send`.
-pub enum Decision {
-    /// Send the draft.
-    Approve,
-    /// Send it back to be redrafted, with a reason.
-    Reject(String),
-}
-
-impl ApplyResume for Ticket {
-    type Input = Decision;
-    fn apply_resume(&self, _: &Interrupt, decision: Decision) -> TicketUpdate {
-        match decision {
-            Decision::Approve => TicketUpdate::default().approved(Some(true)),
-            Decision::Reject(reason) => TicketUpdate::default()
-                .approved(Some(false))
-                .feedback(Some(reason)),
-        }
+impl Ticket {
+    /// Whether a person approved the current draft.
+    fn approved(&self) -> bool {
+        self.decision.as_ref().is_some_and(Decision::is_approved)
     }
 }
 
@@ -76,32 +65,30 @@ impl support::Handlers for Desk {
         &self,
         ticket: Arc<Ticket>,
         _: &mut trellis::NodeContext,
-    ) -> support::Outcome<Ticket> {
+    ) -> support::NodeOutput {
         let billing = ["invoice", "charge", "refund"]
             .iter()
             .any(|w| ticket.text.contains(w));
         let category = if billing { "billing" } else { "general" };
-        Ok(NodeResult::Update(
-            TicketUpdate::default().category(Some(category.to_owned())),
-        ))
+        Ok(TicketUpdate::default()
+            .category(Some(category.to_owned()))
+            .into())
     }
 
     async fn lookup_invoice(
         &self,
         _: Arc<Ticket>,
         _: &mut trellis::NodeContext,
-    ) -> support::Outcome<Ticket> {
+    ) -> support::NodeOutput {
         let invoice = "INV-2291 (€120, charged twice on 3 March)".to_owned();
-        Ok(NodeResult::Update(
-            TicketUpdate::default().invoice(Some(invoice)),
-        ))
+        Ok(TicketUpdate::default().invoice(Some(invoice)).into())
     }
 
     async fn draft(
         &self,
         ticket: Arc<Ticket>,
         _: &mut trellis::NodeContext,
-    ) -> support::Outcome<Ticket> {
+    ) -> support::NodeOutput {
         let mut text = format!(
             "Hello, thank you for writing to us about \"{}\".",
             ticket.text
@@ -111,62 +98,57 @@ impl support::Handlers for Desk {
                 " We found {invoice} and refunded the duplicate charge."
             ));
         }
-        if let Some(feedback) = &ticket.feedback {
+        if let Some(Decision::Reject { reason }) = &ticket.decision {
+            text.push_str(&format!(" ({reason})"));
+        } else if let Some(feedback) = &ticket.feedback {
             text.push_str(&format!(" ({feedback})"));
         }
-        Ok(NodeResult::Update(
-            TicketUpdate::default()
-                .draft(Some(text))
-                .drafts(1)
-                .approved(None),
-        ))
+        Ok(TicketUpdate::default()
+            .draft(Some(text))
+            .drafts(1)
+            .decision(None)
+            .into())
     }
 
     async fn review(
         &self,
         ticket: Arc<Ticket>,
         _: &mut trellis::NodeContext,
-    ) -> support::Outcome<Ticket> {
+    ) -> support::NodeOutput {
         // The automatic reviewer only checks the reply greets the customer.
         let greets = ticket
             .draft
             .as_deref()
             .is_some_and(|d| d.starts_with("Hello"));
         let feedback = (!greets).then(|| "greet the customer".to_owned());
-        Ok(NodeResult::Update(
-            TicketUpdate::default().feedback(feedback),
-        ))
+        Ok(TicketUpdate::default().feedback(feedback).into())
     }
 
-    async fn send(
-        &self,
-        ticket: Arc<Ticket>,
-        _: &mut trellis::NodeContext,
-    ) -> support::Outcome<Ticket> {
-        let update = match (ticket.approved, &ticket.draft) {
-            (Some(true), Some(draft)) => TicketUpdate::default().sent(draft.clone()),
+    async fn send(&self, ticket: Arc<Ticket>, _: &mut trellis::NodeContext) -> support::NodeOutput {
+        let update = match (ticket.approved(), &ticket.draft) {
+            (true, Some(draft)) => TicketUpdate::default().sent(draft.clone()),
             _ => TicketUpdate::default(),
         };
-        Ok(NodeResult::Update(update))
+        Ok(update.into())
     }
 
-    fn route_classify(&self, ticket: &Ticket) -> support::ClassifyRoute {
+    fn route_classify(&self, ticket: &Ticket, _: &trellis::Visits<'_>) -> support::ClassifyRoute {
         match ticket.category.as_deref() {
             Some("billing") => support::ClassifyRoute::LookupInvoice,
             _ => support::ClassifyRoute::Draft,
         }
     }
 
-    fn route_review(&self, ticket: &Ticket) -> support::ReviewRoute {
-        if ticket.feedback.is_some() && ticket.approved.is_none() && ticket.drafts < 2 {
+    fn route_review(&self, ticket: &Ticket, _: &trellis::Visits<'_>) -> support::ReviewRoute {
+        if ticket.feedback.is_some() && ticket.decision.is_none() && ticket.drafts < 2 {
             support::ReviewRoute::Draft
         } else {
             support::ReviewRoute::Send
         }
     }
 
-    fn route_send(&self, ticket: &Ticket) -> support::SendRoute {
-        if ticket.approved == Some(true) {
+    fn route_send(&self, ticket: &Ticket, _: &trellis::Visits<'_>) -> support::SendRoute {
+        if ticket.approved() {
             support::SendRoute::End
         } else {
             support::SendRoute::Draft
@@ -215,7 +197,7 @@ fn parse(args: Vec<String>) -> Result<(Command, PathBuf), String> {
             "--text" if !matches!(mode, Some(Some(_))) => text = args.next().ok_or(USAGE)?,
             "--approve" if mode != Some(None) => decision = Some(Decision::Approve),
             "--reject" if mode != Some(None) => {
-                decision = Some(Decision::Reject(args.next().ok_or(USAGE)?));
+                decision = Some(Decision::reject(args.next().ok_or(USAGE)?));
             }
             _ => return Err(USAGE.to_owned()),
         }
@@ -241,6 +223,10 @@ fn report(outcome: &trellis::Outcome<Ticket>, db: &std::path::Path) {
     if outcome.is_paused() {
         println!("run {run_id} paused before `send`; draft awaiting approval:");
         println!("  {}", ticket.draft.as_deref().unwrap_or("(none)"));
+        // The question is the graph's own: `interrupt before "…"` in support.graph.
+        for interrupt in outcome.interrupts() {
+            println!("{}", interrupt.request.question);
+        }
         println!("answer it, now or later, from any process:");
         println!(
             "  cargo run -p support -- resume {run_id} --approve --db {}",
@@ -296,7 +282,7 @@ async fn run(command: Command, db: &std::path::Path) -> Result<(), Box<dyn std::
                 let answer = decision.take().unwrap_or(Decision::Approve);
                 match &answer {
                     Decision::Approve => println!("approved"),
-                    Decision::Reject(reason) => println!("rejected: {reason}"),
+                    Decision::Reject { reason } => println!("rejected: {reason}"),
                 }
                 outcome = graph.resume(&run_id, answer).await?;
             }
@@ -313,7 +299,7 @@ async fn run(command: Command, db: &std::path::Path) -> Result<(), Box<dyn std::
         Command::Resume { run_id, decision } => {
             let said = match &decision {
                 Decision::Approve => "approved".to_owned(),
-                Decision::Reject(reason) => format!("rejected: {reason}"),
+                Decision::Reject { reason } => format!("rejected: {reason}"),
             };
             let outcome = graph.resume(&run_id, decision).await?;
             println!("{said}");

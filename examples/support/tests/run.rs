@@ -51,6 +51,10 @@ fn a_ticket_pauses_exits_and_is_approved_from_another_process() {
         "billing tickets get the invoice: {started}"
     );
     assert!(started.contains(&format!("cargo run -p support -- resume {id} --approve")));
+    assert!(
+        started.contains("\nSend this reply to the customer?\n"),
+        "the pause asks the question support.graph gives: {started}"
+    );
 
     let done = stdout(&support(&db, &["resume", &id, "--approve"]));
     let lines: Vec<&str> = done.lines().collect();

@@ -21,7 +21,7 @@ struct Desk;
 
 #[trellis::async_trait]
 impl support::Handlers for Desk {
-    async fn review(&self, _: Arc<Ticket>, _: &mut NodeContext) -> support::Outcome<Ticket> {
+    async fn review(&self, _: Arc<Ticket>, _: &mut NodeContext) -> support::NodeOutput {
         Ok(NodeResult::None)
     }
 }

@@ -22,13 +22,13 @@ struct Desk;
 
 #[trellis::async_trait]
 impl support::Handlers for Desk {
-    async fn review(&self, _: Arc<Ticket>, _: &mut NodeContext) -> support::Outcome<Ticket> {
+    async fn review(&self, _: Arc<Ticket>, _: &mut NodeContext) -> support::NodeOutput {
         Ok(NodeResult::None)
     }
-    async fn send(&self, _: Arc<Ticket>, _: &mut NodeContext) -> support::Outcome<Ticket> {
+    async fn send(&self, _: Arc<Ticket>, _: &mut NodeContext) -> support::NodeOutput {
         Ok(NodeResult::None)
     }
-    fn route_review(&self, _: &Ticket) -> support::ReviewRoute {
+    fn route_review(&self, _: &Ticket, _: &trellis::Visits<'_>) -> support::ReviewRoute {
         support::ReviewRoute::Send
     }
 }

@@ -23,10 +23,10 @@ struct Host;
 
 #[trellis::async_trait]
 impl greeting::Handlers for Host {
-    async fn greet(&self, _: Arc<Hello>, _: &mut NodeContext) -> greeting::Outcome<Hello> {
+    async fn greet(&self, _: Arc<Hello>, _: &mut NodeContext) -> greeting::NodeOutput {
         Ok(NodeResult::None)
     }
-    async fn wave(&self, _: Arc<Hello>, _: &mut NodeContext) -> greeting::Outcome<Hello> {
+    async fn wave(&self, _: Arc<Hello>, _: &mut NodeContext) -> greeting::NodeOutput {
         Ok(NodeResult::None)
     }
 }

@@ -23,13 +23,13 @@ struct Desk;
 
 #[trellis::async_trait]
 impl support::Handlers for Desk {
-    async fn review(&self, _: Arc<Ticket>, _: &mut NodeContext) -> support::Outcome<Ticket> {
+    async fn review(&self, _: Arc<Ticket>, _: &mut NodeContext) -> support::NodeOutput {
         Ok(NodeResult::None)
     }
-    async fn send(&self, _: Arc<Ticket>, _: &mut NodeContext) -> support::Outcome<Ticket> {
+    async fn send(&self, _: Arc<Ticket>, _: &mut NodeContext) -> support::NodeOutput {
         Ok(NodeResult::None)
     }
-    fn route_review(&self, ticket: &Ticket) -> support::ReviewRoute {
+    fn route_review(&self, ticket: &Ticket, _: &trellis::Visits<'_>) -> support::ReviewRoute {
         // `draft` is not a target of `review`: the enum has no such variant.
         if ticket.approved { support::ReviewRoute::Send } else { support::ReviewRoute::Draft }
     }

@@ -22,7 +22,7 @@ struct Desk;
 
 #[trellis::async_trait]
 impl support::Handlers for Desk {
-    async fn review(&self, _: Arc<Invoice>, _: &mut NodeContext) -> support::Outcome<Invoice> {
+    async fn review(&self, _: Arc<Invoice>, _: &mut NodeContext) -> support::NodeOutput {
         Ok(NodeResult::None)
     }
 }

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use trellis::{GraphState, NodeContext, NodeResult};
+use trellis::{GraphState, NodeContext};
 
 /// The state of the first graph.
 #[derive(Clone, Default, Serialize, Deserialize, GraphState)]
@@ -52,34 +52,34 @@ trellis::graph! {
 
 struct Worker;
 
-fn log(entry: &str) -> everything::Outcome<Work> {
-    Ok(NodeResult::Update(WorkUpdate::default().log(entry)))
+fn log(entry: &str) -> everything::NodeOutput {
+    Ok(WorkUpdate::default().log(entry).into())
 }
 
 #[trellis::async_trait]
 impl everything::Handlers for Worker {
-    async fn plan(&self, _: Arc<Work>, _: &mut NodeContext) -> everything::Outcome<Work> {
+    async fn plan(&self, _: Arc<Work>, _: &mut NodeContext) -> everything::NodeOutput {
         log("plan")
     }
-    async fn r#type(&self, _: Arc<Work>, _: &mut NodeContext) -> everything::Outcome<Work> {
+    async fn r#type(&self, _: Arc<Work>, _: &mut NodeContext) -> everything::NodeOutput {
         log("type")
     }
-    async fn left(&self, _: Arc<Work>, _: &mut NodeContext) -> everything::Outcome<Work> {
+    async fn left(&self, _: Arc<Work>, _: &mut NodeContext) -> everything::NodeOutput {
         log("left")
     }
-    async fn right(&self, _: Arc<Work>, _: &mut NodeContext) -> everything::Outcome<Work> {
+    async fn right(&self, _: Arc<Work>, _: &mut NodeContext) -> everything::NodeOutput {
         log("right")
     }
-    async fn fallback(&self, _: Arc<Work>, _: &mut NodeContext) -> everything::Outcome<Work> {
+    async fn fallback(&self, _: Arc<Work>, _: &mut NodeContext) -> everything::NodeOutput {
         log("fallback")
     }
-    async fn join(&self, _: Arc<Work>, _: &mut NodeContext) -> everything::Outcome<Work> {
+    async fn join(&self, _: Arc<Work>, _: &mut NodeContext) -> everything::NodeOutput {
         log("join")
     }
-    async fn skip(&self, _: Arc<Work>, _: &mut NodeContext) -> everything::Outcome<Work> {
+    async fn skip(&self, _: Arc<Work>, _: &mut NodeContext) -> everything::NodeOutput {
         log("skip")
     }
-    fn route_start(&self, _: &Work) -> everything::StartRoute {
+    fn route_start(&self, _: &Work, _: &trellis::Visits<'_>) -> everything::StartRoute {
         everything::StartRoute::Plan
     }
 }
@@ -96,8 +96,8 @@ struct Counter;
 #[trellis::async_trait]
 impl generic::Handlers for Counter {
     type State = Count;
-    async fn only(&self, _: Arc<Count>, _: &mut NodeContext) -> generic::Outcome<Count> {
-        Ok(NodeResult::Update(CountUpdate::default().n(1)))
+    async fn only(&self, _: Arc<Count>, _: &mut NodeContext) -> generic::NodeOutput<Count> {
+        Ok(CountUpdate::default().n(1).into())
     }
 }
 
