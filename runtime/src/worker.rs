@@ -94,8 +94,9 @@ pub struct WorkerReport {
 }
 
 impl<S: GraphState> Worker<S> {
-    /// How long a worker's claim holds without a renewal, unless set with [`Worker::with_lease`].
-    pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
+    /// How long a worker's claim holds without a renewal (30 s), unless set with
+    /// [`Worker::with_lease`]; a run driven outside a worker holds its claim as long.
+    pub const DEFAULT_LEASE: Duration = crate::runner::LEASE;
 
     /// How long an idle worker waits before it looks for ready runs again, unless set with
     /// [`Worker::with_poll_interval`].

@@ -1,0 +1,309 @@
+//! The executor: one run's Pregel super-steps, pauses, resumes and checkpoints.
+//!
+//! [`Run`] is defined here with what a caller reads of it; each job it does has its own file:
+//! `step` (the super-step), `persist` (records and checkpoints), `restore` (from a checkpoint),
+//! `resume` (answers), `lease` (who holds a running run).
+
+use std::sync::Arc;
+
+use tracing::Instrument;
+
+use crate::cancel::CancellationToken;
+use crate::errors::RunError;
+use crate::graph::CompiledGraph;
+use crate::id::{RunId, Timestamp};
+use crate::interrupt::Interrupt;
+use crate::node::{NodeFailure, RunScope};
+use crate::state::GraphState;
+
+mod lease;
+mod persist;
+mod restore;
+mod resume;
+mod step;
+
+pub(crate) use lease::LEASE;
+
+/// How a run ended (for now): completed, or paused waiting for answers.
+#[derive(Debug, Clone)]
+pub enum Outcome<S> {
+    /// The run reached its end.
+    Completed {
+        /// The run.
+        run_id: RunId,
+        /// The final state.
+        state: S,
+        /// Super-steps run.
+        steps: u64,
+    },
+    /// The run paused; resume it with an answer per interrupt.
+    Paused {
+        /// The run.
+        run_id: RunId,
+        /// The committed state at the pause.
+        state: S,
+        /// What is asked.
+        interrupts: Vec<Interrupt>,
+    },
+}
+
+impl<S> Outcome<S> {
+    /// The run.
+    pub fn run_id(&self) -> &RunId {
+        match self {
+            Outcome::Completed { run_id, .. } | Outcome::Paused { run_id, .. } => run_id,
+        }
+    }
+
+    /// The state at the end or at the pause.
+    pub fn state(&self) -> &S {
+        match self {
+            Outcome::Completed { state, .. } | Outcome::Paused { state, .. } => state,
+        }
+    }
+
+    /// The state, by value.
+    pub fn into_state(self) -> S {
+        match self {
+            Outcome::Completed { state, .. } | Outcome::Paused { state, .. } => state,
+        }
+    }
+
+    /// The pending interrupts (empty when completed).
+    pub fn interrupts(&self) -> &[Interrupt] {
+        match self {
+            Outcome::Completed { .. } => &[],
+            Outcome::Paused { interrupts, .. } => interrupts,
+        }
+    }
+
+    /// Whether the run paused.
+    pub fn is_paused(&self) -> bool {
+        matches!(self, Outcome::Paused { .. })
+    }
+}
+
+/// What one [`Run::step`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StepOutcome {
+    /// A super-step ran and the run goes on.
+    Stepped {
+        /// The step's number, from 1; [`Run::next_nodes`] tells what runs next.
+        step: u64,
+    },
+    /// The run paused (before running anything, for `interrupt before`).
+    Paused(Vec<Interrupt>),
+    /// The run reached its end.
+    Completed,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    New,
+    Running,
+    Paused,
+    Completed,
+    Failed,
+}
+
+/// One run of a graph, driven step by step (or to its end with [`run_to_end`](Run::run_to_end)).
+pub struct Run<S: GraphState> {
+    graph: CompiledGraph<S>,
+    scope: Arc<RunScope>,
+    state: Arc<S>,
+    frontier: Vec<usize>,
+    visits: Vec<u32>,
+    approved: Vec<usize>,
+    failures: Vec<(usize, Arc<NodeFailure>)>,
+    interrupts: Vec<Interrupt>,
+    step: u64,
+    transitions: u64,
+    last_node: Option<usize>,
+    phase: Phase,
+    created_at: Timestamp,
+    checkpoints: u64,
+    next_override: Option<usize>,
+    /// The previous frontier's buffer, reused for the next one.
+    spare: Vec<usize>,
+    /// Reused buffer: the nodes of a step whose edges are followed after the merge.
+    follow: Vec<usize>,
+    /// Who executes the run (written into every record) and how long each write holds it.
+    owner: Arc<str>,
+    lease: std::time::Duration,
+}
+
+impl<S: GraphState> Run<S> {
+    pub(crate) fn new(graph: CompiledGraph<S>, input: S) -> Self {
+        let nodes = graph.topology.nodes.len();
+        Run {
+            scope: Arc::new(RunScope {
+                run_id: RunId::new(),
+                graph: Arc::clone(&graph.topology.name),
+                cancel: CancellationToken::new(),
+                names: Arc::clone(&graph.topology.names),
+            }),
+            graph,
+            state: Arc::new(input),
+            frontier: Vec::new(),
+            visits: vec![0; nodes],
+            approved: Vec::new(),
+            failures: Vec::new(),
+            interrupts: Vec::new(),
+            step: 0,
+            transitions: 0,
+            last_node: None,
+            phase: Phase::New,
+            created_at: Timestamp::now(),
+            checkpoints: 0,
+            next_override: None,
+            spare: Vec::new(),
+            follow: Vec::new(),
+            owner: Arc::from(crate::owner::current()),
+            lease: LEASE,
+        }
+    }
+
+    /// Uses `token` to cancel this run (replacing its own).
+    #[must_use]
+    pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
+        self.scope = Arc::new(RunScope {
+            run_id: self.scope.run_id.clone(),
+            graph: Arc::clone(&self.scope.graph),
+            cancel: token,
+            names: Arc::clone(&self.scope.names),
+        });
+        self
+    }
+
+    /// The token that cancels this run.
+    pub fn cancellation(&self) -> CancellationToken {
+        self.scope.cancel.clone()
+    }
+
+    /// The run's id.
+    pub fn run_id(&self) -> &RunId {
+        &self.scope.run_id
+    }
+
+    /// The committed state.
+    pub fn state(&self) -> &S {
+        &self.state
+    }
+
+    /// Super-steps run so far.
+    pub fn steps(&self) -> u64 {
+        self.step
+    }
+
+    /// The nodes of the next super-step, in declaration order.
+    pub fn next_nodes(&self) -> Vec<&str> {
+        let nodes = &self.graph.topology.nodes;
+        self.frontier.iter().map(|&i| &*nodes[i].name).collect()
+    }
+
+    /// While paused: what is asked.
+    pub fn interrupts(&self) -> &[Interrupt] {
+        &self.interrupts
+    }
+
+    /// Replaces the next super-step's nodes with `node` alone (a person steering a run).
+    ///
+    /// # Errors
+    /// [`RunError::UnknownNode`] for a name that is not a node; [`RunError::Paused`] or
+    /// [`RunError::Ended`] when the run cannot step.
+    pub fn override_next(&mut self, node: &str) -> Result<(), RunError> {
+        self.ensure_steppable()?;
+        let index = self.graph.topology.find(node)?;
+        self.next_override = Some(index);
+        Ok(())
+    }
+
+    pub(super) fn ensure_steppable(&self) -> Result<(), RunError> {
+        match self.phase {
+            Phase::New | Phase::Running => Ok(()),
+            Phase::Paused => Err(RunError::Paused {
+                run_id: self.scope.run_id.clone(),
+            }),
+            Phase::Completed | Phase::Failed => Err(RunError::Ended {
+                run_id: self.scope.run_id.clone(),
+            }),
+        }
+    }
+
+    /// Runs steps until the run completes or pauses.
+    ///
+    /// # Errors
+    /// The [`RunError`] that stopped the run.
+    pub async fn run_to_end(&mut self) -> Result<Outcome<S>, RunError> {
+        self.in_run_span(Self::drive).await?;
+        Ok(self.outcome((*self.state).clone()))
+    }
+
+    /// Steps until the run completes or pauses (one span for all the steps).
+    async fn drive(&mut self) -> Result<(), RunError> {
+        while let StepOutcome::Stepped { .. } = self.advance().await? {}
+        Ok(())
+    }
+
+    /// Runs `work` inside the run's `tracing` span; wrapped only when someone records spans,
+    /// since the wrapper costs a copy of the whole future.
+    async fn in_run_span<'a, T, F, Fut>(&'a mut self, work: F) -> Result<T, RunError>
+    where
+        F: FnOnce(&'a mut Self) -> Fut,
+        Fut: std::future::Future<Output = Result<T, RunError>> + 'a,
+    {
+        let span = tracing::info_span!(target: "trellis", "graph.run", run_id = %self.scope.run_id, graph = %self.scope.graph);
+        if span.is_disabled() {
+            work(self).await
+        } else {
+            work(self).instrument(span).await
+        }
+    }
+
+    /// [`run_to_end`](Self::run_to_end), handing over the state without a copy.
+    pub(crate) async fn finish(mut self) -> Result<Outcome<S>, RunError> {
+        self.in_run_span(Self::drive).await?;
+        Ok(self.into_outcome())
+    }
+
+    /// The outcome of a run that completed or paused, handing over the state without a copy.
+    pub(crate) fn into_outcome(mut self) -> Outcome<S> {
+        let run_id = self.scope.run_id.clone();
+        let (paused, steps, interrupts) = (
+            self.phase == Phase::Paused,
+            self.step,
+            std::mem::take(&mut self.interrupts),
+        );
+        let state = Arc::try_unwrap(self.state).unwrap_or_else(|shared| (*shared).clone());
+        if paused {
+            Outcome::Paused {
+                run_id,
+                state,
+                interrupts,
+            }
+        } else {
+            Outcome::Completed {
+                run_id,
+                state,
+                steps,
+            }
+        }
+    }
+
+    fn outcome(&self, state: S) -> Outcome<S> {
+        let run_id = self.scope.run_id.clone();
+        if self.phase == Phase::Paused {
+            Outcome::Paused {
+                run_id,
+                state,
+                interrupts: self.interrupts.clone(),
+            }
+        } else {
+            Outcome::Completed {
+                run_id,
+                state,
+                steps: self.step,
+            }
+        }
+    }
+}

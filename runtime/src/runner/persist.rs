@@ -1,0 +1,173 @@
+//! Recording a run: its pauses, its end, its failure, and the checkpoint of every step.
+
+use std::collections::BTreeMap;
+
+use super::{Phase, Run, StepOutcome};
+use crate::checkpoint::{Checkpoint, CheckpointLabel, RunRecord, RunStatus};
+use crate::errors::RunError;
+use crate::event::Event;
+use crate::id::Timestamp;
+use crate::interrupt::Interrupt;
+use crate::state::GraphState;
+
+impl<S: GraphState> Run<S> {
+    pub(super) async fn pause(
+        &mut self,
+        interrupts: Vec<Interrupt>,
+        ran: &[usize],
+    ) -> Result<StepOutcome, RunError> {
+        self.phase = Phase::Paused;
+        self.interrupts = interrupts;
+        let kind = self.interrupts[0].request.kind.clone();
+        self.save(CheckpointLabel::Pause(kind), RunStatus::Paused, ran, None)
+            .await?;
+        self.graph.events.emit(|| Event::RunPaused {
+            run_id: self.scope.run_id.clone(),
+            graph: self.scope.graph.to_string(),
+            step: self.step,
+            interrupts: self.interrupts.clone(),
+        });
+        Ok(StepOutcome::Paused(self.interrupts.clone()))
+    }
+
+    pub(super) async fn complete(&mut self, ran: &[usize]) -> Result<StepOutcome, RunError> {
+        self.phase = Phase::Completed;
+        self.save(CheckpointLabel::Complete, RunStatus::Completed, ran, None)
+            .await?;
+        self.graph.events.emit(|| Event::RunCompleted {
+            run_id: self.scope.run_id.clone(),
+            graph: self.scope.graph.to_string(),
+            step: self.step,
+        });
+        Ok(StepOutcome::Completed)
+    }
+
+    /// Records the failure; a checkpointer that fails here too is only logged, so the caller
+    /// still gets the error that failed the run.
+    pub(super) async fn fail(&mut self, error: &RunError) {
+        self.phase = Phase::Failed;
+        let text = error.to_string();
+        if let Err(save_error) = self
+            .save(
+                CheckpointLabel::Failed,
+                RunStatus::Failed,
+                &[],
+                Some(text.clone()),
+            )
+            .await
+        {
+            tracing::error!(target: "trellis", run_id = %self.scope.run_id, error = %save_error, "cannot record the failed run");
+        }
+        self.graph.events.emit(|| Event::RunFailed {
+            run_id: self.scope.run_id.clone(),
+            graph: self.scope.graph.to_string(),
+            step: self.step,
+            error: text,
+        });
+    }
+
+    pub(super) fn record(
+        &self,
+        status: RunStatus,
+        state: serde_json::Value,
+        now: Timestamp,
+        error: Option<String>,
+    ) -> RunRecord {
+        let nodes = &self.graph.topology.nodes;
+        RunRecord {
+            run_id: self.scope.run_id.clone(),
+            graph: self.scope.graph.to_string(),
+            status,
+            created_at: self.created_at,
+            updated_at: now,
+            last_node: self.last_node.map(|i| nodes[i].name.to_string()),
+            steps: self.step,
+            state,
+            interrupts: if status == RunStatus::Paused {
+                self.interrupts.clone()
+            } else {
+                Vec::new()
+            },
+            error,
+            transitions: self.transitions,
+            // Every write names its writer, so that the store can refuse a writer that lost
+            // its claim (see `Checkpointer::save_step`).
+            owner: Some(self.owner.to_string()),
+            lease_until: (status == RunStatus::Running).then(|| now.plus(self.lease)),
+        }
+    }
+
+    pub(super) fn state_json(&self) -> Result<serde_json::Value, RunError> {
+        serde_json::to_value(&*self.state).map_err(|source| RunError::State {
+            run_id: self.scope.run_id.clone(),
+            action: "written as",
+            source,
+        })
+    }
+
+    /// Writes a checkpoint and the run record together, when the graph has a checkpointer.
+    ///
+    /// The write is boxed: its future is large, and inline it would grow (and be copied with)
+    /// every step's future, checkpointer or not.
+    pub(super) async fn save(
+        &mut self,
+        label: CheckpointLabel,
+        status: RunStatus,
+        ran: &[usize],
+        error: Option<String>,
+    ) -> Result<(), RunError> {
+        if self.graph.checkpointer.is_none() {
+            return Ok(());
+        }
+        Box::pin(self.save_now(label, status, ran, error)).await
+    }
+
+    async fn save_now(
+        &mut self,
+        label: CheckpointLabel,
+        status: RunStatus,
+        ran: &[usize],
+        error: Option<String>,
+    ) -> Result<(), RunError> {
+        let Some(store) = self.graph.checkpointer.clone() else {
+            return Ok(());
+        };
+        let state = self.state_json()?;
+        let nodes = &self.graph.topology.nodes;
+        let names = |list: &[usize]| -> Vec<String> {
+            list.iter().map(|&i| nodes[i].name.to_string()).collect()
+        };
+        let now = Timestamp::now();
+        let checkpoint = Checkpoint {
+            id: self.checkpoints + 1,
+            run_id: self.scope.run_id.clone(),
+            step: self.step,
+            nodes: names(ran),
+            label,
+            state: state.clone(),
+            frontier: names(&self.frontier),
+            visits: self
+                .visits
+                .iter()
+                .enumerate()
+                .filter(|&(_, &count)| count > 0)
+                .map(|(i, &count)| (nodes[i].name.to_string(), count))
+                .collect::<BTreeMap<_, _>>(),
+            approved: names(&self.approved),
+            failures: self.failures.iter().map(|(_, f)| (**f).clone()).collect(),
+            graph_fingerprint: self.graph.topology.fingerprint.clone(),
+            state_type: std::any::type_name::<S>().to_owned(),
+            created_at: now,
+        };
+        let record = self.record(status, state, now, error);
+        store.save_step(&record, &checkpoint).await?;
+        self.checkpoints += 1;
+        self.graph.events.emit(|| Event::CheckpointSaved {
+            run_id: self.scope.run_id.clone(),
+            graph: self.scope.graph.to_string(),
+            step: self.step,
+            label: checkpoint.label.to_string(),
+        });
+        Ok(())
+    }
+}

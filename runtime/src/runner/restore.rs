@@ -1,0 +1,110 @@
+//! Restoring a run from its record and latest checkpoint.
+
+use std::sync::Arc;
+
+use super::{LEASE, Phase, Run};
+use crate::cancel::CancellationToken;
+use crate::checkpoint::{Checkpoint, RunRecord, RunStatus};
+use crate::errors::RunError;
+use crate::graph::CompiledGraph;
+use crate::node::RunScope;
+use crate::state::GraphState;
+
+impl<S: GraphState> Run<S> {
+    pub(crate) fn from_checkpoint(
+        graph: CompiledGraph<S>,
+        record: RunRecord,
+        checkpoint: Checkpoint,
+    ) -> Result<Self, RunError> {
+        let topology = Arc::clone(&graph.topology);
+        let run_id = record.run_id.clone();
+        let state_type = std::any::type_name::<S>();
+        if checkpoint.state_type != state_type {
+            return Err(RunError::Unresumable {
+                run_id,
+                reason: format!(
+                    "it was saved with state type `{}`, and this graph runs on `{state_type}`",
+                    checkpoint.state_type
+                ),
+            });
+        }
+        // A changed topology is refused only where it breaks the saved run: a node the run
+        // must still visit (or answer, or hand a failure to) that the graph no longer has.
+        let find = |name: &str| {
+            topology.find(name).map_err(|_| RunError::Unresumable {
+                run_id: run_id.clone(),
+                reason: format!(
+                    "it was saved by a version of graph `{}` with node `{name}`, which this one no longer has",
+                    topology.name
+                ),
+            })
+        };
+        if checkpoint.graph_fingerprint != topology.fingerprint {
+            tracing::warn!(target: "trellis", run_id = %run_id, saved = %checkpoint.graph_fingerprint, current = %topology.fingerprint, "resuming a run saved by another version of the graph");
+        }
+        let frontier = checkpoint
+            .frontier
+            .iter()
+            .map(|n| find(n))
+            .collect::<Result<Vec<_>, _>>()?;
+        let approved = checkpoint
+            .approved
+            .iter()
+            .map(|n| find(n))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut visits = vec![0; topology.nodes.len()];
+        for (name, count) in &checkpoint.visits {
+            visits[find(name)?] = *count;
+        }
+        let mut failures = Vec::new();
+        for failure in checkpoint.failures {
+            let handler = topology.nodes[find(&failure.node)?]
+                .on_error
+                .ok_or_else(|| RunError::Unresumable {
+                    run_id: run_id.clone(),
+                    reason: format!("node `{}` no longer has an on_error handler", failure.node),
+                })?;
+            failures.push((handler, Arc::new(failure)));
+        }
+        for interrupt in &record.interrupts {
+            find(&interrupt.node)?;
+        }
+        let state: S =
+            serde_json::from_value(checkpoint.state).map_err(|source| RunError::State {
+                run_id: run_id.clone(),
+                action: "read from",
+                source,
+            })?;
+        Ok(Run {
+            scope: Arc::new(RunScope {
+                run_id: run_id.clone(),
+                graph: Arc::clone(&topology.name),
+                cancel: CancellationToken::new(),
+                names: Arc::clone(&topology.names),
+            }),
+            graph,
+            state: Arc::new(state),
+            frontier,
+            visits,
+            approved,
+            failures,
+            interrupts: record.interrupts,
+            step: record.steps,
+            transitions: record.transitions,
+            last_node: record.last_node.as_deref().and_then(|n| find(n).ok()),
+            phase: match record.status {
+                RunStatus::Paused => Phase::Paused,
+                RunStatus::Running => Phase::Running,
+                RunStatus::Completed => Phase::Completed,
+                RunStatus::Failed => Phase::Failed,
+            },
+            created_at: record.created_at,
+            checkpoints: checkpoint.id,
+            next_override: None,
+            spare: Vec::new(),
+            follow: Vec::new(),
+            owner: Arc::from(crate::owner::current()),
+            lease: LEASE,
+        })
+    }
+}

@@ -1,0 +1,140 @@
+//! Resuming a paused run: checking the answers, folding them in, and choosing what runs next.
+
+use std::sync::Arc;
+
+use super::step::normalize;
+use super::{Phase, Run};
+use crate::checkpoint::{CheckpointLabel, RunStatus};
+use crate::errors::RunError;
+use crate::event::Event;
+use crate::graph::{Target, Visits};
+use crate::id::Timestamp;
+use crate::interrupt::{Interrupt, InterruptPoint};
+use crate::state::ApplyResume;
+
+impl<S: ApplyResume> Run<S> {
+    /// Answers a paused run's interrupts, one answer per pending id, folds the answers into
+    /// the state and makes the run steppable again.
+    ///
+    /// With a checkpointer, the run is first claimed (paused → running), so of two resumes of
+    /// one run only one proceeds; the state with the answers is checkpointed (`resume`).
+    ///
+    /// # Errors
+    /// [`RunError::AlreadyCompleted`], [`RunError::AlreadyFailed`] or
+    /// [`RunError::StillRunning`] for a run that is not paused; [`RunError::Answers`] when the
+    /// ids answered are not exactly the pending ones; a merge conflict between answers.
+    pub async fn resume_each<I>(&mut self, answers: I) -> Result<(), RunError>
+    where
+        I: IntoIterator<Item = (String, S::Input)>,
+    {
+        let run_id = self.scope.run_id.clone();
+        match self.phase {
+            Phase::Paused => {}
+            Phase::Completed => return Err(RunError::AlreadyCompleted { run_id }),
+            Phase::Failed => return Err(RunError::AlreadyFailed { run_id }),
+            Phase::New | Phase::Running => return Err(RunError::StillRunning { run_id }),
+        }
+        let mut answers: Vec<(String, S::Input)> = answers.into_iter().collect();
+        let mut pending: Vec<String> = self.interrupts.iter().map(|i| i.id.clone()).collect();
+        let mut given: Vec<String> = answers.iter().map(|(id, _)| id.clone()).collect();
+        pending.sort();
+        given.sort();
+        if pending != given {
+            return Err(RunError::Answers {
+                run_id,
+                pending,
+                given,
+            });
+        }
+        if let Some(store) = self.graph.checkpointer.clone() {
+            let mut claim = self.record(
+                RunStatus::Running,
+                self.state_json()?,
+                Timestamp::now(),
+                None,
+            );
+            claim.interrupts.clear();
+            if !store.claim_run(&claim, RunStatus::Paused).await? {
+                return Err(RunError::StillRunning { run_id });
+            }
+        }
+        self.phase = Phase::Running;
+        let interrupts = std::mem::take(&mut self.interrupts);
+        self.graph.events.emit(|| Event::ResumeStarted {
+            run_id: run_id.clone(),
+            graph: self.scope.graph.to_string(),
+            step: self.step,
+            interrupts: interrupts.iter().map(|i| i.id.clone()).collect(),
+        });
+        let result = self.fold_answers(&interrupts, &mut answers).await;
+        if let Err(error) = &result {
+            Box::pin(self.fail(error)).await;
+        }
+        result
+    }
+
+    async fn fold_answers(
+        &mut self,
+        interrupts: &[Interrupt],
+        answers: &mut Vec<(String, S::Input)>,
+    ) -> Result<(), RunError> {
+        let topology = Arc::clone(&self.graph.topology);
+        let nodes = &topology.nodes;
+        let index = |name: &str| topology.find(name);
+        let mut updates = Vec::with_capacity(interrupts.len());
+        for interrupt in interrupts {
+            let i = index(&interrupt.node)?;
+            if let Some(at) = answers.iter().position(|(id, _)| *id == interrupt.id) {
+                let (_, input) = answers.swap_remove(at);
+                updates.push((&*nodes[i].name, self.state.apply_resume(interrupt, input)));
+            }
+        }
+        Arc::make_mut(&mut self.state)
+            .apply(updates)
+            .map_err(|conflict| RunError::MergeConflict {
+                step: self.step,
+                conflict,
+            })?;
+        let mut next = std::mem::take(&mut self.frontier);
+        for interrupt in interrupts {
+            let i = index(&interrupt.node)?;
+            let spec = &nodes[i];
+            let undeclared = |target: &str| RunError::UndeclaredTarget {
+                node: spec.name.to_string(),
+                target: target.to_owned(),
+            };
+            match interrupt.point {
+                InterruptPoint::Before => self.approved.push(i),
+                InterruptPoint::After => {}
+                InterruptPoint::Node => match interrupt.request.resume_to.as_deref() {
+                    Some(to) if to == &*spec.name => next.push(i),
+                    Some(to) => {
+                        let target = spec
+                            .edge
+                            .declared(to, nodes)
+                            .ok_or_else(|| undeclared(to))?;
+                        if let Target::Node(j) = target {
+                            next.push(j);
+                        }
+                    }
+                    None => {
+                        let visits = Visits::new(&self.graph.topology.index, &self.visits);
+                        spec.edge
+                            .follow(&self.state, &visits, &mut next)
+                            .map_err(|target| undeclared(&target))?;
+                    }
+                },
+            }
+        }
+        normalize(&mut next);
+        self.frontier = next;
+        self.save(CheckpointLabel::Resume, RunStatus::Running, &[], None)
+            .await?;
+        self.graph.events.emit(|| Event::ResumeCompleted {
+            run_id: self.scope.run_id.clone(),
+            graph: self.scope.graph.to_string(),
+            step: self.step,
+        });
+        Ok(())
+    }
+}

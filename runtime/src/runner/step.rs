@@ -1,0 +1,491 @@
+//! The super-step: run the frontier, merge the updates in declaration order, follow the edges.
+
+use std::sync::Arc;
+
+use tracing::Instrument;
+
+use super::{Phase, Run, StepOutcome};
+use crate::activation::{Activation, Stop, activate};
+use crate::checkpoint::{CheckpointLabel, RunStatus};
+use crate::errors::RunError;
+use crate::event::Event;
+use crate::graph::{Target, Topology, Visits};
+use crate::interrupt::{Interrupt, InterruptPoint};
+use crate::node::{Command, NodeContext, NodeFailure, NodeResult};
+use crate::state::GraphState;
+
+/// A step's updates in declaration order, without a `Vec` for the common single update.
+enum Updates<'a, U> {
+    None,
+    One(&'a str, U),
+    Many(Vec<(&'a str, U)>),
+}
+
+impl<'a, U> Updates<'a, U> {
+    fn push(&mut self, node: &'a str, update: U) {
+        *self = match std::mem::replace(self, Updates::None) {
+            Updates::None => Updates::One(node, update),
+            Updates::One(first, earlier) => Updates::Many(vec![(first, earlier), (node, update)]),
+            Updates::Many(mut all) => {
+                all.push((node, update));
+                Updates::Many(all)
+            }
+        };
+    }
+}
+
+/// What a step's activations produced, gathered in declaration order before the merge.
+struct Absorbed<'t, U> {
+    updates: Updates<'t, U>,
+    /// The next frontier: commands' targets, error handlers, held deferred nodes.
+    next: Vec<usize>,
+    /// Nodes whose edges decide where they lead, once the updates are merged.
+    follow: Vec<usize>,
+    interrupts: Vec<(usize, Interrupt)>,
+    failures: Vec<(usize, Arc<NodeFailure>)>,
+    cancelled: bool,
+}
+
+/// Aborts spawned branches when a step is dropped midway (its run future dropped).
+struct AbortOnDrop<T>(Vec<tokio::task::JoinHandle<T>>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        for handle in &self.0 {
+            handle.abort();
+        }
+    }
+}
+
+fn node_span<S: GraphState>(topology: &Topology<S>, i: usize, step: u64) -> tracing::Span {
+    tracing::info_span!(target: "trellis", "graph.node", node = %topology.nodes[i].name, step)
+}
+
+/// Sorts a frontier into declaration order and runs each node once (the join).
+pub(super) fn normalize(frontier: &mut Vec<usize>) {
+    if frontier.len() > 1 {
+        frontier.sort_unstable();
+        frontier.dedup();
+    }
+}
+
+impl<S: GraphState> Run<S> {
+    /// Records the run's start (its record and `start` checkpoint) without running a step, so
+    /// that its id can be handed out knowing the run exists; [`step`](Self::step) does it on
+    /// its first call otherwise. Does nothing once the run has begun.
+    ///
+    /// # Errors
+    /// The checkpointer's error, or an entry router naming an undeclared target; the run is then
+    /// recorded as failed.
+    pub async fn begin(&mut self) -> Result<(), RunError> {
+        if self.phase != Phase::New {
+            return Ok(());
+        }
+        let result = Box::pin(self.begin_run()).await;
+        if let Err(error) = &result {
+            Box::pin(self.fail(error)).await;
+        }
+        result
+    }
+
+    /// Runs one super-step (the first call also records the run's start).
+    ///
+    /// # Errors
+    /// [`RunError::Paused`] or [`RunError::Ended`] when the run cannot step; otherwise the error
+    /// that failed the run, which is then recorded as failed with its last committed state.
+    pub async fn step(&mut self) -> Result<StepOutcome, RunError> {
+        self.in_run_span(Self::advance).await
+    }
+
+    /// One step; a failure is recorded before it is returned.
+    pub(super) async fn advance(&mut self) -> Result<StepOutcome, RunError> {
+        self.ensure_steppable()?;
+        if self.phase == Phase::New
+            && let Err(error) = Box::pin(self.begin_run()).await
+        {
+            Box::pin(self.fail(&error)).await;
+            return Err(error);
+        }
+        let result = self.super_step().await;
+        if let Err(error) = &result {
+            Box::pin(self.fail(error)).await;
+        }
+        result
+    }
+
+    async fn begin_run(&mut self) -> Result<(), RunError> {
+        self.phase = Phase::Running;
+        let topology = Arc::clone(&self.graph.topology);
+        self.graph.events.emit(|| Event::RunStarted {
+            run_id: self.scope.run_id.clone(),
+            graph: topology.name.to_string(),
+            at: self.created_at,
+        });
+        let mut frontier = Vec::new();
+        topology
+            .entry
+            .follow(
+                &self.state,
+                &Visits::new(&topology.index, &self.visits),
+                &mut frontier,
+            )
+            .map_err(|target| RunError::UndeclaredTarget {
+                node: crate::START.to_owned(),
+                target,
+            })?;
+        normalize(&mut frontier);
+        self.frontier = frontier;
+        self.save(CheckpointLabel::Start, RunStatus::Running, &[], None)
+            .await
+    }
+
+    async fn super_step(&mut self) -> Result<StepOutcome, RunError> {
+        if let Some(node) = self.next_override.take() {
+            self.frontier = vec![node];
+        }
+        if self.frontier.is_empty() {
+            return Box::pin(self.complete(&[])).await;
+        }
+        let topology = Arc::clone(&self.graph.topology);
+        let step = self.step + 1;
+        if self.scope.cancel.is_cancelled() {
+            return Err(RunError::Cancelled { step });
+        }
+        if self.step >= u64::from(topology.max_steps) {
+            return Err(RunError::StepLimit {
+                max_steps: topology.max_steps,
+            });
+        }
+        let current = std::mem::take(&mut self.frontier);
+        match self.run_frontier(&topology, &current, step).await {
+            Ok(outcome) => {
+                self.spare = current;
+                Ok(outcome)
+            }
+            Err(error) => {
+                // The failed checkpoint shows the step that could not run.
+                self.frontier = current;
+                Err(error)
+            }
+        }
+    }
+
+    /// Runs the frontier `current` as super-step `step`; on error, nothing is committed.
+    async fn run_frontier(
+        &mut self,
+        topology: &Arc<Topology<S>>,
+        current: &[usize],
+        step: u64,
+    ) -> Result<StepOutcome, RunError> {
+        let nodes = &topology.nodes;
+        // A deferred node waits while any other branch still has a node to run.
+        let eager = current.iter().any(|&i| !nodes[i].options.defer);
+        let mut next = std::mem::take(&mut self.spare);
+        next.clear();
+        let partitioned: Vec<usize>;
+        let runnable: &[usize] = if eager && current.iter().any(|&i| nodes[i].options.defer) {
+            let held: Vec<usize>;
+            (partitioned, held) = current.iter().partition(|&&i| !nodes[i].options.defer);
+            next.extend_from_slice(&held);
+            &partitioned
+        } else {
+            current
+        };
+
+        let waiting: Vec<Interrupt> = runnable
+            .iter()
+            .filter(|&&i| {
+                nodes[i].options.interrupt == Some(InterruptPoint::Before)
+                    && !self.approved.contains(&i)
+            })
+            .map(|&i| {
+                let question = nodes[i].options.question.as_deref();
+                Interrupt::fixed(&nodes[i].name, step, InterruptPoint::Before, question)
+            })
+            .collect();
+        if !waiting.is_empty() {
+            self.frontier = current.to_vec();
+            return Box::pin(self.pause(waiting, &[])).await;
+        }
+        for &i in runnable {
+            if let Some(max_visits) = nodes[i].options.max_visits
+                && self.visits[i] >= max_visits
+            {
+                return Err(RunError::VisitLimit {
+                    node: nodes[i].name.to_string(),
+                    max_visits,
+                });
+            }
+        }
+
+        let observed = self.graph.events.is_observed();
+        for &i in runnable.iter().filter(|_| observed) {
+            self.graph.events.emit(|| Event::NodeEntered {
+                run_id: self.scope.run_id.clone(),
+                graph: topology.name.to_string(),
+                step,
+                node: nodes[i].name.to_string(),
+            });
+        }
+        let mut absorbed = Absorbed {
+            updates: Updates::None,
+            next,
+            follow: std::mem::take(&mut self.follow),
+            interrupts: Vec::new(),
+            failures: Vec::new(),
+            cancelled: false,
+        };
+        absorbed.follow.clear();
+        if let [i] = *runnable {
+            // One node: run inline, no task, no `Vec`.
+            let span = node_span(topology, i, step);
+            let spec = &nodes[i];
+            let activation = activate(
+                &*spec.node,
+                spec.options.policy(),
+                Arc::clone(&self.state),
+                self.context(i, step),
+                observed,
+            );
+            // The span wrapper only when spans are recorded, as in `step`.
+            let activation = if span.is_disabled() {
+                activation.await
+            } else {
+                activation.instrument(span).await
+            };
+            self.absorb(topology, i, step, observed, activation, &mut absorbed)?;
+        } else {
+            // Boxed: spawning is rare next to single-node steps, and its future is large.
+            let activations = Box::pin(self.execute(topology, runnable, step, observed)).await;
+            for (&i, activation) in runnable.iter().zip(activations) {
+                self.absorb(topology, i, step, observed, activation, &mut absorbed)?;
+            }
+        }
+        let Absorbed {
+            updates,
+            mut next,
+            follow,
+            interrupts,
+            failures,
+            cancelled,
+        } = absorbed;
+        if cancelled {
+            return Err(RunError::Cancelled { step });
+        }
+
+        let merged = match updates {
+            Updates::None => Ok(()),
+            Updates::One(node, update) => Arc::make_mut(&mut self.state).apply_one(node, update),
+            Updates::Many(all) => Arc::make_mut(&mut self.state).apply(all),
+        };
+        merged.map_err(|conflict| RunError::MergeConflict { step, conflict })?;
+        // Counted before the routers run: they see this step's activations.
+        for &i in runnable {
+            self.visits[i] += 1;
+        }
+        let visits = Visits::new(&self.graph.topology.index, &self.visits);
+        for &i in &follow {
+            let spec = &nodes[i];
+            spec.edge
+                .follow(&self.state, &visits, &mut next)
+                .map_err(|target| RunError::UndeclaredTarget {
+                    node: spec.name.to_string(),
+                    target,
+                })?;
+        }
+
+        normalize(&mut next);
+        self.follow = follow;
+        self.transitions += runnable.len() as u64;
+        self.frontier = next;
+        // An approved node that was held back (deferred) stays approved until it runs.
+        self.approved.retain(|i| !runnable.contains(i));
+        // A handler held back (deferred) keeps its failure until it runs.
+        self.failures
+            .retain(|(handler, _)| !runnable.contains(handler));
+        self.failures.extend(failures);
+        self.step = step;
+        self.last_node = runnable.last().copied();
+        if !interrupts.is_empty() {
+            let interrupts = interrupts.into_iter().map(|(_, i)| i).collect();
+            return Box::pin(self.pause(interrupts, runnable)).await;
+        }
+        if self.frontier.is_empty() {
+            return Box::pin(self.complete(runnable)).await;
+        }
+        self.save(CheckpointLabel::Step, RunStatus::Running, runnable, None)
+            .await?;
+        Ok(StepOutcome::Stepped { step })
+    }
+
+    /// The context of node `i`'s activation in `step`.
+    fn context(&self, i: usize, step: u64) -> NodeContext {
+        NodeContext {
+            run: Arc::clone(&self.scope),
+            node: i,
+            step,
+            attempt: 0,
+            failure: self
+                .failures
+                .iter()
+                .find(|&&(handler, _)| handler == i)
+                .map(|(_, failure)| Arc::clone(failure)),
+        }
+    }
+
+    /// Takes one finished activation into the step's results: its update, where it leads, its
+    /// interrupt or its failure. Events for it are emitted here, in declaration order.
+    fn absorb<'t>(
+        &self,
+        topology: &'t Topology<S>,
+        i: usize,
+        step: u64,
+        observed: bool,
+        activation: Activation<S::Update>,
+        absorbed: &mut Absorbed<'t, S::Update>,
+    ) -> Result<(), RunError> {
+        let nodes = &topology.nodes;
+        let spec = &nodes[i];
+        for (attempt, error, retrying) in activation.failed_attempts {
+            self.graph.events.emit(|| Event::NodeFailed {
+                run_id: self.scope.run_id.clone(),
+                graph: topology.name.to_string(),
+                step,
+                node: spec.name.to_string(),
+                attempt,
+                error,
+                retrying,
+            });
+        }
+        let result = match activation.result {
+            Ok(result) => result,
+            Err(Stop::Cancelled) => {
+                absorbed.cancelled = true;
+                return Ok(());
+            }
+            Err(Stop::Failed(failure)) => {
+                let Some(handler) = spec.on_error else {
+                    return Err(RunError::Node(*failure));
+                };
+                absorbed.next.push(handler);
+                absorbed.failures.push((handler, Arc::from(failure)));
+                return Ok(());
+            }
+        };
+        if observed {
+            let elapsed = activation.elapsed.unwrap_or_default();
+            self.graph.events.emit(|| Event::NodeCompleted {
+                run_id: self.scope.run_id.clone(),
+                graph: topology.name.to_string(),
+                step,
+                node: spec.name.to_string(),
+                command: result.label(),
+                elapsed_us: u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
+            });
+        }
+        let (update, command) = match result {
+            NodeResult::None => (None, Command::Continue),
+            NodeResult::Update(update) => (Some(update), Command::Continue),
+            NodeResult::Command(command) => (None, command),
+            NodeResult::UpdateThen(update, command) => (Some(update), command),
+            NodeResult::Interrupt(request) => (None, Command::Interrupt(request)),
+        };
+        if let Some(update) = update {
+            absorbed.updates.push(&spec.name, update);
+        }
+        let undeclared = |target: &str| RunError::UndeclaredTarget {
+            node: spec.name.to_string(),
+            target: target.to_owned(),
+        };
+        let declared = |target: &str| {
+            spec.edge
+                .declared(target, nodes)
+                .ok_or_else(|| undeclared(target))
+        };
+        let mut interrupted = false;
+        match command {
+            Command::Continue => absorbed.follow.push(i),
+            Command::Goto(target) => {
+                if let Target::Node(j) = declared(&target)? {
+                    absorbed.next.push(j);
+                }
+            }
+            Command::Fork(targets) => {
+                for target in targets {
+                    match declared(&target)? {
+                        Target::Node(j) => absorbed.next.push(j),
+                        Target::End => return Err(undeclared(&target)),
+                    }
+                }
+            }
+            Command::End => {
+                declared(crate::END)?;
+            }
+            Command::Interrupt(request) => {
+                if let Some(to) = request.resume_to.as_deref()
+                    && to != &*spec.name
+                {
+                    declared(to)?;
+                }
+                interrupted = true;
+                let interrupt = Interrupt::new(&spec.name, step, InterruptPoint::Node, request);
+                absorbed.interrupts.push((i, interrupt));
+            }
+        }
+        // A node that asked its own question needs no second pause after it.
+        if spec.options.interrupt == Some(InterruptPoint::After) && !interrupted {
+            let question = spec.options.question.as_deref();
+            let interrupt = Interrupt::fixed(&spec.name, step, InterruptPoint::After, question);
+            absorbed.interrupts.push((i, interrupt));
+        }
+        Ok(())
+    }
+
+    /// Runs several nodes as spawned tasks, awaited in declaration order.
+    async fn execute(
+        &self,
+        topology: &Arc<Topology<S>>,
+        runnable: &[usize],
+        step: u64,
+        observed: bool,
+    ) -> Vec<Activation<S::Update>> {
+        let mut branches = AbortOnDrop(
+            runnable
+                .iter()
+                .map(|&i| {
+                    let spec = &topology.nodes[i];
+                    let node = Arc::clone(&spec.node);
+                    let (policy, state) = (spec.options.policy(), Arc::clone(&self.state));
+                    let context = self.context(i, step);
+                    let activation =
+                        async move { activate(&*node, policy, state, context, observed).await };
+                    tokio::spawn(activation.instrument(node_span(topology, i, step)))
+                })
+                .collect(),
+        );
+        let mut activations = Vec::with_capacity(runnable.len());
+        for (handle, &i) in branches.0.iter_mut().zip(runnable) {
+            let result = match handle.await {
+                Ok(activation) => {
+                    activations.push(activation);
+                    continue;
+                }
+                Err(error) if error.is_cancelled() => Err(Stop::Cancelled),
+                // `activate` catches the node's panics; this is a panic in the runtime itself.
+                Err(error) => Err(Stop::Failed(Box::new(NodeFailure {
+                    node: topology.nodes[i].name.to_string(),
+                    step,
+                    attempts: 1,
+                    kind: crate::node::FailureKind::Panicked,
+                    message: error.to_string(),
+                }))),
+            };
+            activations.push(Activation {
+                result,
+                failed_attempts: Vec::new(),
+                elapsed: None,
+            });
+        }
+        activations
+    }
+}
