@@ -1,5 +1,6 @@
 //! `#[derive(GraphState)]`: per-field reducers and the update type they merge.
 
+use crate::serde_attrs::{self, FieldShape};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
@@ -18,6 +19,8 @@ struct Field<'a> {
     name: &'a Ident,
     ty: &'a Type,
     reducer: Reducer,
+    /// How the update serializes it, following the state's serde attributes.
+    shape: FieldShape,
 }
 
 /// Collects every error of the input before reporting, so one build shows all of them.
@@ -112,6 +115,7 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             name,
             ty: &field.ty,
             reducer,
+            shape: serde_attrs::field_shape(&field.attrs),
         });
     }
     if let Some(error) = errors.0 {
@@ -284,6 +288,11 @@ fn generate(
     let vis = &input.vis;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     let generics = &input.generics;
+    // The update derives `Serialize` through the runtime's serde, so that a state's crate needs
+    // no serde features of its own for it; `serde(crate)` takes the path as a string.
+    let serde_root = quote!(#krate::__private).to_string().replace(' ', "");
+    let serde_crate = format!("{serde_root}::serde");
+    let container_serde = serde_attrs::container_attrs(&input.attrs);
 
     let update_fields = fields.iter().map(|f| {
         let (name, ty) = (f.name, f.ty);
@@ -303,7 +312,21 @@ fn generate(
                 quote!(::core::option::Option<#ty>),
             ),
         };
-        quote! { #[doc = #doc] #vis #name: #field_ty }
+        // An update shows what it changes: a field it leaves alone is left out of its JSON.
+        let skip = match &f.reducer {
+            Reducer::Overwrite | Reducer::Sum | Reducer::With(_) => {
+                Some("::core::option::Option::is_none".to_owned())
+            }
+            Reducer::Append(_) => Some(format!("{serde_root}::reducers::is_empty")),
+            Reducer::Extend => None,
+        }
+        .map(|path| quote!(#[serde(skip_serializing_if = #path)]));
+        let shape = match &f.shape {
+            FieldShape::Named(None) => quote!(#skip),
+            FieldShape::Named(Some(rename)) => quote!(#skip #[serde(rename = #rename)]),
+            FieldShape::Skipped => quote!(#[serde(skip)]),
+        };
+        quote! { #[doc = #doc] #shape #vis #name: #field_ty }
     });
     let defaults = fields.iter().map(|f| {
         let name = f.name;
@@ -436,6 +459,9 @@ fn generate(
     );
     quote! {
         #[doc = #update_doc]
+        #[derive(::core::clone::Clone, #krate::__private::serde::Serialize)]
+        #[serde(crate = #serde_crate)]
+        #container_serde
         #vis struct #update #generics #where_clause {
             #(#update_fields,)*
         }

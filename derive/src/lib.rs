@@ -5,6 +5,7 @@
 //! feature; `macros` adds `graph!` and `include_graph!`).
 
 mod graph_state;
+mod serde_attrs;
 
 use proc_macro::TokenStream;
 

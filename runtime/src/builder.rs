@@ -11,7 +11,7 @@ use trellis_graph::{
     did_you_mean,
 };
 
-use crate::checkpoint::Checkpointer;
+use crate::checkpoint::{Checkpointer, SharedCheckpointer};
 use crate::errors::{BuildDiagnostic, CompileError};
 use crate::event::EventBus;
 use crate::graph::{CompiledGraph, Edge, NodeSpec, RouterFn, Target, Topology, Visits};
@@ -455,8 +455,11 @@ impl<S: GraphState> GraphBuilder<S> {
     /// Where runs are recorded and checkpointed (none by default: runs then cannot be resumed
     /// by id). Also settable on the compiled graph with
     /// [`CompiledGraph::with_checkpointer`].
-    pub fn set_checkpointer(&mut self, checkpointer: Arc<dyn Checkpointer>) -> &mut Self {
-        self.checkpointer = Some(checkpointer);
+    pub fn set_checkpointer<C>(&mut self, checkpointer: Arc<C>) -> &mut Self
+    where
+        C: SharedCheckpointer + ?Sized,
+    {
+        self.checkpointer = Some(checkpointer.shared());
         self
     }
 

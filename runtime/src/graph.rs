@@ -7,11 +7,12 @@ use std::sync::Arc;
 use trellis_graph::Blueprint;
 
 use crate::builder::NodeOptions;
-use crate::checkpoint::{Checkpointer, RunRecord, RunStatus};
+use crate::checkpoint::{Checkpointer, RunRecord, RunStatus, SharedCheckpointer};
 use crate::errors::{BuildDiagnostic, RunError};
 use crate::event::{EventBus, EventStream};
 use crate::id::RunId;
 use crate::node::Node;
+use crate::runner::stream::{RunStream, StreamModes};
 use crate::runner::{Outcome, Run};
 use crate::state::{ApplyResume, GraphState};
 
@@ -269,8 +270,11 @@ impl<S: GraphState> CompiledGraph<S> {
 
     /// The same graph, recording runs in `checkpointer`.
     #[must_use]
-    pub fn with_checkpointer(mut self, checkpointer: Arc<dyn Checkpointer>) -> Self {
-        self.checkpointer = Some(checkpointer);
+    pub fn with_checkpointer<C>(mut self, checkpointer: Arc<C>) -> Self
+    where
+        C: SharedCheckpointer + ?Sized,
+    {
+        self.checkpointer = Some(checkpointer.shared());
         self
     }
 
@@ -288,6 +292,16 @@ impl<S: GraphState> CompiledGraph<S> {
     /// [`Run::step`].
     pub fn start(&self, input: S) -> Run<S> {
         Run::new(self.clone(), input)
+    }
+
+    /// A new run on `input`, read as a stream of what `modes` asks for: each step's updates,
+    /// the state after each step, what nodes emit, this run's events. The run advances as the
+    /// stream is read and the stream ends when the run pauses, completes or fails;
+    /// [`RunStream::finish`] then gives the [`Outcome`], as [`invoke`](Self::invoke) does.
+    /// `modes` is one [`StreamMode`](crate::stream::StreamMode) or several joined with `|`.
+    ///
+    pub fn stream(&self, input: S, modes: impl Into<StreamModes>) -> RunStream<S> {
+        self.start(input).into_stream(modes.into())
     }
 
     /// Runs `input` to the end or to the first pause.
@@ -476,6 +490,43 @@ impl<S: ApplyResume> CompiledGraph<S> {
         let id = single_interrupt(&run)?;
         run.resume_each([(id, input)]).await?;
         run.finish().await
+    }
+
+    /// [`resume`](Self::resume), read as a stream (see [`stream`](Self::stream)): the stream
+    /// starts with the resume (its events, the answers as updates, the state with them).
+    ///
+    /// # Errors
+    /// As [`load`](Self::load) and [`Run::resume_each`], before the stream exists; how the run
+    /// ends comes from [`RunStream::finish`].
+    pub async fn stream_resume(
+        &self,
+        run_id: &RunId,
+        input: S::Input,
+        modes: impl Into<StreamModes>,
+    ) -> Result<RunStream<S>, RunError> {
+        let run = self.load(run_id).await?;
+        let id = single_interrupt(&run)?;
+        let mut stream = run.into_stream(modes.into());
+        stream.resume_each([(id, input)]).await?;
+        Ok(stream)
+    }
+
+    /// [`stream_resume`](Self::stream_resume) with one answer per pending interrupt id.
+    ///
+    /// # Errors
+    /// As [`stream_resume`](Self::stream_resume).
+    pub async fn stream_resume_each<I>(
+        &self,
+        run_id: &RunId,
+        answers: I,
+        modes: impl Into<StreamModes>,
+    ) -> Result<RunStream<S>, RunError>
+    where
+        I: IntoIterator<Item = (String, S::Input)>,
+    {
+        let mut stream = self.load(run_id).await?.into_stream(modes.into());
+        stream.resume_each(answers).await?;
+        Ok(stream)
     }
 
     /// Resumes a paused run with one answer per pending interrupt id, and runs it to the end

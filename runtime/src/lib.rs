@@ -136,6 +136,12 @@ pub mod run {
     pub use crate::runner::{Run, StepOutcome};
 }
 
+/// Reading one run as it goes: [`CompiledGraph::stream`] and
+/// [`stream_resume`](CompiledGraph::stream_resume) give a [`RunStream`](stream::RunStream).
+pub mod stream {
+    pub use crate::runner::stream::{RunStream, StreamItem, StreamMode, StreamModes};
+}
+
 /// Why a build or a run did not go as asked, beyond [`CompileError`] and
 /// [`RunError`]: their parts.
 pub mod error {
@@ -148,6 +154,7 @@ pub mod error {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::state::reducers;
+    pub use serde;
 }
 
 /// Includes the code `trellis_codegen` generated in a build script for `graphs/<stem>.graph`:

@@ -192,13 +192,26 @@ pub struct NodeContext {
 }
 
 /// The part of a context shared by every node of a run.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct RunScope {
     pub(crate) run_id: RunId,
     pub(crate) graph: Arc<str>,
     pub(crate) cancel: CancellationToken,
     /// The graph's node names, in declaration order.
     pub(crate) names: Arc<[Arc<str>]>,
+    /// Where [`NodeContext::emit`] sends, when the run is streamed with
+    /// [`StreamMode::Custom`](crate::stream::StreamMode::Custom).
+    pub(crate) custom: Option<CustomSink>,
+}
+
+/// Takes a node's custom values (node, step, value) into a run's stream.
+#[derive(Clone)]
+pub(crate) struct CustomSink(pub(crate) Arc<dyn Fn(usize, u64, serde_json::Value) + Send + Sync>);
+
+impl fmt::Debug for CustomSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("CustomSink")
+    }
 }
 
 impl NodeContext {
@@ -235,6 +248,24 @@ impl NodeContext {
     /// The run's cancellation token, for nodes that want to stop cleanly before being dropped.
     pub fn cancellation(&self) -> &CancellationToken {
         &self.run.cancel
+    }
+
+    /// Sends `value` to whoever streams this run with
+    /// [`StreamMode::Custom`](crate::stream::StreamMode::Custom): progress, partial output,
+    /// tokens as a model writes them. It arrives at once, while the node still runs, as a
+    /// [`StreamItem::Custom`](crate::stream::StreamItem::Custom) naming this node and step.
+    ///
+    /// When nobody streams the run's custom values this does nothing (`value` is not even
+    /// serialized), so a node can emit unconditionally.
+    ///
+    /// # Errors
+    /// `value`'s serialization error (a map with non-string keys, a failing `Serialize`); with
+    /// `?` in a node it fails the attempt like any other error.
+    pub fn emit(&self, value: impl Serialize) -> Result<(), serde_json::Error> {
+        if let Some(sink) = &self.run.custom {
+            (sink.0)(self.node, self.step, serde_json::to_value(value)?);
+        }
+        Ok(())
     }
 }
 

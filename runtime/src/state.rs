@@ -16,8 +16,9 @@ use serde::de::DeserializeOwned;
 /// [`Update`]: GraphState::Update
 /// [`apply`]: GraphState::apply
 pub trait GraphState: Clone + Serialize + DeserializeOwned + Send + Sync + 'static {
-    /// What a node returns to change the state.
-    type Update: Send + 'static;
+    /// What a node returns to change the state. `Clone` and `Serialize` so that a stream can
+    /// show each node's update ([`StreamMode::Updates`](crate::stream::StreamMode::Updates)).
+    type Update: Clone + Serialize + Send + 'static;
 
     /// Folds one super-step's updates into `self`, in the order given (declaration order), each
     /// with the name of the node that produced it.
@@ -143,6 +144,14 @@ pub mod reducers {
             }),
             None => Ok(()),
         }
+    }
+
+    /// Whether an `append` field's items are none: such a field is left out of an update's JSON.
+    pub fn is_empty<T>(items: &T) -> bool
+    where
+        for<'a> &'a T: IntoIterator,
+    {
+        items.into_iter().next().is_none()
     }
 }
 

@@ -9,7 +9,7 @@ use std::task::Poll;
 use std::time::Duration;
 
 use crate::cancel::CancellationToken;
-use crate::checkpoint::{Checkpointer, RunRecord};
+use crate::checkpoint::{RunQueue, RunRecord};
 use crate::errors::RunError;
 use crate::graph::{CompiledGraph, latest};
 use crate::id::{RunId, Timestamp};
@@ -19,7 +19,7 @@ use crate::state::GraphState;
 /// Executes the ready runs of one graph, from a store that several workers (in several
 /// processes, on several machines with PostgreSQL) share.
 ///
-/// A worker claims the oldest ready run ([`Checkpointer::claim_next`]): one queued by
+/// A worker claims the oldest ready run ([`RunQueue::claim_next`]): one queued by
 /// [`CompiledGraph::enqueue`], answered by [`CompiledGraph::enqueue_resume`], or `running` with
 /// a lease that ran out because its worker died — at once, without waiting for the lease, when
 /// that worker was a process of this machine that no longer exists. It continues the run from its last checkpoint
@@ -32,7 +32,7 @@ use crate::state::GraphState;
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 /// use std::sync::Arc;
-/// use trellis::{END, GraphBuilder, GraphState, NodeResult, START, checkpoint::Checkpointer, checkpoint::InMemoryCheckpointer, worker::Worker};
+/// use trellis::{END, GraphBuilder, GraphState, NodeResult, START, checkpoint::InMemoryCheckpointer, checkpoint::RunQueue, worker::Worker};
 ///
 /// #[derive(Clone, Default, serde::Serialize, serde::Deserialize, GraphState)]
 /// struct Job { n: u32 }
@@ -45,7 +45,7 @@ use crate::state::GraphState;
 ///     .add_edge(START, "double")
 ///     .add_edge("double", END);
 /// let graph = graph.compile()?;
-/// let store: Arc<dyn Checkpointer> = Arc::new(InMemoryCheckpointer::new());
+/// let store: Arc<dyn RunQueue> = Arc::new(InMemoryCheckpointer::new());
 ///
 /// // Producers only enqueue; any number of workers, anywhere, execute.
 /// let queued = graph.clone().with_checkpointer(Arc::clone(&store));
@@ -63,7 +63,7 @@ use crate::state::GraphState;
 /// [`run`](Worker::run) loops until its [`stopper`](Worker::stopper) is cancelled.
 pub struct Worker<S: GraphState> {
     graph: CompiledGraph<S>,
-    store: Arc<dyn Checkpointer>,
+    store: Arc<dyn RunQueue>,
     id: Arc<str>,
     lease: Duration,
     poll: Duration,
@@ -102,8 +102,9 @@ impl<S: GraphState> Worker<S> {
     /// [`Worker::with_poll_interval`].
     pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(500);
 
-    /// A worker executing `graph`'s runs from `store`.
-    pub fn new(graph: CompiledGraph<S>, store: Arc<dyn Checkpointer>) -> Self {
+    /// A worker executing `graph`'s runs from `store` (every checkpointer Trellis ships is a
+    /// [`RunQueue`]).
+    pub fn new(graph: CompiledGraph<S>, store: Arc<dyn RunQueue>) -> Self {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         let number = NEXT.fetch_add(1, Ordering::Relaxed);
         Worker {

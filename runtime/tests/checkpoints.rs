@@ -195,12 +195,22 @@ async fn a_run_whose_owner_is_gone_is_continued_from_its_last_checkpoint() {
     let mut elsewhere = record.clone();
     elsewhere.owner = Some("another-machine:1:1".to_owned());
     elsewhere.lease_until = Some(trellis::run::Timestamp::parse("2999-01-01T00:00:00Z").unwrap());
-    store.save_run(&elsewhere).await.unwrap();
+    assert!(
+        store
+            .take_over(&elsewhere, record.owner.as_deref())
+            .await
+            .unwrap()
+    );
     assert!(graph.continue_run(&run_id).await.is_err());
 
     // Its lease ran out: continued, from step 2, to the end.
     elsewhere.lease_until = Some(trellis::run::Timestamp::parse("2000-01-01T00:00:00Z").unwrap());
-    store.save_run(&elsewhere).await.unwrap();
+    assert!(
+        store
+            .take_over(&elsewhere, Some("another-machine:1:1"))
+            .await
+            .unwrap()
+    );
     let done = counting(Arc::clone(&store))
         .continue_run(&run_id)
         .await

@@ -16,7 +16,7 @@ use common::{Answer, Ticket, approval_graph, ticket};
 use trellis::checkpoint::{PostgresCheckpointer, PostgresOptions, conformance};
 use trellis::{
     CompiledGraph, RunId, checkpoint::CheckpointError, checkpoint::Checkpointer,
-    checkpoint::RunStatus, worker::Worker,
+    checkpoint::RunQueue, checkpoint::RunStatus, worker::Worker,
 };
 
 /// The server's URL. The tests that need it are ignored when it was not set at build time
@@ -126,7 +126,7 @@ async fn two_workers_racing_complete_every_run_exactly_once() {
     // Two workers, each with its own pool, as two processes would have.
     let mut workers = Vec::new();
     for _ in 0..2 {
-        let store: Arc<dyn Checkpointer> = Arc::new(store_in(&url, &schema).await);
+        let store: Arc<dyn RunQueue> = Arc::new(store_in(&url, &schema).await);
         let worker =
             Worker::new(graph.clone(), store).with_poll_interval(Duration::from_millis(10));
         workers.push((worker.stopper(), tokio::spawn(worker.run())));
@@ -173,12 +173,12 @@ async fn queued(
     url: &str,
     steps: u32,
     delay: Duration,
-) -> (CompiledGraph<Ticket>, Arc<dyn Checkpointer>, RunId) {
+) -> (CompiledGraph<Ticket>, Arc<dyn RunQueue>, RunId) {
     let graph = common::counted_graph(steps, common::Executed::default(), delay);
-    let store: Arc<dyn Checkpointer> = Arc::new(store_in(url, &fresh_schema()).await);
+    let store: Arc<dyn RunQueue> = Arc::new(store_in(url, &fresh_schema()).await);
     let run_id = graph
         .clone()
-        .with_checkpointer(Arc::clone(&store))
+        .with_checkpointer(store.clone())
         .enqueue(ticket("job"))
         .await
         .expect("queued");
@@ -295,7 +295,7 @@ async fn corrupt_rows_and_a_newer_schema_are_clear_errors() {
     let url = database_url();
     let schema = fresh_schema();
     let store = Arc::new(store_in(&url, &schema).await);
-    let paused = approval_graph(Arc::clone(&store) as Arc<dyn Checkpointer>)
+    let paused = approval_graph(Arc::clone(&store))
         .invoke(ticket("t"))
         .await
         .unwrap();
@@ -346,7 +346,7 @@ async fn corrupt_rows_and_a_newer_schema_are_clear_errors() {
         "UPDATE trellis_checkpoints SET detail = (SELECT detail FROM trellis_checkpoints WHERE id = 2), state = '[1, 2]' WHERE id = 3",
     )
     .await;
-    let error = approval_graph(Arc::clone(&store) as Arc<dyn Checkpointer>)
+    let error = approval_graph(Arc::clone(&store))
         .resume(&run_id, Answer::Approve)
         .await
         .unwrap_err();

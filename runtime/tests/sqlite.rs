@@ -40,10 +40,7 @@ async fn a_paused_run_is_resumed_from_the_file_by_a_new_store() {
     let path = fresh_path();
     let run_id = {
         let store = Arc::new(SqliteCheckpointer::open(&path).expect("opens"));
-        let paused = approval_graph(store as Arc<dyn Checkpointer>)
-            .invoke(ticket("t"))
-            .await
-            .unwrap();
+        let paused = approval_graph(store).invoke(ticket("t")).await.unwrap();
         assert!(paused.is_paused());
         paused.run_id().clone()
         // Graph and store are dropped here, as when a process exits.
@@ -52,7 +49,7 @@ async fn a_paused_run_is_resumed_from_the_file_by_a_new_store() {
     let record = store.load_run(&run_id).await.unwrap().expect("recorded");
     assert_eq!(record.status, RunStatus::Paused);
     assert_eq!(record.interrupts[0].id, "send@2");
-    let done = approval_graph(Arc::clone(&store) as Arc<dyn Checkpointer>)
+    let done = approval_graph(Arc::clone(&store))
         .resume(&run_id, Answer::Approve)
         .await
         .unwrap();
@@ -80,7 +77,7 @@ fn tamper(path: &PathBuf, sql: &str) {
 async fn corrupt_rows_are_clear_errors_naming_the_row_and_column() {
     let path = fresh_path();
     let store = Arc::new(SqliteCheckpointer::open(&path).expect("opens"));
-    let paused = approval_graph(Arc::clone(&store) as Arc<dyn Checkpointer>)
+    let paused = approval_graph(Arc::clone(&store))
         .invoke(ticket("t"))
         .await
         .unwrap();
@@ -102,7 +99,7 @@ async fn corrupt_rows_are_clear_errors_naming_the_row_and_column() {
         store.list_runs(10, 0).await.is_err(),
         "listing reports it too"
     );
-    let resume = approval_graph(Arc::clone(&store) as Arc<dyn Checkpointer>)
+    let resume = approval_graph(Arc::clone(&store))
         .resume(&run_id, Answer::Approve)
         .await;
     assert!(resume.is_err(), "a corrupt run is not resumed");
@@ -162,7 +159,7 @@ async fn the_run_record_follows_every_step_though_a_step_writes_one_row() {
             |s: &Ticket| if s.reviews < 6 { "tick" } else { END },
             ["tick", END],
         )
-        .set_checkpointer(Arc::clone(&store) as Arc<dyn Checkpointer>);
+        .set_checkpointer(Arc::clone(&store));
     let graph = builder.compile().expect("valid graph");
     let mut run = graph.start(ticket("t"));
     for step in 1..=5_u64 {

@@ -9,13 +9,13 @@ use std::time::Duration;
 
 use common::{Answer, Ticket, TicketUpdate, approval_graph, ticket};
 use trellis::{
-    END, GraphBuilder, NodeResult, RunError, START, checkpoint::Checkpointer,
-    checkpoint::InMemoryCheckpointer, checkpoint::RunStatus, worker::Worker,
+    END, GraphBuilder, NodeResult, RunError, START, checkpoint::InMemoryCheckpointer,
+    checkpoint::RunQueue, checkpoint::RunStatus, worker::Worker,
 };
 
 #[tokio::test]
 async fn a_queued_run_pauses_under_a_worker_and_a_persons_answer_queues_it_again() {
-    let store: Arc<dyn Checkpointer> = Arc::new(InMemoryCheckpointer::new());
+    let store: Arc<dyn RunQueue> = Arc::new(InMemoryCheckpointer::new());
     let graph = approval_graph(Arc::clone(&store));
     let run_id = graph.enqueue(ticket("t")).await.unwrap();
     let queued = store.load_run(&run_id).await.unwrap().unwrap();
@@ -58,7 +58,7 @@ async fn a_queued_run_pauses_under_a_worker_and_a_persons_answer_queues_it_again
 
 #[tokio::test]
 async fn a_stopped_worker_hands_its_run_back_and_another_finishes_it() {
-    let store: Arc<dyn Checkpointer> = Arc::new(InMemoryCheckpointer::new());
+    let store: Arc<dyn RunQueue> = Arc::new(InMemoryCheckpointer::new());
     let graph = common::counted_graph(50, Default::default(), Duration::from_millis(5))
         .with_checkpointer(Arc::clone(&store));
     let run_id = graph.enqueue(ticket("t")).await.unwrap();
@@ -89,7 +89,7 @@ async fn a_stopped_worker_hands_its_run_back_and_another_finishes_it() {
 
 #[tokio::test]
 async fn a_node_longer_than_the_lease_keeps_it_and_an_abandoned_run_waits_for_it_to_expire() {
-    let store: Arc<dyn Checkpointer> = Arc::new(InMemoryCheckpointer::new());
+    let store: Arc<dyn RunQueue> = Arc::new(InMemoryCheckpointer::new());
     // Each step (1 s) outlasts the lease (400 ms): the heartbeat renews it meanwhile.
     let graph = common::counted_graph(3, Default::default(), Duration::from_millis(1000))
         .with_checkpointer(Arc::clone(&store));
@@ -133,7 +133,7 @@ async fn a_node_longer_than_the_lease_keeps_it_and_an_abandoned_run_waits_for_it
 
 #[tokio::test]
 async fn a_worker_that_lost_its_run_stops_and_writes_nothing() {
-    let store: Arc<dyn Checkpointer> = Arc::new(InMemoryCheckpointer::new());
+    let store: Arc<dyn RunQueue> = Arc::new(InMemoryCheckpointer::new());
     let ticks = Arc::new(AtomicU32::new(0));
     let counter = Arc::clone(&ticks);
     let mut builder = GraphBuilder::<Ticket>::new("Slow");
@@ -185,7 +185,7 @@ async fn a_worker_that_lost_its_run_stops_and_writes_nothing() {
 
 #[tokio::test]
 async fn a_run_the_workers_graph_cannot_continue_is_failed_once_not_claimed_forever() {
-    let store: Arc<dyn Checkpointer> = Arc::new(InMemoryCheckpointer::new());
+    let store: Arc<dyn RunQueue> = Arc::new(InMemoryCheckpointer::new());
     let run_id = common::counted_graph(3, Default::default(), Duration::ZERO)
         .with_checkpointer(Arc::clone(&store))
         .enqueue(ticket("t"))

@@ -5,7 +5,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use async_trait::async_trait;
 
-use super::{Checkpoint, CheckpointError, Checkpointer, RunRecord, RunStatus};
+use super::{Checkpoint, CheckpointError, Checkpointer, RunQueue, RunRecord, RunStatus};
 use crate::id::{RunId, Timestamp};
 
 /// Keeps runs and checkpoints in memory; everything is gone when it is dropped.
@@ -72,11 +72,6 @@ fn push(runs: &mut HashMap<RunId, Stored>, checkpoint: &Checkpoint) -> Result<()
 
 #[async_trait]
 impl Checkpointer for InMemoryCheckpointer {
-    async fn save_run(&self, run: &RunRecord) -> Result<(), CheckpointError> {
-        upsert(&mut self.lock(), run);
-        Ok(())
-    }
-
     async fn claim_run(
         &self,
         run: &RunRecord,
@@ -110,10 +105,6 @@ impl Checkpointer for InMemoryCheckpointer {
         }
     }
 
-    async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<(), CheckpointError> {
-        push(&mut self.lock(), checkpoint)
-    }
-
     async fn save_step(
         &self,
         run: &RunRecord,
@@ -143,6 +134,47 @@ impl Checkpointer for InMemoryCheckpointer {
         push(&mut runs, checkpoint)
     }
 
+    async fn load_run(&self, run_id: &RunId) -> Result<Option<RunRecord>, CheckpointError> {
+        Ok(self.lock().get(run_id).map(|stored| stored.record.clone()))
+    }
+
+    async fn list_runs(
+        &self,
+        limit: usize,
+        offset: usize,
+    ) -> Result<Vec<RunRecord>, CheckpointError> {
+        let runs = self.lock();
+        let mut records: Vec<&RunRecord> = runs.values().map(|stored| &stored.record).collect();
+        records.sort_by(|a, b| (b.created_at, &b.run_id).cmp(&(a.created_at, &a.run_id)));
+        Ok(records
+            .into_iter()
+            .skip(offset)
+            .take(limit)
+            .cloned()
+            .collect())
+    }
+
+    async fn list_checkpoints(&self, run_id: &RunId) -> Result<Vec<Checkpoint>, CheckpointError> {
+        Ok(self
+            .lock()
+            .get(run_id)
+            .map(|stored| stored.checkpoints.clone())
+            .unwrap_or_default())
+    }
+
+    async fn latest_checkpoint(
+        &self,
+        run_id: &RunId,
+    ) -> Result<Option<Checkpoint>, CheckpointError> {
+        Ok(self
+            .lock()
+            .get(run_id)
+            .and_then(|stored| stored.checkpoints.last().cloned()))
+    }
+}
+
+#[async_trait]
+impl RunQueue for InMemoryCheckpointer {
     async fn claim_next(
         &self,
         graph: &str,
@@ -201,43 +233,5 @@ impl Checkpointer for InMemoryCheckpointer {
             }
             _ => Ok(false),
         }
-    }
-
-    async fn load_run(&self, run_id: &RunId) -> Result<Option<RunRecord>, CheckpointError> {
-        Ok(self.lock().get(run_id).map(|stored| stored.record.clone()))
-    }
-
-    async fn list_runs(
-        &self,
-        limit: usize,
-        offset: usize,
-    ) -> Result<Vec<RunRecord>, CheckpointError> {
-        let runs = self.lock();
-        let mut records: Vec<&RunRecord> = runs.values().map(|stored| &stored.record).collect();
-        records.sort_by(|a, b| (b.created_at, &b.run_id).cmp(&(a.created_at, &a.run_id)));
-        Ok(records
-            .into_iter()
-            .skip(offset)
-            .take(limit)
-            .cloned()
-            .collect())
-    }
-
-    async fn list_checkpoints(&self, run_id: &RunId) -> Result<Vec<Checkpoint>, CheckpointError> {
-        Ok(self
-            .lock()
-            .get(run_id)
-            .map(|stored| stored.checkpoints.clone())
-            .unwrap_or_default())
-    }
-
-    async fn latest_checkpoint(
-        &self,
-        run_id: &RunId,
-    ) -> Result<Option<Checkpoint>, CheckpointError> {
-        Ok(self
-            .lock()
-            .get(run_id)
-            .and_then(|stored| stored.checkpoints.last().cloned()))
     }
 }

@@ -7,6 +7,7 @@ mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
+#[cfg(any(test, feature = "test-util"))]
 pub mod conformance;
 
 use std::collections::BTreeMap;
@@ -271,7 +272,7 @@ impl StoreUrl {
     /// # Errors
     /// The backend's error; [`CheckpointError::Url`] when this build lacks the backend's
     /// feature (`sqlite`, `postgres`).
-    pub async fn open(&self) -> Result<std::sync::Arc<dyn Checkpointer>, CheckpointError> {
+    pub async fn open(&self) -> Result<std::sync::Arc<dyn RunQueue>, CheckpointError> {
         match self {
             #[cfg(feature = "sqlite")]
             StoreUrl::Sqlite(path) => Ok(std::sync::Arc::new(SqliteCheckpointer::open(path)?)),
@@ -296,7 +297,7 @@ impl StoreUrl {
     ///
     /// # Errors
     /// As [`open`](Self::open), and [`CheckpointError::Corrupt`] for a missing store.
-    pub async fn open_existing(&self) -> Result<std::sync::Arc<dyn Checkpointer>, CheckpointError> {
+    pub async fn open_existing(&self) -> Result<std::sync::Arc<dyn RunQueue>, CheckpointError> {
         match self {
             StoreUrl::Sqlite(path) if !path.is_file() => Err(CheckpointError::Corrupt {
                 what: format!("database `{}`", path.display()),
@@ -382,16 +383,26 @@ pub enum CheckpointError {
     },
 }
 
-/// Storage for runs and their checkpoints.
+/// Storage for runs and their checkpoints: what a run needs to be recorded, paused, resumed
+/// and continued, and what `trellis runs` reads.
 ///
 /// Backends keep JSON (`serde_json::Value`) so this trait stays object safe and independent of
 /// the state type. The runtime writes the run record together with each checkpoint through
 /// [`save_step`](Checkpointer::save_step), which must be atomic: after a crash, either both are
-/// stored or neither. [`conformance`] checks a backend against this contract.
+/// stored or neither. The conformance suite (`conformance`, behind the `test-util` feature)
+/// checks a backend against this contract and [`RunQueue`]'s.
 #[async_trait]
 pub trait Checkpointer: Send + Sync {
-    /// Inserts or replaces the run record with this `run_id`.
-    async fn save_run(&self, run: &RunRecord) -> Result<(), CheckpointError>;
+    /// Saves the checkpoint and upserts the run record atomically — if the stored record, when
+    /// there is one, has the same `owner` as `run`. Otherwise nothing is written and the result
+    /// is [`CheckpointError::Fenced`]: a process that lost its claim (a take-over after its
+    /// lease ran out) can never overwrite the new owner's progress. A second checkpoint with
+    /// the same run and id replaces the first.
+    async fn save_step(
+        &self,
+        run: &RunRecord,
+        checkpoint: &Checkpoint,
+    ) -> Result<(), CheckpointError>;
 
     /// Replaces the run record only if the stored one has status `expected`; returns whether it
     /// did. This is how a resume claims a paused run: two claims, one winner.
@@ -401,28 +412,40 @@ pub trait Checkpointer: Send + Sync {
         expected: RunStatus,
     ) -> Result<bool, CheckpointError>;
 
-    /// Appends a checkpoint (a second one with the same run and id replaces the first).
-    async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<(), CheckpointError>;
-
-    /// Saves the checkpoint and upserts the run record atomically — if the stored record, when
-    /// there is one, has the same `owner` as `run`. Otherwise nothing is written and the result
-    /// is [`CheckpointError::Fenced`]: a process that lost its claim (a take-over after its
-    /// lease ran out) can never overwrite the new owner's progress.
-    async fn save_step(
-        &self,
-        run: &RunRecord,
-        checkpoint: &Checkpoint,
-    ) -> Result<(), CheckpointError>;
-
     /// Replaces the run record only if the stored one is `running` and owned by
     /// `previous_owner`; returns whether it did. This is how a process takes over a run whose
-    /// owner is gone: of two that try, one wins.
+    /// owner is gone (and how it hands a run back to the queue): of two that try, one wins.
     async fn take_over(
         &self,
         run: &RunRecord,
         previous_owner: Option<&str>,
     ) -> Result<bool, CheckpointError>;
 
+    /// The run record, if there is one.
+    async fn load_run(&self, run_id: &RunId) -> Result<Option<RunRecord>, CheckpointError>;
+
+    /// Runs, newest first by creation time (as an instant, whatever offset it was written with;
+    /// ties broken by run id, newest first), skipping `offset`, at most `limit`.
+    async fn list_runs(
+        &self,
+        limit: usize,
+        offset: usize,
+    ) -> Result<Vec<RunRecord>, CheckpointError>;
+
+    /// The run's checkpoints, by id (step order).
+    async fn list_checkpoints(&self, run_id: &RunId) -> Result<Vec<Checkpoint>, CheckpointError>;
+
+    /// The run's checkpoint with the highest id.
+    async fn latest_checkpoint(
+        &self,
+        run_id: &RunId,
+    ) -> Result<Option<Checkpoint>, CheckpointError>;
+}
+
+/// A [`Checkpointer`] that is also a queue of ready runs: what a
+/// [`Worker`](crate::worker::Worker) needs. Every backend Trellis ships is one.
+#[async_trait]
+pub trait RunQueue: Checkpointer {
     /// Claims the oldest ready run of `graph` for `owner`: a `running` run nobody holds (queued
     /// by [`CompiledGraph::enqueue`](crate::CompiledGraph::enqueue) or
     /// [`enqueue_resume`](crate::CompiledGraph::enqueue_resume)) or whose lease ended before
@@ -449,26 +472,34 @@ pub trait Checkpointer: Send + Sync {
         owner: &str,
         lease_until: Timestamp,
     ) -> Result<bool, CheckpointError>;
+}
 
-    /// The run record, if there is one.
-    async fn load_run(&self, run_id: &RunId) -> Result<Option<RunRecord>, CheckpointError>;
+/// A checkpointer behind an `Arc`, whatever its type: a backend (`Arc<SqliteCheckpointer>`),
+/// `Arc<dyn Checkpointer>` or `Arc<dyn RunQueue>`. What
+/// [`GraphBuilder::set_checkpointer`](crate::GraphBuilder::set_checkpointer) and
+/// [`CompiledGraph::with_checkpointer`](crate::CompiledGraph::with_checkpointer) take, so that
+/// the store a worker shares can be handed to a graph as it is. Implemented for you.
+pub trait SharedCheckpointer: Send + Sync {
+    /// The same store, as the graph keeps it.
+    fn shared(self: std::sync::Arc<Self>) -> std::sync::Arc<dyn Checkpointer>;
+}
 
-    /// Runs, newest first by creation time (as an instant, whatever offset it was written with;
-    /// ties broken by run id, newest first), skipping `offset`, at most `limit`.
-    async fn list_runs(
-        &self,
-        limit: usize,
-        offset: usize,
-    ) -> Result<Vec<RunRecord>, CheckpointError>;
+impl<C: Checkpointer + 'static> SharedCheckpointer for C {
+    fn shared(self: std::sync::Arc<Self>) -> std::sync::Arc<dyn Checkpointer> {
+        self
+    }
+}
 
-    /// The run's checkpoints, by id (step order).
-    async fn list_checkpoints(&self, run_id: &RunId) -> Result<Vec<Checkpoint>, CheckpointError>;
+impl SharedCheckpointer for dyn Checkpointer {
+    fn shared(self: std::sync::Arc<Self>) -> std::sync::Arc<dyn Checkpointer> {
+        self
+    }
+}
 
-    /// The run's checkpoint with the highest id.
-    async fn latest_checkpoint(
-        &self,
-        run_id: &RunId,
-    ) -> Result<Option<Checkpoint>, CheckpointError>;
+impl SharedCheckpointer for dyn RunQueue {
+    fn shared(self: std::sync::Arc<Self>) -> std::sync::Arc<dyn Checkpointer> {
+        self
+    }
 }
 
 #[cfg(test)]

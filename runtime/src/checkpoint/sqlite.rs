@@ -6,7 +6,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehavior, params};
 
-use super::{Checkpoint, CheckpointError, Checkpointer, Detail, RunRecord, RunStatus, corrupt};
+use super::{
+    Checkpoint, CheckpointError, Checkpointer, Detail, RunQueue, RunRecord, RunStatus, corrupt,
+};
 use crate::id::{RunId, Timestamp};
 
 /// The schema this build writes and reads (`PRAGMA user_version`).
@@ -497,12 +499,6 @@ impl Stored {
 
 #[async_trait]
 impl Checkpointer for SqliteCheckpointer {
-    async fn save_run(&self, run: &RunRecord) -> Result<(), CheckpointError> {
-        let row = run_row(run, None)?;
-        self.with(move |connection| upsert_run(connection, &row))
-            .await
-    }
-
     async fn claim_run(
         &self,
         run: &RunRecord,
@@ -555,12 +551,6 @@ impl Checkpointer for SqliteCheckpointer {
             Ok(true)
         })
         .await
-    }
-
-    async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<(), CheckpointError> {
-        let row = checkpoint_row(checkpoint, json("checkpoint state", &checkpoint.state)?)?;
-        self.with(move |connection| insert_checkpoint(connection, &row))
-            .await
     }
 
     async fn save_step(
@@ -637,6 +627,81 @@ impl Checkpointer for SqliteCheckpointer {
         .await
     }
 
+    async fn load_run(&self, run_id: &RunId) -> Result<Option<RunRecord>, CheckpointError> {
+        let run_id = run_id.to_string();
+        self.with(move |connection| {
+            connection
+                .query_row(
+                    &format!("{SELECT_RUN} WHERE r.run_id = ?1"),
+                    [&run_id],
+                    decode_run,
+                )
+                .optional()
+                .map_err(backend)?
+                .transpose()
+        })
+        .await
+    }
+
+    async fn list_runs(
+        &self,
+        limit: usize,
+        offset: usize,
+    ) -> Result<Vec<RunRecord>, CheckpointError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let offset = i64::try_from(offset).unwrap_or(i64::MAX);
+        self.with(move |connection| {
+            let mut statement = connection
+                .prepare(&format!(
+                    "{SELECT_RUN} ORDER BY r.created_us DESC, r.run_id DESC LIMIT ?1 OFFSET ?2"
+                ))
+                .map_err(backend)?;
+            let rows = statement
+                .query_map(params![limit, offset], decode_run)
+                .map_err(backend)?;
+            rows.map(|row| row.map_err(backend)?).collect()
+        })
+        .await
+    }
+
+    async fn list_checkpoints(&self, run_id: &RunId) -> Result<Vec<Checkpoint>, CheckpointError> {
+        let run_id = run_id.to_string();
+        self.with(move |connection| {
+            let mut statement = connection
+                .prepare(&format!(
+                    "{SELECT_CHECKPOINT} WHERE run_id = ?1 ORDER BY id"
+                ))
+                .map_err(backend)?;
+            let rows = statement
+                .query_map([&run_id], decode_checkpoint)
+                .map_err(backend)?;
+            rows.map(|row| row.map_err(backend)?).collect()
+        })
+        .await
+    }
+
+    async fn latest_checkpoint(
+        &self,
+        run_id: &RunId,
+    ) -> Result<Option<Checkpoint>, CheckpointError> {
+        let run_id = run_id.to_string();
+        self.with(move |connection| {
+            connection
+                .query_row(
+                    &format!("{SELECT_CHECKPOINT} WHERE run_id = ?1 ORDER BY id DESC LIMIT 1"),
+                    [&run_id],
+                    decode_checkpoint,
+                )
+                .optional()
+                .map_err(backend)?
+                .transpose()
+        })
+        .await
+    }
+}
+
+#[async_trait]
+impl RunQueue for SqliteCheckpointer {
     async fn claim_next(
         &self,
         graph: &str,
@@ -735,78 +800,6 @@ impl Checkpointer for SqliteCheckpointer {
                 )
                 .map_err(backend)?;
             Ok(changed == 1)
-        })
-        .await
-    }
-
-    async fn load_run(&self, run_id: &RunId) -> Result<Option<RunRecord>, CheckpointError> {
-        let run_id = run_id.to_string();
-        self.with(move |connection| {
-            connection
-                .query_row(
-                    &format!("{SELECT_RUN} WHERE r.run_id = ?1"),
-                    [&run_id],
-                    decode_run,
-                )
-                .optional()
-                .map_err(backend)?
-                .transpose()
-        })
-        .await
-    }
-
-    async fn list_runs(
-        &self,
-        limit: usize,
-        offset: usize,
-    ) -> Result<Vec<RunRecord>, CheckpointError> {
-        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let offset = i64::try_from(offset).unwrap_or(i64::MAX);
-        self.with(move |connection| {
-            let mut statement = connection
-                .prepare(&format!(
-                    "{SELECT_RUN} ORDER BY r.created_us DESC, r.run_id DESC LIMIT ?1 OFFSET ?2"
-                ))
-                .map_err(backend)?;
-            let rows = statement
-                .query_map(params![limit, offset], decode_run)
-                .map_err(backend)?;
-            rows.map(|row| row.map_err(backend)?).collect()
-        })
-        .await
-    }
-
-    async fn list_checkpoints(&self, run_id: &RunId) -> Result<Vec<Checkpoint>, CheckpointError> {
-        let run_id = run_id.to_string();
-        self.with(move |connection| {
-            let mut statement = connection
-                .prepare(&format!(
-                    "{SELECT_CHECKPOINT} WHERE run_id = ?1 ORDER BY id"
-                ))
-                .map_err(backend)?;
-            let rows = statement
-                .query_map([&run_id], decode_checkpoint)
-                .map_err(backend)?;
-            rows.map(|row| row.map_err(backend)?).collect()
-        })
-        .await
-    }
-
-    async fn latest_checkpoint(
-        &self,
-        run_id: &RunId,
-    ) -> Result<Option<Checkpoint>, CheckpointError> {
-        let run_id = run_id.to_string();
-        self.with(move |connection| {
-            connection
-                .query_row(
-                    &format!("{SELECT_CHECKPOINT} WHERE run_id = ?1 ORDER BY id DESC LIMIT 1"),
-                    [&run_id],
-                    decode_checkpoint,
-                )
-                .optional()
-                .map_err(backend)?
-                .transpose()
         })
         .await
     }

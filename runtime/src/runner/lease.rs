@@ -21,7 +21,7 @@ impl<S: GraphState> Run<S> {
     }
 
     /// Gives the (running) run up: it stays `running` with no owner, ready for whichever
-    /// worker claims it next ([`Checkpointer::claim_next`](crate::Checkpointer::claim_next)). `false` when this process no
+    /// worker claims it next ([`RunQueue::claim_next`](crate::checkpoint::RunQueue::claim_next)). `false` when this process no
     /// longer held it.
     pub(crate) async fn release(&mut self) -> Result<bool, RunError> {
         let Some(store) = self.graph.checkpointer.clone() else {

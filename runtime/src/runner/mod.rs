@@ -21,6 +21,7 @@ mod persist;
 mod restore;
 mod resume;
 mod step;
+pub(crate) mod stream;
 
 pub(crate) use lease::LEASE;
 
@@ -130,6 +131,8 @@ pub struct Run<S: GraphState> {
     /// Who executes the run (written into every record) and how long each write holds it.
     owner: Arc<str>,
     lease: std::time::Duration,
+    /// Where the run's stream items go, when it is driven as a [`RunStream`](stream::RunStream).
+    stream: Option<stream::StreamSink<S>>,
 }
 
 impl<S: GraphState> Run<S> {
@@ -141,6 +144,7 @@ impl<S: GraphState> Run<S> {
                 graph: Arc::clone(&graph.topology.name),
                 cancel: CancellationToken::new(),
                 names: Arc::clone(&graph.topology.names),
+                custom: None,
             }),
             graph,
             state: Arc::new(input),
@@ -160,6 +164,7 @@ impl<S: GraphState> Run<S> {
             follow: Vec::new(),
             owner: Arc::from(crate::owner::current()),
             lease: LEASE,
+            stream: None,
         }
     }
 
@@ -167,10 +172,8 @@ impl<S: GraphState> Run<S> {
     #[must_use]
     pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
         self.scope = Arc::new(RunScope {
-            run_id: self.scope.run_id.clone(),
-            graph: Arc::clone(&self.scope.graph),
             cancel: token,
-            names: Arc::clone(&self.scope.names),
+            ..(*self.scope).clone()
         });
         self
     }

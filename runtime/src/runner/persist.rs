@@ -21,7 +21,7 @@ impl<S: GraphState> Run<S> {
         let kind = self.interrupts[0].request.kind.clone();
         self.save(CheckpointLabel::Pause(kind), RunStatus::Paused, ran, None)
             .await?;
-        self.graph.events.emit(|| Event::RunPaused {
+        self.emit(|| Event::RunPaused {
             run_id: self.scope.run_id.clone(),
             graph: self.scope.graph.to_string(),
             step: self.step,
@@ -34,7 +34,7 @@ impl<S: GraphState> Run<S> {
         self.phase = Phase::Completed;
         self.save(CheckpointLabel::Complete, RunStatus::Completed, ran, None)
             .await?;
-        self.graph.events.emit(|| Event::RunCompleted {
+        self.emit(|| Event::RunCompleted {
             run_id: self.scope.run_id.clone(),
             graph: self.scope.graph.to_string(),
             step: self.step,
@@ -58,7 +58,7 @@ impl<S: GraphState> Run<S> {
         {
             tracing::error!(target: "trellis", run_id = %self.scope.run_id, error = %save_error, "cannot record the failed run");
         }
-        self.graph.events.emit(|| Event::RunFailed {
+        self.emit(|| Event::RunFailed {
             run_id: self.scope.run_id.clone(),
             graph: self.scope.graph.to_string(),
             step: self.step,
@@ -162,7 +162,7 @@ impl<S: GraphState> Run<S> {
         let record = self.record(status, state, now, error);
         store.save_step(&record, &checkpoint).await?;
         self.checkpoints += 1;
-        self.graph.events.emit(|| Event::CheckpointSaved {
+        self.emit(|| Event::CheckpointSaved {
             run_id: self.scope.run_id.clone(),
             graph: self.scope.graph.to_string(),
             step: self.step,

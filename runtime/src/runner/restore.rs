@@ -81,6 +81,7 @@ impl<S: GraphState> Run<S> {
                 graph: Arc::clone(&topology.name),
                 cancel: CancellationToken::new(),
                 names: Arc::clone(&topology.names),
+                custom: None,
             }),
             graph,
             state: Arc::new(state),
@@ -105,6 +106,7 @@ impl<S: GraphState> Run<S> {
             follow: Vec::new(),
             owner: Arc::from(crate::owner::current()),
             lease: LEASE,
+            stream: None,
         })
     }
 }

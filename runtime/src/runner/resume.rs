@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use super::step::normalize;
+use super::stream::{StreamItem, StreamMode};
 use super::{Phase, Run};
 use crate::checkpoint::{CheckpointLabel, RunStatus};
 use crate::errors::RunError;
@@ -60,7 +61,7 @@ impl<S: ApplyResume> Run<S> {
         }
         self.phase = Phase::Running;
         let interrupts = std::mem::take(&mut self.interrupts);
-        self.graph.events.emit(|| Event::ResumeStarted {
+        self.emit(|| Event::ResumeStarted {
             run_id: run_id.clone(),
             graph: self.scope.graph.to_string(),
             step: self.step,
@@ -89,12 +90,20 @@ impl<S: ApplyResume> Run<S> {
                 updates.push((&*nodes[i].name, self.state.apply_resume(interrupt, input)));
             }
         }
+        let streamed = self.streams(StreamMode::Updates).then(|| updates.clone());
         Arc::make_mut(&mut self.state)
             .apply(updates)
             .map_err(|conflict| RunError::MergeConflict {
                 step: self.step,
                 conflict,
             })?;
+        for (node, update) in streamed.into_iter().flatten() {
+            self.send(StreamMode::Updates, || StreamItem::Updates {
+                step: self.step,
+                node: node.to_owned(),
+                update,
+            });
+        }
         let mut next = std::mem::take(&mut self.frontier);
         for interrupt in interrupts {
             let i = index(&interrupt.node)?;
@@ -130,7 +139,7 @@ impl<S: ApplyResume> Run<S> {
         self.frontier = next;
         self.save(CheckpointLabel::Resume, RunStatus::Running, &[], None)
             .await?;
-        self.graph.events.emit(|| Event::ResumeCompleted {
+        self.emit(|| Event::ResumeCompleted {
             run_id: self.scope.run_id.clone(),
             graph: self.scope.graph.to_string(),
             step: self.step,

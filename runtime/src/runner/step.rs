@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use tracing::Instrument;
 
+use super::stream::{StreamItem, StreamMode};
 use super::{Phase, Run, StepOutcome};
 use crate::activation::{Activation, Stop, activate};
 use crate::checkpoint::{CheckpointLabel, RunStatus};
@@ -19,6 +20,16 @@ enum Updates<'a, U> {
     None,
     One(&'a str, U),
     Many(Vec<(&'a str, U)>),
+}
+
+impl<'a, U: Clone> Updates<'a, U> {
+    fn to_vec(&self) -> Vec<(&'a str, U)> {
+        match self {
+            Updates::None => Vec::new(),
+            Updates::One(node, update) => vec![(node, update.clone())],
+            Updates::Many(all) => all.clone(),
+        }
+    }
 }
 
 impl<'a, U> Updates<'a, U> {
@@ -116,7 +127,7 @@ impl<S: GraphState> Run<S> {
     async fn begin_run(&mut self) -> Result<(), RunError> {
         self.phase = Phase::Running;
         let topology = Arc::clone(&self.graph.topology);
-        self.graph.events.emit(|| Event::RunStarted {
+        self.emit(|| Event::RunStarted {
             run_id: self.scope.run_id.clone(),
             graph: topology.name.to_string(),
             at: self.created_at,
@@ -135,6 +146,7 @@ impl<S: GraphState> Run<S> {
             })?;
         normalize(&mut frontier);
         self.frontier = frontier;
+        self.send_values();
         self.save(CheckpointLabel::Start, RunStatus::Running, &[], None)
             .await
     }
@@ -218,9 +230,9 @@ impl<S: GraphState> Run<S> {
             }
         }
 
-        let observed = self.graph.events.is_observed();
+        let observed = self.observed();
         for &i in runnable.iter().filter(|_| observed) {
-            self.graph.events.emit(|| Event::NodeEntered {
+            self.emit(|| Event::NodeEntered {
                 run_id: self.scope.run_id.clone(),
                 graph: topology.name.to_string(),
                 step,
@@ -273,12 +285,21 @@ impl<S: GraphState> Run<S> {
             return Err(RunError::Cancelled { step });
         }
 
+        // Copies for the stream, sent once the merge has committed them.
+        let streamed = self.streams(StreamMode::Updates).then(|| updates.to_vec());
         let merged = match updates {
             Updates::None => Ok(()),
             Updates::One(node, update) => Arc::make_mut(&mut self.state).apply_one(node, update),
             Updates::Many(all) => Arc::make_mut(&mut self.state).apply(all),
         };
         merged.map_err(|conflict| RunError::MergeConflict { step, conflict })?;
+        for (node, update) in streamed.into_iter().flatten() {
+            self.send(StreamMode::Updates, || StreamItem::Updates {
+                step,
+                node: node.to_owned(),
+                update,
+            });
+        }
         // Counted before the routers run: they see this step's activations.
         for &i in runnable {
             self.visits[i] += 1;
@@ -306,6 +327,7 @@ impl<S: GraphState> Run<S> {
         self.failures.extend(failures);
         self.step = step;
         self.last_node = runnable.last().copied();
+        self.send_values();
         if !interrupts.is_empty() {
             let interrupts = interrupts.into_iter().map(|(_, i)| i).collect();
             return Box::pin(self.pause(interrupts, runnable)).await;
@@ -347,7 +369,7 @@ impl<S: GraphState> Run<S> {
         let nodes = &topology.nodes;
         let spec = &nodes[i];
         for (attempt, error, retrying) in activation.failed_attempts {
-            self.graph.events.emit(|| Event::NodeFailed {
+            self.emit(|| Event::NodeFailed {
                 run_id: self.scope.run_id.clone(),
                 graph: topology.name.to_string(),
                 step,
@@ -374,7 +396,7 @@ impl<S: GraphState> Run<S> {
         };
         if observed {
             let elapsed = activation.elapsed.unwrap_or_default();
-            self.graph.events.emit(|| Event::NodeCompleted {
+            self.emit(|| Event::NodeCompleted {
                 run_id: self.scope.run_id.clone(),
                 graph: topology.name.to_string(),
                 step,

@@ -50,9 +50,10 @@ pub fn log(entry: &str) -> trellis::NodeResult<TicketUpdate> {
 
 /// draft → send, pausing before `send` for an approval; `send` logs "sent" when approved and
 /// "held" otherwise. Runs are recorded in `store`.
-pub fn approval_graph(
-    store: Arc<dyn trellis::checkpoint::Checkpointer>,
-) -> trellis::CompiledGraph<Ticket> {
+pub fn approval_graph<C>(store: Arc<C>) -> trellis::CompiledGraph<Ticket>
+where
+    C: trellis::checkpoint::SharedCheckpointer + ?Sized,
+{
     use trellis::{END, GraphBuilder, NodeOptions, NodeResult, START};
     let mut builder = GraphBuilder::<Ticket>::new("Approval");
     builder

@@ -7,10 +7,11 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use tokio_postgres::Row;
-use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 
-use super::{Checkpoint, CheckpointError, Checkpointer, Detail, RunRecord, RunStatus, corrupt};
+use super::{
+    Checkpoint, CheckpointError, Checkpointer, Detail, RunQueue, RunRecord, RunStatus, corrupt,
+};
 use crate::id::{RunId, Timestamp};
 use pool::Pool;
 
@@ -407,8 +408,6 @@ macro_rules! upsert_run {
     };
 }
 
-const UPSERT_RUN: &str = upsert_run!();
-
 // `$4` (created_at) never changes; it is only typed in the two updates below, so that they
 // take the same parameters as the upsert.
 const CLAIM_RUN: &str = concat!(
@@ -423,12 +422,6 @@ const TAKE_OVER: &str = concat!(
     " WHERE run_id = $1 AND status = 'running' AND owner IS NOT DISTINCT FROM $15::text
         AND $4::timestamptz IS NOT NULL"
 );
-
-const INSERT_CHECKPOINT: &str = "INSERT INTO trellis_checkpoints
-        (run_id, id, step, label, created_at, state, detail)
-    VALUES ($1, $2, $3, $4, $5, $6, $7)
-    ON CONFLICT (run_id, id) DO UPDATE SET step = excluded.step, label = excluded.label,
-        created_at = excluded.created_at, state = excluded.state, detail = excluded.detail";
 
 /// Record and checkpoint in one statement (so in one transaction, in one round trip); the
 /// record only if the stored one (if any) has the same owner — otherwise no row is inserted,
@@ -491,7 +484,6 @@ const LATEST_CHECKPOINT: &str = concat!(
 
 /// A checkpoint as bind parameters.
 struct CheckpointParams {
-    run_id: String,
     id: i64,
     step: i64,
     label: String,
@@ -502,7 +494,6 @@ struct CheckpointParams {
 impl CheckpointParams {
     fn of(checkpoint: &Checkpoint) -> Result<Self, CheckpointError> {
         Ok(CheckpointParams {
-            run_id: checkpoint.run_id.to_string(),
             id: big(checkpoint.id),
             step: big(checkpoint.step),
             label: checkpoint.label.to_string(),
@@ -586,14 +577,6 @@ fn decode_checkpoint(row: &Row) -> Result<Checkpoint, CheckpointError> {
 
 #[async_trait]
 impl Checkpointer for PostgresCheckpointer {
-    async fn save_run(&self, run: &RunRecord) -> Result<(), CheckpointError> {
-        let run = RunParams::of(run, None)?;
-        self.execute(UPSERT_RUN, &run.params(&[]))
-            .await
-            .map_err(backend)?;
-        Ok(())
-    }
-
     async fn claim_run(
         &self,
         run: &RunRecord,
@@ -613,27 +596,6 @@ impl Checkpointer for PostgresCheckpointer {
         let run = RunParams::of(run, None)?;
         let params = run.params(&[&previous_owner]);
         Ok(self.execute(TAKE_OVER, &params).await.map_err(backend)? == 1)
-    }
-
-    async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<(), CheckpointError> {
-        let row = CheckpointParams::of(checkpoint)?;
-        let params: [&(dyn ToSql + Sync); 7] = [
-            &row.run_id,
-            &row.id,
-            &row.step,
-            &row.label,
-            &row.created_at,
-            &checkpoint.state,
-            &row.detail,
-        ];
-        match self.execute(INSERT_CHECKPOINT, &params).await {
-            Ok(_) => Ok(()),
-            Err(error) if error.code() == Some(&SqlState::FOREIGN_KEY_VIOLATION) => Err(corrupt(
-                format!("checkpoint {} of run {}", checkpoint.id, checkpoint.run_id),
-                "no run record with this id",
-            )),
-            Err(error) => Err(backend(error)),
-        }
     }
 
     async fn save_step(
@@ -678,6 +640,50 @@ impl Checkpointer for PostgresCheckpointer {
         })
     }
 
+    async fn load_run(&self, run_id: &RunId) -> Result<Option<RunRecord>, CheckpointError> {
+        let rows = self
+            .query(LOAD_RUN, &[&run_id.as_str()])
+            .await
+            .map_err(backend)?;
+        rows.first().map(decode_run).transpose()
+    }
+
+    async fn list_runs(
+        &self,
+        limit: usize,
+        offset: usize,
+    ) -> Result<Vec<RunRecord>, CheckpointError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let offset = i64::try_from(offset).unwrap_or(i64::MAX);
+        let rows = self
+            .query(LIST_RUNS, &[&limit, &offset])
+            .await
+            .map_err(backend)?;
+        rows.iter().map(decode_run).collect()
+    }
+
+    async fn list_checkpoints(&self, run_id: &RunId) -> Result<Vec<Checkpoint>, CheckpointError> {
+        let rows = self
+            .query(LIST_CHECKPOINTS, &[&run_id.as_str()])
+            .await
+            .map_err(backend)?;
+        rows.iter().map(decode_checkpoint).collect()
+    }
+
+    async fn latest_checkpoint(
+        &self,
+        run_id: &RunId,
+    ) -> Result<Option<Checkpoint>, CheckpointError> {
+        let rows = self
+            .query(LATEST_CHECKPOINT, &[&run_id.as_str()])
+            .await
+            .map_err(backend)?;
+        rows.first().map(decode_checkpoint).transpose()
+    }
+}
+
+#[async_trait]
+impl RunQueue for PostgresCheckpointer {
     async fn claim_next(
         &self,
         graph: &str,
@@ -724,46 +730,5 @@ impl Checkpointer for PostgresCheckpointer {
             .await
             .map_err(backend)?;
         Ok(changed == 1)
-    }
-
-    async fn load_run(&self, run_id: &RunId) -> Result<Option<RunRecord>, CheckpointError> {
-        let rows = self
-            .query(LOAD_RUN, &[&run_id.as_str()])
-            .await
-            .map_err(backend)?;
-        rows.first().map(decode_run).transpose()
-    }
-
-    async fn list_runs(
-        &self,
-        limit: usize,
-        offset: usize,
-    ) -> Result<Vec<RunRecord>, CheckpointError> {
-        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let offset = i64::try_from(offset).unwrap_or(i64::MAX);
-        let rows = self
-            .query(LIST_RUNS, &[&limit, &offset])
-            .await
-            .map_err(backend)?;
-        rows.iter().map(decode_run).collect()
-    }
-
-    async fn list_checkpoints(&self, run_id: &RunId) -> Result<Vec<Checkpoint>, CheckpointError> {
-        let rows = self
-            .query(LIST_CHECKPOINTS, &[&run_id.as_str()])
-            .await
-            .map_err(backend)?;
-        rows.iter().map(decode_checkpoint).collect()
-    }
-
-    async fn latest_checkpoint(
-        &self,
-        run_id: &RunId,
-    ) -> Result<Option<Checkpoint>, CheckpointError> {
-        let rows = self
-            .query(LATEST_CHECKPOINT, &[&run_id.as_str()])
-            .await
-            .map_err(backend)?;
-        rows.first().map(decode_checkpoint).transpose()
     }
 }

@@ -1,0 +1,401 @@
+//! Streaming one run: its events, each step's updates and state, and what its nodes emit, as a
+//! `Stream` that ends when the run pauses, completes or fails.
+
+use std::fmt;
+use std::future::Future;
+use std::ops::BitOr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use futures_core::Stream;
+use serde::Serialize;
+use tokio::sync::mpsc;
+
+use super::{Outcome, Run, StepOutcome};
+use crate::errors::RunError;
+use crate::event::Event;
+use crate::id::RunId;
+use crate::node::{CustomSink, RunScope};
+use crate::state::{ApplyResume, GraphState};
+
+/// What a [`RunStream`] carries, as LangGraph's `stream_mode` names it; several combine with
+/// `|` into [`StreamModes`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StreamMode {
+    /// The whole committed state: where the run starts from (a new run's input, a resumed
+    /// run's state with its answers), then after every super-step.
+    Values,
+    /// Each node's update, once its super-step has merged them, in declaration order (a
+    /// resume's answers too, as updates of the node that asked).
+    Updates,
+    /// What nodes send with [`NodeContext::emit`](crate::NodeContext::emit), as they send it.
+    Custom,
+    /// The run's [`Event`]s: this run's only, none of the graph's other runs.
+    Events,
+}
+
+impl StreamMode {
+    const fn bit(self) -> u8 {
+        1 << self as u8
+    }
+}
+
+/// A set of [`StreamMode`]s: `StreamMode::Updates | StreamMode::Custom`, `[…].into()`, or
+/// [`StreamModes::ALL`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct StreamModes(u8);
+
+impl StreamModes {
+    /// Every mode.
+    pub const ALL: StreamModes = StreamModes(
+        StreamMode::Values.bit()
+            | StreamMode::Updates.bit()
+            | StreamMode::Custom.bit()
+            | StreamMode::Events.bit(),
+    );
+
+    /// Whether `mode` is in the set.
+    pub const fn contains(self, mode: StreamMode) -> bool {
+        self.0 & mode.bit() != 0
+    }
+}
+
+impl From<StreamMode> for StreamModes {
+    fn from(mode: StreamMode) -> Self {
+        StreamModes(mode.bit())
+    }
+}
+
+impl<const N: usize> From<[StreamMode; N]> for StreamModes {
+    fn from(modes: [StreamMode; N]) -> Self {
+        modes.into_iter().collect()
+    }
+}
+
+impl FromIterator<StreamMode> for StreamModes {
+    fn from_iter<I: IntoIterator<Item = StreamMode>>(modes: I) -> Self {
+        StreamModes(modes.into_iter().fold(0, |bits, mode| bits | mode.bit()))
+    }
+}
+
+impl BitOr for StreamMode {
+    type Output = StreamModes;
+    fn bitor(self, other: StreamMode) -> StreamModes {
+        StreamModes(self.bit() | other.bit())
+    }
+}
+
+impl BitOr<StreamMode> for StreamModes {
+    type Output = StreamModes;
+    fn bitor(self, other: StreamMode) -> StreamModes {
+        StreamModes(self.0 | other.bit())
+    }
+}
+
+/// One item of a run's stream. Serialized with its mode in `"mode"`:
+/// `{"mode":"updates","step":1,"node":"draft","update":{…}}`.
+#[derive(Clone, Serialize)]
+#[serde(tag = "mode", rename_all = "snake_case", bound(serialize = ""))]
+pub enum StreamItem<S: GraphState> {
+    /// The committed state (mode [`Values`](StreamMode::Values)).
+    Values {
+        /// Super-steps completed (0 before the first).
+        step: u64,
+        /// The state.
+        state: S,
+    },
+    /// One node's update, merged (mode [`Updates`](StreamMode::Updates)).
+    Updates {
+        /// The super-step it was merged in.
+        step: u64,
+        /// The node that returned it.
+        node: String,
+        /// The update, as the node returned it.
+        update: S::Update,
+    },
+    /// A value a node emitted (mode [`Custom`](StreamMode::Custom)).
+    Custom {
+        /// The super-step the node ran in.
+        step: u64,
+        /// The node.
+        node: String,
+        /// What it emitted.
+        value: serde_json::Value,
+    },
+    /// A run event (mode [`Events`](StreamMode::Events)).
+    #[serde(rename = "events")]
+    Event(Event),
+}
+
+impl<S> fmt::Debug for StreamItem<S>
+where
+    S: GraphState + fmt::Debug,
+    S::Update: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StreamItem::Values { step, state } => f
+                .debug_struct("Values")
+                .field("step", step)
+                .field("state", state)
+                .finish(),
+            StreamItem::Updates { step, node, update } => f
+                .debug_struct("Updates")
+                .field("step", step)
+                .field("node", node)
+                .field("update", update)
+                .finish(),
+            StreamItem::Custom { step, node, value } => f
+                .debug_struct("Custom")
+                .field("step", step)
+                .field("node", node)
+                .field("value", value)
+                .finish(),
+            StreamItem::Event(event) => f.debug_tuple("Event").field(event).finish(),
+        }
+    }
+}
+
+/// Where a streamed run sends its items.
+pub(crate) struct StreamSink<S: GraphState> {
+    modes: StreamModes,
+    sender: mpsc::UnboundedSender<StreamItem<S>>,
+}
+
+impl<S: GraphState> Run<S> {
+    /// Whether this run's stream carries `mode`.
+    pub(super) fn streams(&self, mode: StreamMode) -> bool {
+        self.stream
+            .as_ref()
+            .is_some_and(|sink| sink.modes.contains(mode))
+    }
+
+    /// Sends an item of `mode`, built only when the stream carries it. A reader that dropped
+    /// the stream needs nothing more, so a closed stream is no error.
+    pub(super) fn send(&self, mode: StreamMode, make: impl FnOnce() -> StreamItem<S>) {
+        if let Some(sink) = self.stream.as_ref().filter(|s| s.modes.contains(mode)) {
+            let _ = sink.sender.send(make());
+        }
+    }
+
+    /// Sends the committed state (mode `values`).
+    pub(super) fn send_values(&self) {
+        self.send(StreamMode::Values, || StreamItem::Values {
+            step: self.step,
+            state: (*self.state).clone(),
+        });
+    }
+
+    /// Emits a run event to the graph's subscribers, to `tracing`, and to this run's stream.
+    pub(super) fn emit(&self, make: impl FnOnce() -> Event) {
+        if self.streams(StreamMode::Events) {
+            let event = make();
+            self.graph.events.emit(|| event.clone());
+            self.send(StreamMode::Events, || StreamItem::Event(event));
+        } else {
+            self.graph.events.emit(make);
+        }
+    }
+
+    /// Whether anyone sees this run's events (then, and only then, are they built and nodes
+    /// timed).
+    pub(super) fn observed(&self) -> bool {
+        self.streams(StreamMode::Events) || self.graph.events.is_observed()
+    }
+
+    /// This run, driven as a stream of `modes` from where it stands.
+    pub(crate) fn into_stream(mut self, modes: StreamModes) -> RunStream<S> {
+        let (sender, items) = mpsc::unbounded_channel();
+        if modes.contains(StreamMode::Custom) {
+            let custom = sender.clone();
+            let names = Arc::clone(&self.scope.names);
+            let sink = CustomSink(Arc::new(move |node, step, value| {
+                let _ = custom.send(StreamItem::Custom {
+                    step,
+                    node: names[node].to_string(),
+                    value,
+                });
+            }));
+            self.scope = Arc::new(RunScope {
+                custom: Some(sink),
+                ..(*self.scope).clone()
+            });
+        }
+        self.stream = Some(StreamSink { modes, sender });
+        RunStream {
+            run_id: self.scope.run_id.clone(),
+            items,
+            driving: Driving::Ready(Box::new(self)),
+            outcome: None,
+        }
+    }
+}
+
+type StepFuture<S> =
+    Pin<Box<dyn Future<Output = (Box<Run<S>>, Result<StepOutcome, RunError>)> + Send>>;
+
+/// Where the stream's run is: between steps, in one, or ended.
+enum Driving<S: GraphState> {
+    Ready(Box<Run<S>>),
+    Stepping(StepFuture<S>),
+    Ended,
+}
+
+/// One run as a [`Stream`] of [`StreamItem`]s: from
+/// [`CompiledGraph::stream`](crate::CompiledGraph::stream) or
+/// [`stream_resume`](crate::CompiledGraph::stream_resume).
+///
+/// The run advances as the stream is read, a super-step at a time (a step's items are kept
+/// until read; nothing runs ahead of the reader by more than the step in flight), and the
+/// stream ends when the run pauses, completes or fails. [`finish`](RunStream::finish) then
+/// gives the outcome (or the error), at once; called earlier, it runs the rest of the run,
+/// dropping its items. Dropping the stream drops the run where it stands, like dropping
+/// [`invoke`](crate::CompiledGraph::invoke)'s future: its last checkpoint stays.
+///
+/// It is a `futures_core::Stream` for whatever combinators you use, and has its own
+/// [`next`](RunStream::next) for a plain `while let` loop.
+///
+/// ```
+/// use serde::{Deserialize, Serialize};
+/// use trellis::stream::{StreamItem, StreamMode};
+/// use trellis::{GraphBuilder, GraphState, NodeResult, END, START};
+///
+/// #[derive(Clone, Default, Serialize, Deserialize, GraphState)]
+/// struct Count {
+///     #[reducer(sum)]
+///     n: u32,
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let mut builder = GraphBuilder::<Count>::new("count");
+/// builder.add_node_fn("add", |_, ctx| async move {
+///     ctx.emit("adding")?;
+///     Ok(CountUpdate::default().n(2).into())
+/// });
+/// builder.add_edge(START, "add").add_edge("add", END);
+/// let graph = builder.compile().unwrap();
+///
+/// let mut stream = graph.stream(Count::default(), StreamMode::Updates | StreamMode::Custom);
+/// let mut seen = Vec::new();
+/// while let Some(item) = stream.next().await {
+///     match item {
+///         StreamItem::Custom { node, value, .. } => seen.push(format!("{node}: {value}")),
+///         StreamItem::Updates { node, update, .. } => seen.push(format!("{node}: +{:?}", update.n)),
+///         _ => {}
+///     }
+/// }
+/// assert_eq!(seen, ["add: \"adding\"", "add: +Some(2)"]);
+/// assert_eq!(stream.finish().await.unwrap().state().n, 2);
+/// # });
+/// ```
+pub struct RunStream<S: GraphState> {
+    run_id: RunId,
+    items: mpsc::UnboundedReceiver<StreamItem<S>>,
+    driving: Driving<S>,
+    outcome: Option<Result<Outcome<S>, RunError>>,
+}
+
+// Nothing in a `RunStream` is pinned in place: the step in flight is boxed, and `S` is only
+// ever moved whole.
+impl<S: GraphState> Unpin for RunStream<S> {}
+
+impl<S: GraphState> fmt::Debug for RunStream<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let driving = match self.driving {
+            Driving::Ready(_) => "between steps",
+            Driving::Stepping(_) => "in a step",
+            Driving::Ended => "ended",
+        };
+        f.debug_struct("RunStream")
+            .field("run_id", &self.run_id)
+            .field("run", &driving)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: GraphState> RunStream<S> {
+    /// The run's id (known before it starts).
+    pub fn run_id(&self) -> &RunId {
+        &self.run_id
+    }
+
+    /// The next item; `None` once the run has paused, completed or failed and every item was
+    /// read.
+    pub async fn next(&mut self) -> Option<StreamItem<S>> {
+        std::future::poll_fn(|cx| Pin::new(&mut *self).poll_next(cx)).await
+    }
+
+    /// How the run ended: at once once the stream has ended, otherwise after running the rest
+    /// of the run (its items dropped).
+    ///
+    /// # Errors
+    /// The [`RunError`] that failed the run, as [`invoke`](crate::CompiledGraph::invoke) gives it.
+    pub async fn finish(mut self) -> Result<Outcome<S>, RunError> {
+        while self.next().await.is_some() {}
+        self.outcome.take().unwrap_or_else(|| {
+            Err(RunError::Ended {
+                run_id: self.run_id.clone(),
+            })
+        })
+    }
+}
+
+impl<S: ApplyResume> RunStream<S> {
+    /// Answers the paused run before its first step, so that the stream shows the resume.
+    pub(crate) async fn resume_each<I>(&mut self, answers: I) -> Result<(), RunError>
+    where
+        I: IntoIterator<Item = (String, S::Input)>,
+    {
+        match &mut self.driving {
+            Driving::Ready(run) => {
+                let result = run.resume_each(answers).await;
+                if result.is_ok() {
+                    run.send_values();
+                }
+                result
+            }
+            Driving::Stepping(_) | Driving::Ended => Err(RunError::StillRunning {
+                run_id: self.run_id.clone(),
+            }),
+        }
+    }
+}
+
+impl<S: GraphState> Stream for RunStream<S> {
+    type Item = StreamItem<S>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<StreamItem<S>>> {
+        let this = self.get_mut();
+        loop {
+            // What the run already produced comes first; waiting here also registers for
+            // what a node emits while its step is still running.
+            if let Poll::Ready(Some(item)) = this.items.poll_recv(cx) {
+                return Poll::Ready(Some(item));
+            }
+            match std::mem::replace(&mut this.driving, Driving::Ended) {
+                Driving::Ready(mut run) => {
+                    this.driving = Driving::Stepping(Box::pin(async move {
+                        let result = run.step().await;
+                        (run, result)
+                    }));
+                }
+                Driving::Stepping(mut step) => match step.as_mut().poll(cx) {
+                    Poll::Pending => {
+                        this.driving = Driving::Stepping(step);
+                        return Poll::Pending;
+                    }
+                    Poll::Ready((run, Ok(StepOutcome::Stepped { .. }))) => {
+                        this.driving = Driving::Ready(run);
+                    }
+                    Poll::Ready((run, Ok(StepOutcome::Paused(_) | StepOutcome::Completed))) => {
+                        this.outcome = Some(Ok(run.into_outcome()));
+                    }
+                    Poll::Ready((_, Err(error))) => this.outcome = Some(Err(error)),
+                },
+                // The run is gone, and its senders with it: what is queued is all there is.
+                Driving::Ended => return Poll::Ready(this.items.try_recv().ok()),
+            }
+        }
+    }
+}
