@@ -9,9 +9,9 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use crate::builder::AttemptPolicy;
 use crate::cancel::CancellationToken;
 use crate::node::{Node, NodeContext, NodeError, NodeFailure, NodeResult};
+use crate::options::AttemptPolicy;
 use crate::state::GraphState;
 
 /// What an activation produced, with what observers should hear about it.

@@ -6,12 +6,12 @@ use std::sync::Arc;
 
 use trellis_graph::Blueprint;
 
-use crate::builder::NodeOptions;
 use crate::checkpoint::{Checkpointer, RunRecord, RunStatus, SharedCheckpointer};
 use crate::errors::{BuildDiagnostic, RunError};
 use crate::event::{EventBus, EventStream};
 use crate::id::RunId;
 use crate::node::Node;
+use crate::options::NodeOptions;
 use crate::runner::stream::{RunStream, StreamModes};
 use crate::runner::{Outcome, Run};
 use crate::state::{ApplyResume, GraphState};

@@ -106,18 +106,20 @@ mod graph;
 mod id;
 mod interrupt;
 mod node;
+mod options;
 mod owner;
 mod runner;
 mod state;
 pub mod worker;
 
 // What a first program needs, at the root; everything else in one module, by one path.
-pub use builder::{END, GraphBuilder, NodeOptions, START};
+pub use builder::{END, GraphBuilder, START};
 pub use errors::{CompileError, RunError};
 pub use graph::{CompiledGraph, Visits};
 pub use id::RunId;
 pub use interrupt::{Decision, Interrupt, InterruptRequest};
 pub use node::{Command, Node, NodeContext, NodeError, NodeOutput, NodeResult, node_fn};
+pub use options::NodeOptions;
 pub use runner::Outcome;
 pub use state::{ApplyResume, GraphState, WholeState};
 

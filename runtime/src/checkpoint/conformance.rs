@@ -1,6 +1,9 @@
 //! The conformance suite every backend must pass ([`Checkpointer`] and [`RunQueue`]), generic
 //! over the backend. Behind the `test-util` feature.
 //!
+//! Longer than our other files on purpose: the contract reads as one list of checks, each a
+//! function named for what it checks, and splitting it would scatter that list.
+//!
 //! A backend's test calls [`run_all`] with a function that makes a fresh, empty store:
 //!
 //! ```

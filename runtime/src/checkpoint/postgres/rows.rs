@@ -1,0 +1,271 @@
+//! Rows: run records and checkpoints as bind parameters, the statements that write and read
+//! them (each one round trip), and rows decoded back (a malformed one is a `Corrupt` error).
+
+use tokio_postgres::Row;
+use tokio_postgres::types::ToSql;
+
+use super::{big, json};
+use crate::checkpoint::{Checkpoint, CheckpointError, Detail, RunRecord, RunStatus, corrupt};
+use crate::id::{RunId, Timestamp};
+
+/// A run record as bind parameters ($1–$15 of `UPSERT_RUN` and friends).
+pub(super) struct RunParams {
+    pub(super) run_id: String,
+    pub(super) graph: String,
+    pub(super) status: &'static str,
+    pub(super) created_at: time::OffsetDateTime,
+    pub(super) updated_at: time::OffsetDateTime,
+    pub(super) last_node: Option<String>,
+    pub(super) steps: i64,
+    pub(super) state: Option<serde_json::Value>,
+    pub(super) state_checkpoint: Option<i64>,
+    pub(super) interrupts: serde_json::Value,
+    pub(super) error: Option<String>,
+    pub(super) transitions: i64,
+    pub(super) owner: Option<String>,
+    pub(super) lease_until: Option<time::OffsetDateTime>,
+}
+
+impl RunParams {
+    /// With `same_as`, the state is not written again but read from that checkpoint.
+    pub(super) fn of(run: &RunRecord, same_as: Option<u64>) -> Result<Self, CheckpointError> {
+        Ok(RunParams {
+            run_id: run.run_id.to_string(),
+            graph: run.graph.clone(),
+            status: run.status.as_str(),
+            created_at: run.created_at.datetime(),
+            updated_at: run.updated_at.datetime(),
+            last_node: run.last_node.clone(),
+            steps: big(run.steps),
+            state: match same_as {
+                Some(_) => None,
+                None => Some(run.state.clone()),
+            },
+            state_checkpoint: same_as.map(big),
+            interrupts: json("run interrupts", &run.interrupts)?,
+            error: run.error.clone(),
+            transitions: big(run.transitions),
+            owner: run.owner.clone(),
+            lease_until: run.lease_until.map(Timestamp::datetime),
+        })
+    }
+
+    /// $1–$14, then `more` ($15…).
+    pub(super) fn params<'a>(
+        &'a self,
+        more: &[&'a (dyn ToSql + Sync)],
+    ) -> Vec<&'a (dyn ToSql + Sync)> {
+        let mut params: Vec<&'a (dyn ToSql + Sync)> = vec![
+            &self.run_id,
+            &self.graph,
+            &self.status,
+            &self.created_at,
+            &self.updated_at,
+            &self.last_node,
+            &self.steps,
+            &self.state,
+            &self.state_checkpoint,
+            &self.interrupts,
+            &self.error,
+            &self.transitions,
+            &self.owner,
+            &self.lease_until,
+        ];
+        params.extend_from_slice(more);
+        params
+    }
+}
+
+/// The columns of `trellis_runs` in `RunParams::params` order, and their new values.
+macro_rules! run_columns {
+    () => {
+        "run_id, graph, status, created_at, updated_at, last_node, steps, state, state_checkpoint,
+         interrupts, error, transitions, owner, lease_until"
+    };
+}
+macro_rules! run_updates {
+    () => {
+        "graph = $2, status = $3, updated_at = $5, last_node = $6, steps = $7, state = $8,
+         state_checkpoint = $9, interrupts = $10, error = $11, transitions = $12, owner = $13,
+         lease_until = $14"
+    };
+}
+macro_rules! upsert_run {
+    () => {
+        concat!(
+            "INSERT INTO trellis_runs (",
+            run_columns!(),
+            ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+             ON CONFLICT (run_id) DO UPDATE SET ",
+            run_updates!()
+        )
+    };
+}
+
+// `$4` (created_at) never changes; it is only typed in the two updates below, so that they
+// take the same parameters as the upsert.
+pub(super) const CLAIM_RUN: &str = concat!(
+    "UPDATE trellis_runs SET ",
+    run_updates!(),
+    " WHERE run_id = $1 AND status = $15 AND $4::timestamptz IS NOT NULL"
+);
+
+pub(super) const TAKE_OVER: &str = concat!(
+    "UPDATE trellis_runs SET ",
+    run_updates!(),
+    " WHERE run_id = $1 AND status = 'running' AND owner IS NOT DISTINCT FROM $15::text
+        AND $4::timestamptz IS NOT NULL"
+);
+
+/// Record and checkpoint in one statement (so in one transaction, in one round trip); the
+/// record only if the stored one (if any) has the same owner — otherwise no row is inserted,
+/// and the step was fenced.
+pub(super) const SAVE_STEP: &str = concat!(
+    "WITH run AS (",
+    upsert_run!(),
+    " WHERE trellis_runs.owner IS NOT DISTINCT FROM excluded.owner RETURNING run_id)
+    INSERT INTO trellis_checkpoints (run_id, id, step, label, created_at, state, detail)
+    SELECT run_id, $15, $16, $17, $18, $19, $20 FROM run
+    ON CONFLICT (run_id, id) DO UPDATE SET step = excluded.step, label = excluded.label,
+        created_at = excluded.created_at, state = excluded.state, detail = excluded.detail"
+);
+
+/// The oldest ready run of a graph, claimed; others claiming at the same moment skip it.
+pub(super) const CLAIM_NEXT: &str = "UPDATE trellis_runs SET owner = $2, lease_until = $4
+    WHERE run_id = (
+        SELECT run_id FROM trellis_runs
+        WHERE graph = $1 AND status = 'running'
+            AND (owner IS NULL OR lease_until IS NULL OR lease_until < $3)
+        ORDER BY created_at, run_id
+        LIMIT 1
+        FOR UPDATE SKIP LOCKED)
+    RETURNING run_id";
+
+pub(super) const HELD_RUNS: &str = "SELECT run_id, owner FROM trellis_runs
+    WHERE graph = $1 AND status = 'running' AND owner IS NOT NULL
+    ORDER BY created_at, run_id";
+
+pub(super) const RENEW_LEASE: &str = "UPDATE trellis_runs SET lease_until = $3
+    WHERE run_id = $1 AND owner = $2 AND status = 'running'";
+
+/// A run's state is its own column, or (written once per step) its checkpoint's.
+macro_rules! select_run {
+    () => {
+        "SELECT r.run_id, r.graph, r.status, r.created_at, r.updated_at, r.last_node,
+            COALESCE(r.state, c.state), r.interrupts, r.error, r.steps, r.transitions, r.owner,
+            r.lease_until
+        FROM trellis_runs r
+        LEFT JOIN trellis_checkpoints c ON c.run_id = r.run_id AND c.id = r.state_checkpoint"
+    };
+}
+
+pub(super) const LOAD_RUN: &str = concat!(select_run!(), " WHERE r.run_id = $1");
+pub(super) const LIST_RUNS: &str = concat!(
+    select_run!(),
+    " ORDER BY r.created_at DESC, r.run_id DESC LIMIT $1 OFFSET $2"
+);
+
+macro_rules! select_checkpoint {
+    () => {
+        "SELECT run_id, id, step, label, created_at, state, detail FROM trellis_checkpoints"
+    };
+}
+pub(super) const LIST_CHECKPOINTS: &str =
+    concat!(select_checkpoint!(), " WHERE run_id = $1 ORDER BY id");
+pub(super) const LATEST_CHECKPOINT: &str = concat!(
+    select_checkpoint!(),
+    " WHERE run_id = $1 ORDER BY id DESC LIMIT 1"
+);
+
+/// A checkpoint as bind parameters.
+pub(super) struct CheckpointParams {
+    pub(super) id: i64,
+    pub(super) step: i64,
+    pub(super) label: String,
+    pub(super) created_at: time::OffsetDateTime,
+    pub(super) detail: serde_json::Value,
+}
+
+impl CheckpointParams {
+    pub(super) fn of(checkpoint: &Checkpoint) -> Result<Self, CheckpointError> {
+        Ok(CheckpointParams {
+            id: big(checkpoint.id),
+            step: big(checkpoint.step),
+            label: checkpoint.label.to_string(),
+            created_at: checkpoint.created_at.datetime(),
+            detail: json("checkpoint detail", &Detail::of(checkpoint))?,
+        })
+    }
+}
+
+/// Reads column `index` of a row of `what`, a malformed value being a `Corrupt` error.
+pub(super) fn column<'a, T: tokio_postgres::types::FromSql<'a>>(
+    row: &'a Row,
+    index: usize,
+    what: &dyn Fn(&str) -> String,
+) -> Result<T, CheckpointError> {
+    row.try_get(index)
+        .map_err(|e| corrupt(what(row.columns()[index].name()), e))
+}
+
+pub(super) fn decode_run(row: &Row) -> Result<RunRecord, CheckpointError> {
+    let run_id: String = column(row, 0, &|c| format!("column `{c}` of a run"))?;
+    let what = |c: &str| format!("column `{c}` of run {run_id}");
+    let status: String = column(row, 2, &what)?;
+    let status = match status.as_str() {
+        "running" => RunStatus::Running,
+        "paused" => RunStatus::Paused,
+        "completed" => RunStatus::Completed,
+        "failed" => RunStatus::Failed,
+        other => return Err(corrupt(what("status"), format!("unknown status {other:?}"))),
+    };
+    let state: Option<serde_json::Value> = column(row, 6, &what)?;
+    let steps: i64 = column(row, 9, &what)?;
+    let transitions: i64 = column(row, 10, &what)?;
+    let interrupts: serde_json::Value = column(row, 7, &what)?;
+    Ok(RunRecord {
+        graph: column(row, 1, &what)?,
+        status,
+        created_at: Timestamp::from_datetime(column(row, 3, &what)?),
+        updated_at: Timestamp::from_datetime(column(row, 4, &what)?),
+        last_node: column(row, 5, &what)?,
+        steps: u64::try_from(steps).map_err(|e| corrupt(what("steps"), e))?,
+        state: state
+            .ok_or_else(|| corrupt(what("state"), "no state, and no checkpoint holding it"))?,
+        interrupts: serde_json::from_value(interrupts)
+            .map_err(|e| corrupt(what("interrupts"), e))?,
+        error: column(row, 8, &what)?,
+        transitions: u64::try_from(transitions).map_err(|e| corrupt(what("transitions"), e))?,
+        owner: column(row, 11, &what)?,
+        lease_until: column::<Option<time::OffsetDateTime>>(row, 12, &what)?
+            .map(Timestamp::from_datetime),
+        run_id: RunId::from(run_id.clone()),
+    })
+}
+
+pub(super) fn decode_checkpoint(row: &Row) -> Result<Checkpoint, CheckpointError> {
+    let run_id: String = column(row, 0, &|c| format!("column `{c}` of a checkpoint"))?;
+    let id: i64 = column(row, 1, &|c| {
+        format!("column `{c}` of a checkpoint of run {run_id}")
+    })?;
+    let what = |c: &str| format!("column `{c}` of checkpoint {id} of run {run_id}");
+    let step: i64 = column(row, 2, &what)?;
+    let label: String = column(row, 3, &what)?;
+    let detail: Detail =
+        serde_json::from_value(column(row, 6, &what)?).map_err(|e| corrupt(what("detail"), e))?;
+    Ok(Checkpoint {
+        id: u64::try_from(id).map_err(|e| corrupt(what("id"), e))?,
+        run_id: RunId::from(run_id.clone()),
+        step: u64::try_from(step).map_err(|e| corrupt(what("step"), e))?,
+        nodes: detail.nodes,
+        label: label.parse().map_err(|e| corrupt(what("label"), e))?,
+        state: column(row, 5, &what)?,
+        frontier: detail.frontier,
+        visits: detail.visits,
+        approved: detail.approved,
+        failures: detail.failures,
+        graph_fingerprint: detail.graph_fingerprint,
+        state_type: detail.state_type,
+        created_at: Timestamp::from_datetime(column(row, 4, &what)?),
+    })
+}

@@ -1,0 +1,316 @@
+//! Rows: run records and checkpoints as the columns SQLite stores, the statements that write
+//! and read them, and rows decoded back (a malformed one is a `Corrupt` error, not a panic).
+
+use rusqlite::{Connection, Row, params};
+
+use super::{backend, json};
+use crate::checkpoint::{Checkpoint, CheckpointError, Detail, RunRecord, RunStatus, corrupt};
+use crate::id::{RunId, Timestamp};
+
+/// The columns of a run record, ready to bind.
+pub(super) struct RunRow {
+    pub(super) run_id: String,
+    pub(super) graph: String,
+    pub(super) status: &'static str,
+    pub(super) created_at: String,
+    pub(super) created_us: i64,
+    pub(super) updated_at: String,
+    pub(super) last_node: Option<String>,
+    pub(super) steps: i64,
+    /// `None` when the state is that of checkpoint `state_checkpoint` (written once per step).
+    pub(super) state: Option<String>,
+    pub(super) state_checkpoint: Option<i64>,
+    pub(super) interrupts: String,
+    pub(super) error: Option<String>,
+    pub(super) transitions: i64,
+    pub(super) owner: Option<String>,
+    pub(super) lease_until: Option<String>,
+}
+
+/// The run's columns; with `same_as`, the state is not written again but read from that
+/// checkpoint, which holds the same state.
+pub(super) fn run_row(run: &RunRecord, same_as: Option<i64>) -> Result<RunRow, CheckpointError> {
+    let state = match same_as {
+        Some(_) => None,
+        None => Some(json("run state", &run.state)?),
+    };
+    Ok(RunRow {
+        run_id: run.run_id.to_string(),
+        graph: run.graph.clone(),
+        status: run.status.as_str(),
+        created_at: run.created_at.to_string(),
+        created_us: run.created_at.unix_micros(),
+        updated_at: run.updated_at.to_string(),
+        last_node: run.last_node.clone(),
+        steps: i64::try_from(run.steps).unwrap_or(i64::MAX),
+        state,
+        state_checkpoint: same_as,
+        interrupts: json("run interrupts", &run.interrupts)?,
+        error: run.error.clone(),
+        transitions: i64::try_from(run.transitions).unwrap_or(i64::MAX),
+        owner: run.owner.clone(),
+        lease_until: run.lease_until.map(|t| t.to_string()),
+    })
+}
+
+pub(super) const UPSERT_RUN: &str =
+    "INSERT INTO runs (run_id, graph, status, created_at, created_us,
+        updated_at, last_node, steps, state, state_checkpoint, interrupts, error, transitions,
+        owner, lease_until)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+    ON CONFLICT (run_id) DO UPDATE SET graph = excluded.graph, status = excluded.status,
+        updated_at = excluded.updated_at, last_node = excluded.last_node, steps = excluded.steps,
+        state = excluded.state, state_checkpoint = excluded.state_checkpoint,
+        interrupts = excluded.interrupts, error = excluded.error,
+        transitions = excluded.transitions, owner = excluded.owner,
+        lease_until = excluded.lease_until";
+
+pub(super) fn upsert_run(connection: &Connection, row: &RunRow) -> Result<(), CheckpointError> {
+    connection
+        .prepare_cached(UPSERT_RUN)
+        .and_then(|mut statement| {
+            statement.execute(params![
+                row.run_id,
+                row.graph,
+                row.status,
+                row.created_at,
+                row.created_us,
+                row.updated_at,
+                row.last_node,
+                row.steps,
+                row.state,
+                row.state_checkpoint,
+                row.interrupts,
+                row.error,
+                row.transitions,
+                row.owner,
+                row.lease_until
+            ])
+        })
+        .map_err(backend)?;
+    Ok(())
+}
+
+/// The columns of a checkpoint, ready to bind (built before the blocking call, so the state is
+/// serialized on the caller's thread and only once per step).
+pub(super) struct CheckpointRow {
+    pub(super) run_id: String,
+    pub(super) id: i64,
+    pub(super) step: i64,
+    pub(super) label: String,
+    pub(super) created_at: String,
+    pub(super) state: String,
+    pub(super) detail: String,
+    /// With `save_step`: the run's last node and transitions as of this checkpoint.
+    pub(super) progress: Option<(Option<String>, i64)>,
+}
+
+pub(super) fn checkpoint_row(
+    checkpoint: &Checkpoint,
+    state: String,
+) -> Result<CheckpointRow, CheckpointError> {
+    let detail = Detail::of(checkpoint);
+    Ok(CheckpointRow {
+        run_id: checkpoint.run_id.to_string(),
+        id: i64::try_from(checkpoint.id).unwrap_or(i64::MAX),
+        step: i64::try_from(checkpoint.step).unwrap_or(i64::MAX),
+        label: checkpoint.label.to_string(),
+        created_at: checkpoint.created_at.to_string(),
+        state,
+        detail: json("checkpoint detail", &detail)?,
+        progress: None,
+    })
+}
+
+pub(super) fn insert_checkpoint(
+    connection: &Connection,
+    row: &CheckpointRow,
+) -> Result<(), CheckpointError> {
+    connection
+        .prepare_cached(
+            "INSERT OR REPLACE INTO checkpoints (run_id, id, step, label, created_at, state, detail,
+                 run_last_node, run_transitions)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        )
+        .and_then(|mut statement| {
+            statement.execute(params![
+                row.run_id,
+                row.id,
+                row.step,
+                row.label,
+                row.created_at,
+                row.state,
+                row.detail,
+                row.progress.as_ref().and_then(|(node, _)| node.as_deref()),
+                row.progress.as_ref().map(|&(_, transitions)| transitions),
+            ])
+        })
+        .map_err(|error| match error {
+            rusqlite::Error::SqliteFailure(code, _)
+                if code.code == rusqlite::ErrorCode::ConstraintViolation =>
+            {
+                corrupt(
+                    format!("checkpoint {} of run {}", row.id, row.run_id),
+                    "no run record with this id",
+                )
+            }
+            other => backend(other),
+        })?;
+    Ok(())
+}
+
+pub(super) fn read_run(row: &Row<'_>) -> rusqlite::Result<[Option<String>; 9]> {
+    Ok([
+        row.get(0)?,
+        row.get(1)?,
+        row.get(2)?,
+        row.get(3)?,
+        row.get(4)?,
+        row.get(5)?,
+        row.get(6)?,
+        row.get(7)?,
+        row.get(8)?,
+    ])
+}
+
+/// A run's state is its own column, or (written once per step) its checkpoint's; and when
+/// steps were saved after the row was last written (`p`, the newest checkpoint carrying the
+/// run's progress, newer than the row's), their progress is the run's.
+pub(super) const SELECT_RUN: &str = "SELECT r.run_id, r.graph, r.status, r.created_at,
+    COALESCE(p.created_at, r.updated_at),
+    CASE WHEN p.id IS NULL THEN r.last_node ELSE p.run_last_node END,
+    COALESCE(p.state, r.state, c.state), r.interrupts, r.error,
+    COALESCE(p.step, r.steps), COALESCE(p.run_transitions, r.transitions),
+    r.owner, r.lease_until
+    FROM runs r
+    LEFT JOIN checkpoints c ON c.run_id = r.run_id AND c.id = r.state_checkpoint
+    LEFT JOIN checkpoints p ON p.run_id = r.run_id AND p.id > r.state_checkpoint
+        AND p.id = (SELECT max(id) FROM checkpoints
+                    WHERE run_id = r.run_id AND run_transitions IS NOT NULL)";
+
+/// A run row, decoded; a malformed column is a `Corrupt` error naming the run and the column.
+pub(super) fn decode_run(row: &Row<'_>) -> rusqlite::Result<Result<RunRecord, CheckpointError>> {
+    let text = read_run(row)?;
+    let steps: i64 = row.get(9)?;
+    let transitions: i64 = row.get(10)?;
+    let owner: Option<String> = row.get(11)?;
+    let lease_until: Option<String> = row.get(12)?;
+    Ok((|| {
+        let [
+            run_id,
+            graph,
+            status,
+            created_at,
+            updated_at,
+            last_node,
+            state,
+            interrupts,
+            error,
+        ] = text;
+        let run_id = run_id.unwrap_or_default();
+        let what = |column: &str| format!("column `{column}` of run {run_id}");
+        let status = match status.as_deref() {
+            Some("running") => RunStatus::Running,
+            Some("paused") => RunStatus::Paused,
+            Some("completed") => RunStatus::Completed,
+            Some("failed") => RunStatus::Failed,
+            other => return Err(corrupt(what("status"), format!("unknown status {other:?}"))),
+        };
+        let time = |column: &str, value: Option<String>| {
+            Timestamp::parse(value.as_deref().unwrap_or_default())
+                .map_err(|e| corrupt(what(column), e))
+        };
+        Ok(RunRecord {
+            graph: graph.unwrap_or_default(),
+            status,
+            created_at: time("created_at", created_at)?,
+            updated_at: time("updated_at", updated_at)?,
+            last_node,
+            steps: u64::try_from(steps).map_err(|e| corrupt(what("steps"), e))?,
+            state: serde_json::from_str(state.as_deref().unwrap_or_default())
+                .map_err(|e| corrupt(what("state"), e))?,
+            interrupts: serde_json::from_str(interrupts.as_deref().unwrap_or_default())
+                .map_err(|e| corrupt(what("interrupts"), e))?,
+            error,
+            transitions: u64::try_from(transitions).map_err(|e| corrupt(what("transitions"), e))?,
+            owner,
+            lease_until: lease_until
+                .map(|t| Timestamp::parse(&t).map_err(|e| corrupt(what("lease_until"), e)))
+                .transpose()?,
+            run_id: RunId::from(run_id.clone()),
+        })
+    })())
+}
+
+pub(super) const SELECT_CHECKPOINT: &str =
+    "SELECT run_id, id, step, label, created_at, state, detail FROM checkpoints";
+
+pub(super) fn decode_checkpoint(
+    row: &Row<'_>,
+) -> rusqlite::Result<Result<Checkpoint, CheckpointError>> {
+    let run_id: String = row.get(0)?;
+    let id: i64 = row.get(1)?;
+    let step: i64 = row.get(2)?;
+    let label: String = row.get(3)?;
+    let created_at: String = row.get(4)?;
+    let state: String = row.get(5)?;
+    let detail: String = row.get(6)?;
+    Ok((|| {
+        let what = |column: &str| format!("column `{column}` of checkpoint {id} of run {run_id}");
+        let detail: Detail =
+            serde_json::from_str(&detail).map_err(|e| corrupt(what("detail"), e))?;
+        Ok(Checkpoint {
+            id: u64::try_from(id).map_err(|e| corrupt(what("id"), e))?,
+            run_id: RunId::from(run_id.clone()),
+            step: u64::try_from(step).map_err(|e| corrupt(what("step"), e))?,
+            nodes: detail.nodes,
+            label: label.parse().map_err(|e| corrupt(what("label"), e))?,
+            state: serde_json::from_str(&state).map_err(|e| corrupt(what("state"), e))?,
+            frontier: detail.frontier,
+            visits: detail.visits,
+            approved: detail.approved,
+            failures: detail.failures,
+            graph_fingerprint: detail.graph_fingerprint,
+            state_type: detail.state_type,
+            created_at: Timestamp::parse(&created_at)
+                .map_err(|e| corrupt(what("created_at"), e))?,
+        })
+    })())
+}
+
+/// What `save_step` reads of the stored run row before writing.
+pub(super) struct Stored {
+    pub(super) owner: Option<String>,
+    pub(super) status: String,
+    pub(super) state_checkpoint: Option<i64>,
+    pub(super) graph: String,
+    pub(super) created_at: String,
+    pub(super) lease_until: Option<String>,
+}
+
+impl Stored {
+    /// Whether the stored row already says all that `row` would, but for the progress a step's
+    /// checkpoint carries: same run, still running, written by a step (so readers know which
+    /// checkpoints are newer), and a lease with at least half of `lease_until`'s time left.
+    pub(super) fn fits(
+        &self,
+        row: &RunRow,
+        now: Timestamp,
+        lease_until: Option<Timestamp>,
+    ) -> bool {
+        let lease_holds = match (self.lease_until.as_deref(), lease_until) {
+            (None, None) => true,
+            (Some(stored), Some(wanted)) => Timestamp::parse(stored).is_ok_and(|stored| {
+                let left = stored.unix_micros() - now.unix_micros();
+                let wanted_left = wanted.unix_micros() - now.unix_micros();
+                stored == wanted || left * 2 >= wanted_left
+            }),
+            _ => false,
+        };
+        self.status == "running"
+            && self.state_checkpoint.is_some()
+            && self.graph == row.graph
+            && self.created_at == row.created_at
+            && lease_holds
+    }
+}
