@@ -28,6 +28,9 @@ fn examples(file: &Path) -> Vec<Example> {
                 let Some(info) = trimmed.strip_prefix("```") else {
                     continue;
                 };
+                // ```graph,E0202 (codes after commas); words after a space are attributes
+                // (`file=…`, for the guide's own test).
+                let info = info.split_whitespace().next().unwrap_or_default();
                 let mut parts = info.split(',').map(str::trim);
                 if parts.next() == Some("graph") {
                     open = Some(Example {

@@ -92,7 +92,7 @@ impl NodeOptions {
     }
 
     /// Route the node's failure (after its retries) to `handler`, which runs in the next step
-    /// and finds the failure in [`NodeContext::failure`].
+    /// and finds the failure in [`NodeContext::failure`](crate::NodeContext::failure).
     #[must_use]
     pub fn on_error(mut self, handler: impl Into<String>) -> Self {
         self.on_error = Some(handler.into());
@@ -107,7 +107,7 @@ impl NodeOptions {
         self
     }
 
-    /// Documents the node in the graph's [blueprint](CompiledGraph::blueprint).
+    /// Documents the node in the graph's [blueprint](crate::CompiledGraph::blueprint).
     #[must_use]
     pub fn doc(mut self, doc: impl Into<String>) -> Self {
         self.doc = Some(doc.into());
