@@ -3,7 +3,6 @@
 use std::sync::Arc;
 
 use super::step::normalize;
-use super::stream::{StreamItem, StreamMode};
 use super::{Phase, Run};
 use crate::checkpoint::{CheckpointLabel, RunStatus};
 use crate::errors::RunError;
@@ -90,19 +89,15 @@ impl<S: ApplyResume> Run<S> {
                 updates.push((&*nodes[i].name, self.state.apply_resume(interrupt, input)));
             }
         }
-        let streamed = self.streams(StreamMode::Updates).then(|| updates.clone());
+        let streamed = self.copy_updates(|| updates.clone());
         Arc::make_mut(&mut self.state)
             .apply(updates)
             .map_err(|conflict| RunError::MergeConflict {
                 step: self.step,
                 conflict,
             })?;
-        for (node, update) in streamed.into_iter().flatten() {
-            self.send(StreamMode::Updates, || StreamItem::Updates {
-                step: self.step,
-                node: node.to_owned(),
-                update,
-            });
+        if let Some(updates) = streamed {
+            self.send_updates(self.step, updates);
         }
         let mut next = std::mem::take(&mut self.frontier);
         for interrupt in interrupts {

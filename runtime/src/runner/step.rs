@@ -4,7 +4,6 @@ use std::sync::Arc;
 
 use tracing::Instrument;
 
-use super::stream::{StreamItem, StreamMode};
 use super::{Phase, Run, StepOutcome};
 use crate::activation::{Activation, Stop, activate};
 use crate::checkpoint::{CheckpointLabel, RunStatus};
@@ -286,19 +285,15 @@ impl<S: GraphState> Run<S> {
         }
 
         // Copies for the stream, sent once the merge has committed them.
-        let streamed = self.streams(StreamMode::Updates).then(|| updates.to_vec());
+        let streamed = self.copy_updates(|| updates.to_vec());
         let merged = match updates {
             Updates::None => Ok(()),
             Updates::One(node, update) => Arc::make_mut(&mut self.state).apply_one(node, update),
             Updates::Many(all) => Arc::make_mut(&mut self.state).apply(all),
         };
         merged.map_err(|conflict| RunError::MergeConflict { step, conflict })?;
-        for (node, update) in streamed.into_iter().flatten() {
-            self.send(StreamMode::Updates, || StreamItem::Updates {
-                step,
-                node: node.to_owned(),
-                update,
-            });
+        if let Some(updates) = streamed {
+            self.send_updates(step, updates);
         }
         // Counted before the routers run: they see this step's activations.
         for &i in runnable {

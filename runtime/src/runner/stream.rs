@@ -180,11 +180,48 @@ impl<S: GraphState> Run<S> {
     }
 
     /// Sends the committed state (mode `values`).
+    #[inline]
     pub(super) fn send_values(&self) {
+        if self.stream.is_some() {
+            self.send_values_now();
+        }
+    }
+
+    // Out of line, as the other stream sends: the step loop of a run nobody streams stays as
+    // small (and as fast) as it was before streams.
+    #[cold]
+    #[inline(never)]
+    fn send_values_now(&self) {
         self.send(StreamMode::Values, || StreamItem::Values {
             step: self.step,
             state: (*self.state).clone(),
         });
+    }
+
+    /// Copies of a step's updates for the stream, if it carries them: taken before the merge
+    /// consumes them, sent (with [`send_updates`](Self::send_updates)) once it committed them.
+    #[inline]
+    pub(super) fn copy_updates<'a>(
+        &self,
+        updates: impl FnOnce() -> Vec<(&'a str, S::Update)>,
+    ) -> Option<Vec<(&'a str, S::Update)>> {
+        if self.stream.is_some() && self.streams(StreamMode::Updates) {
+            Some(updates())
+        } else {
+            None
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    pub(super) fn send_updates(&self, step: u64, updates: Vec<(&str, S::Update)>) {
+        for (node, update) in updates {
+            self.send(StreamMode::Updates, || StreamItem::Updates {
+                step,
+                node: node.to_owned(),
+                update,
+            });
+        }
     }
 
     /// Emits a run event to the graph's subscribers, to `tracing`, and to this run's stream.
