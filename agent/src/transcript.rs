@@ -1,0 +1,230 @@
+//! Where a turn's history is kept between nodes, pauses and processes: the transcript stores.
+//!
+//! The graph state of a turn stays small (counters, call ids, flags); the messages live here,
+//! written through after every node that changes them, keyed by run id. A turn paused in one
+//! process is resumed in another with its whole history.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use trellis::RunId;
+
+use crate::message::Message;
+
+/// One message of a turn, with the node activation that wrote it.
+///
+/// The step and node let a node that runs again (a retry, or a step re-run after a crash
+/// before its checkpoint) replace what it wrote the first time instead of adding to it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    /// The super-step that wrote it (0 for the prompt and the user's input).
+    pub step: u64,
+    /// The node that wrote it (empty for the prompt and the input).
+    pub node: String,
+    /// The message.
+    pub message: Message,
+    /// For a model's answer: the tools advertised to it for that call. A call to any other
+    /// tool is refused.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub advertised: Vec<String>,
+}
+
+/// Keeps transcripts by run id.
+#[async_trait]
+pub trait TranscriptStore: Send + Sync + 'static {
+    /// The run's entries, in the order written; empty for a run never saved.
+    ///
+    /// # Errors
+    /// The store's error.
+    async fn load(&self, run_id: &RunId) -> Result<Vec<Entry>, TranscriptError>;
+
+    /// Replaces the run's entries with `entries`, atomically.
+    ///
+    /// # Errors
+    /// The store's error; the node that saved fails, and the step is not committed.
+    async fn save(&self, run_id: &RunId, entries: &[Entry]) -> Result<(), TranscriptError>;
+}
+
+/// Why a transcript could not be read or written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TranscriptError {
+    /// The database failed.
+    #[error("transcript store: {0}")]
+    Store(String),
+    /// A stored transcript could not be read back.
+    #[error("the stored transcript of run {run_id} cannot be read: {error}")]
+    Corrupt {
+        /// The run.
+        run_id: String,
+        /// What is wrong.
+        error: String,
+    },
+}
+
+/// Transcripts in this process's memory: for tests, and for turns that do not outlive it.
+#[derive(Debug, Default)]
+pub struct InMemoryTranscripts {
+    runs: Mutex<HashMap<RunId, Vec<Entry>>>,
+}
+
+impl InMemoryTranscripts {
+    /// An empty store.
+    pub fn new() -> Self {
+        InMemoryTranscripts::default()
+    }
+}
+
+#[async_trait]
+impl TranscriptStore for InMemoryTranscripts {
+    async fn load(&self, run_id: &RunId) -> Result<Vec<Entry>, TranscriptError> {
+        let runs = self
+            .runs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        Ok(runs.get(run_id).cloned().unwrap_or_default())
+    }
+
+    async fn save(&self, run_id: &RunId, entries: &[Entry]) -> Result<(), TranscriptError> {
+        let mut runs = self
+            .runs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        runs.insert(run_id.clone(), entries.to_vec());
+        Ok(())
+    }
+}
+
+#[cfg(feature = "sqlite")]
+pub use sqlite::SqliteTranscripts;
+
+#[cfg(feature = "sqlite")]
+mod sqlite {
+    use std::path::Path;
+    use std::sync::{Arc, Mutex};
+
+    use async_trait::async_trait;
+    use rusqlite::{Connection, OptionalExtension, params};
+    use trellis::RunId;
+
+    use super::{Entry, TranscriptError, TranscriptStore};
+
+    /// Transcripts in a SQLite file: one row per run, in table `trellis_agent_transcripts`
+    /// (so the file can be the one the runs are in).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// use trellis_agent::transcript::{SqliteTranscripts, TranscriptStore};
+    ///
+    /// let store = SqliteTranscripts::open_in_memory()?;
+    /// assert!(store.load(&"01JF3Q8ZK5V9W2T7M4N6P8R0XY".into()).await?.is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    #[derive(Debug, Clone)]
+    pub struct SqliteTranscripts {
+        connection: Arc<Mutex<Connection>>,
+    }
+
+    impl SqliteTranscripts {
+        /// Opens (or creates) the file at `path`.
+        ///
+        /// # Errors
+        /// The file cannot be opened or its table created.
+        pub fn open(path: impl AsRef<Path>) -> Result<Self, TranscriptError> {
+            SqliteTranscripts::with(Connection::open(path).map_err(store)?)
+        }
+
+        /// A store in memory, for tests.
+        ///
+        /// # Errors
+        /// The table cannot be created.
+        pub fn open_in_memory() -> Result<Self, TranscriptError> {
+            SqliteTranscripts::with(Connection::open_in_memory().map_err(store)?)
+        }
+
+        fn with(connection: Connection) -> Result<Self, TranscriptError> {
+            // WAL as the runs' store uses, and a wait rather than an error when both write.
+            connection
+                .execute_batch(
+                    "PRAGMA journal_mode = WAL;
+                     PRAGMA busy_timeout = 5000;
+                     CREATE TABLE IF NOT EXISTS trellis_agent_transcripts (
+                         run_id TEXT PRIMARY KEY,
+                         entries TEXT NOT NULL
+                     ) WITHOUT ROWID;",
+                )
+                .map_err(store)?;
+            Ok(SqliteTranscripts {
+                connection: Arc::new(Mutex::new(connection)),
+            })
+        }
+
+        async fn blocking<T: Send + 'static>(
+            &self,
+            job: impl FnOnce(&Connection) -> Result<T, TranscriptError> + Send + 'static,
+        ) -> Result<T, TranscriptError> {
+            let connection = Arc::clone(&self.connection);
+            tokio::task::spawn_blocking(move || {
+                let connection = connection
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                job(&connection)
+            })
+            .await
+            .map_err(|error| TranscriptError::Store(error.to_string()))?
+        }
+    }
+
+    #[async_trait]
+    impl TranscriptStore for SqliteTranscripts {
+        async fn load(&self, run_id: &RunId) -> Result<Vec<Entry>, TranscriptError> {
+            let id = run_id.to_string();
+            let text: Option<String> = self
+                .blocking({
+                    let id = id.clone();
+                    move |c| {
+                        c.query_row(
+                            "SELECT entries FROM trellis_agent_transcripts WHERE run_id = ?1",
+                            params![id],
+                            |row| row.get(0),
+                        )
+                        .optional()
+                        .map_err(store)
+                    }
+                })
+                .await?;
+            match text {
+                None => Ok(Vec::new()),
+                Some(text) => {
+                    serde_json::from_str(&text).map_err(|error| TranscriptError::Corrupt {
+                        run_id: id,
+                        error: error.to_string(),
+                    })
+                }
+            }
+        }
+
+        async fn save(&self, run_id: &RunId, entries: &[Entry]) -> Result<(), TranscriptError> {
+            let id = run_id.to_string();
+            let text = serde_json::to_string(entries)
+                .map_err(|e| TranscriptError::Store(e.to_string()))?;
+            self.blocking(move |c| {
+                c.execute(
+                    "INSERT INTO trellis_agent_transcripts (run_id, entries) VALUES (?1, ?2)
+                     ON CONFLICT (run_id) DO UPDATE SET entries = excluded.entries",
+                    params![id, text],
+                )
+                .map(drop)
+                .map_err(store)
+            })
+            .await
+        }
+    }
+
+    fn store(error: rusqlite::Error) -> TranscriptError {
+        TranscriptError::Store(error.to_string())
+    }
+}

@@ -1,0 +1,221 @@
+//! An agent turn as a graph: a blueprint whose nodes do what their kinds say, over a small
+//! state, with the history in a live turn owned by the run.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use trellis::blueprint::{Blueprint, InterruptPoint, NodeKind};
+use trellis::checkpoint::SharedCheckpointer;
+use trellis::{CompiledGraph, GraphBuilder, Interrupt, Outcome, RunId, Visits};
+
+use crate::error::AgentError;
+use crate::message::{Message, Usage};
+use crate::model::Model;
+use crate::tool::ToolSet;
+use crate::transcript::{InMemoryTranscripts, TranscriptStore};
+
+mod live;
+mod nodes;
+mod plan;
+mod state;
+
+pub use state::{Next, TurnAnswer, TurnState, TurnStateUpdate};
+
+use live::Bridge;
+pub(crate) use nodes::helper_tool;
+use nodes::{KindNode, Shared};
+pub(crate) use plan::Plan;
+
+/// An agent, built: its graph, and the live turns of its runs.
+///
+/// [`start`](Self::start) and [`resume`](Self::resume) cover the usual path;
+/// [`graph`](Self::graph) is the compiled graph itself, for streaming, workers and servers
+/// (a run started there with [`TurnState::new`] is the same turn).
+#[derive(Clone)]
+pub struct AgentGraph {
+    name: String,
+    graph: CompiledGraph<TurnState>,
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for AgentGraph {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentGraph")
+            .field("agent", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How a turn ended, or where it paused.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnOutcome {
+    /// The run.
+    pub run_id: RunId,
+    /// The final answer, when the turn finished with one.
+    pub answer: Option<String>,
+    /// Why the turn finished without an answer.
+    pub stopped: Option<String>,
+    /// What the paused turn asks; empty when it finished.
+    pub interrupts: Vec<Interrupt>,
+    /// Tokens used over the turn.
+    pub usage: Usage,
+    /// Model answers checked.
+    pub iterations: u32,
+}
+
+impl TurnOutcome {
+    /// Whether the turn waits for a person.
+    pub fn is_paused(&self) -> bool {
+        !self.interrupts.is_empty()
+    }
+
+    fn of(outcome: Outcome<TurnState>) -> Self {
+        let state = outcome.state();
+        TurnOutcome {
+            run_id: outcome.run_id().clone(),
+            answer: state.answer.clone(),
+            stopped: state.stopped.clone(),
+            interrupts: outcome.interrupts().to_vec(),
+            usage: Usage {
+                input_tokens: state.input_tokens,
+                output_tokens: state.output_tokens,
+            },
+            iterations: state.iterations,
+        }
+    }
+}
+
+impl AgentGraph {
+    /// The agent's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The compiled graph the turns run on.
+    pub fn graph(&self) -> &CompiledGraph<TurnState> {
+        &self.graph
+    }
+
+    /// Records the graph's runs in `checkpointer` (the transcripts go to the store given at
+    /// build time): a paused turn can then be resumed by another process.
+    #[must_use]
+    pub fn with_checkpointer<C: SharedCheckpointer + ?Sized>(
+        mut self,
+        checkpointer: Arc<C>,
+    ) -> Self {
+        self.graph = self.graph.with_checkpointer(checkpointer);
+        self
+    }
+
+    /// The state a turn on `input` starts from.
+    pub fn input(&self, input: &str) -> TurnState {
+        TurnState::new(self.name.clone(), input)
+    }
+
+    /// Runs a turn on `input` to its answer, its stop, or its first pause.
+    ///
+    /// # Errors
+    /// [`AgentError::Run`] when the run fails (a model error after the dispatch node's
+    /// retries, a transcript store error, a step limit).
+    pub async fn start(&self, input: &str) -> Result<TurnOutcome, AgentError> {
+        Ok(TurnOutcome::of(self.graph.invoke(self.input(input)).await?))
+    }
+
+    /// Resumes a paused turn with a person's answer.
+    ///
+    /// # Errors
+    /// As [`CompiledGraph::resume`]: no such run, a run not paused, a run of another graph.
+    pub async fn resume(
+        &self,
+        run_id: &RunId,
+        answer: impl Into<TurnAnswer>,
+    ) -> Result<TurnOutcome, AgentError> {
+        Ok(TurnOutcome::of(
+            self.graph.resume(run_id, answer.into()).await?,
+        ))
+    }
+
+    /// The run's history as the model reads it (each call's result right after it).
+    ///
+    /// # Errors
+    /// The transcript store's error.
+    pub async fn transcript(&self, run_id: &RunId) -> Result<Vec<Message>, AgentError> {
+        let entries = self.shared.bridge.store.load(run_id).await?;
+        Ok(live::assemble(&entries))
+    }
+}
+
+/// What building an agent graph needs.
+pub(crate) struct Parts {
+    pub(crate) name: String,
+    pub(crate) prompt: String,
+    pub(crate) blueprint: Blueprint,
+    pub(crate) approve_tools: bool,
+    pub(crate) model: Arc<dyn Model>,
+    pub(crate) tools: ToolSet,
+    pub(crate) transcripts: Option<Arc<dyn TranscriptStore>>,
+    pub(crate) helpers: Vec<(String, AgentGraph, String)>,
+}
+
+/// Builds the graph of an agent from its blueprint.
+pub(crate) fn build(parts: Parts) -> Result<AgentGraph, AgentError> {
+    let mut blueprint = parts.blueprint;
+    if parts.approve_tools {
+        // `interrupt before` on every tools node: a person approves each batch of calls.
+        for node in &mut blueprint.nodes {
+            if node.kind == Some(NodeKind::Tools) {
+                node.interrupt = Some(InterruptPoint::Before);
+                node.question
+                    .get_or_insert_with(|| "Run the model's tool calls?".to_owned());
+            }
+        }
+    }
+    let plan = Plan::read(&blueprint)?;
+    let mut advertised = if plan.runs_tools {
+        parts.tools.specs()
+    } else {
+        Vec::new()
+    };
+    let mut helpers = BTreeMap::new();
+    for (name, graph, description) in parts.helpers {
+        advertised.push(helper_tool(&name, &description));
+        helpers.insert(name, graph);
+    }
+    let store = parts
+        .transcripts
+        .unwrap_or_else(|| Arc::new(InMemoryTranscripts::new()));
+    let shared = Arc::new(Shared {
+        bridge: Bridge::new(parts.prompt.into(), parts.model, parts.tools, store),
+        helpers,
+        advertised,
+    });
+    let roles = plan.roles.clone();
+    let routes = plan.routes;
+    let graph = GraphBuilder::<TurnState>::from_blueprint(
+        blueprint,
+        |at, _| KindNode {
+            role: roles[at].clone(),
+            shared: Arc::clone(&shared),
+        },
+        |edge, _| {
+            let table = routes[edge].clone();
+            move |state: &TurnState, _: &Visits<'_>| -> String {
+                table
+                    .iter()
+                    .find(|(next, _)| Some(*next) == state.next)
+                    .map(|(_, target)| target.clone())
+                    .unwrap_or_default()
+            }
+        },
+    )
+    .compile()
+    .map_err(|error| AgentError::Blueprint {
+        blueprint: "(agent)".into(),
+        message: error.to_string(),
+    })?;
+    Ok(AgentGraph {
+        name: parts.name,
+        graph,
+        shared,
+    })
+}

@@ -1,0 +1,117 @@
+//! A turn's graph state: small and serializable (counters, call ids, flags, token totals), so
+//! that every step checkpoints cheaply. The messages live in the transcript, not here.
+
+use serde::{Deserialize, Serialize};
+use trellis::{ApplyResume, Decision, GraphState, Interrupt};
+
+/// The state every agent blueprint runs on.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, GraphState)]
+pub struct TurnState {
+    /// The agent running the turn.
+    pub agent: String,
+    /// What the user asked.
+    pub input: String,
+    /// Model answers checked by `stop_check` so far (its `max_visits` caps them).
+    #[reducer(sum)]
+    pub iterations: u32,
+    /// Reviews made so far (a `review` node's `max_visits` caps them).
+    #[reducer(sum)]
+    pub reviews: u32,
+    /// The ids of the last answer's tool calls that have no result yet.
+    pub pending: Vec<String>,
+    /// Where the turn goes next: set by `stop_check` and `review`, read by their routers.
+    pub next: Option<Next>,
+    /// The turn's final answer, once `finalize` ran.
+    pub answer: Option<String>,
+    /// Why the turn ended without an answer (its iteration cap, the repeat breaker, a review
+    /// still failing at its last round).
+    pub stopped: Option<String>,
+    /// A fingerprint of the model's last answer, for the repeat breaker.
+    pub last_output: Option<u64>,
+    /// How many answers in a row had that fingerprint.
+    pub repeats: u32,
+    /// The call of a pausing tool that waits for a person's reply.
+    pub awaiting: Option<String>,
+    /// A person's answer to the pause, until the node it is for takes it.
+    pub reply: Option<TurnAnswer>,
+    /// Tokens read by the model over the turn.
+    #[reducer(sum)]
+    pub input_tokens: u64,
+    /// Tokens written by the model over the turn.
+    #[reducer(sum)]
+    pub output_tokens: u64,
+}
+
+impl TurnState {
+    /// The state a turn of `agent` on `input` starts from.
+    pub fn new(agent: impl Into<String>, input: impl Into<String>) -> Self {
+        TurnState {
+            agent: agent.into(),
+            input: input.into(),
+            ..TurnState::default()
+        }
+    }
+}
+
+/// Where a turn goes after `stop_check` or `review`; each maps to a target by its kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Next {
+    /// Run the tool calls (the target of kind `tools`).
+    Tools,
+    /// Ask a person first (the target of kind `hitl`).
+    Approve,
+    /// The turn is over (the target of kind `finalize`, else the one onward target).
+    Finish,
+    /// The review sent the result back (the target that is not `finalize`).
+    Rework,
+}
+
+/// A person's answer to a paused turn.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "answer", rename_all = "snake_case")]
+pub enum TurnAnswer {
+    /// Run the tool calls as asked.
+    Approve,
+    /// Run none of them; the model is told why.
+    Reject {
+        /// Why, for the model.
+        reason: String,
+    },
+    /// A pausing tool's answer (`ask_user`): the text becomes the call's result.
+    Reply {
+        /// The person's reply.
+        text: String,
+    },
+}
+
+impl TurnAnswer {
+    /// A rejection.
+    pub fn reject(reason: impl Into<String>) -> Self {
+        TurnAnswer::Reject {
+            reason: reason.into(),
+        }
+    }
+
+    /// A reply.
+    pub fn reply(text: impl Into<String>) -> Self {
+        TurnAnswer::Reply { text: text.into() }
+    }
+}
+
+impl From<Decision> for TurnAnswer {
+    fn from(decision: Decision) -> Self {
+        match decision {
+            Decision::Approve => TurnAnswer::Approve,
+            Decision::Reject { reason } => TurnAnswer::Reject { reason },
+        }
+    }
+}
+
+impl ApplyResume for TurnState {
+    type Input = TurnAnswer;
+
+    fn apply_resume(&self, _: &Interrupt, answer: TurnAnswer) -> TurnStateUpdate {
+        TurnStateUpdate::default().reply(Some(answer))
+    }
+}
