@@ -1,1 +1,107 @@
-//! placeholder
+//! A turn paused for approval outlives its process: the run in SQLite, the history in SQLite,
+//! and a new process (new catalogue, new model, new stores opened on the file) finishes it.
+
+mod common;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use common::{Recording, catalogue};
+use trellis::checkpoint::{Checkpointer, RunStatus, SqliteCheckpointer};
+use trellis_agent::transcript::SqliteTranscripts;
+use trellis_agent::{
+    AgentGraph, Message, ModelResponse, ScriptedModel, ToolCall, ToolEffect, TurnAnswer,
+};
+
+/// What one process builds: the agent on the file at `path`.
+fn open(
+    path: &Path,
+    model: ScriptedModel,
+    send: Recording,
+) -> (AgentGraph, Arc<SqliteCheckpointer>) {
+    let runs = Arc::new(SqliteCheckpointer::open(path).expect("the runs' file opens"));
+    let transcripts =
+        Arc::new(SqliteTranscripts::open(path).expect("the transcripts' table opens"));
+    let agent = catalogue("canonical_turn", [send], false)
+        .build("tester", model, transcripts)
+        .expect("builds")
+        .with_checkpointer(Arc::clone(&runs));
+    (agent, runs)
+}
+
+fn script() -> ScriptedModel {
+    ScriptedModel::new()
+        .call(ToolCall::new(
+            "call_7",
+            "send",
+            r#"{"to": "ops", "body": "disk full"}"#,
+        ))
+        .step(|request| {
+            let sent = request.result_of("call_7").unwrap_or("nothing");
+            Ok(ModelResponse::text(format!("Ops was told ({sent}).")))
+        })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_paused_for_approval_survives_a_restart_and_completes() {
+    let dir = std::env::temp_dir().join(format!("trellis-agent-durable-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let path = dir.join("agent.db");
+    let _ = std::fs::remove_file(&path);
+
+    let run_id = {
+        let send = Recording::new("send", ToolEffect::SideEffects, "ticket 881 opened");
+        let (agent, _) = open(&path, script(), send.clone());
+        let paused = agent
+            .start("The disk is full; tell ops.")
+            .await
+            .expect("runs");
+        assert!(paused.is_paused());
+        assert!(send.record().is_empty());
+        paused.run_id
+        // Everything this "process" built is dropped here: only the file remains.
+    };
+
+    let send = Recording::new("send", ToolEffect::SideEffects, "ticket 881 opened");
+    let model = script();
+    let (agent, runs) = open(&path, model.clone(), send.clone());
+    let done = agent
+        .resume(&run_id, TurnAnswer::Approve)
+        .await
+        .expect("resumes");
+    assert_eq!(
+        done.answer.as_deref(),
+        Some("Ops was told (ticket 881 opened).")
+    );
+    assert_eq!(
+        send.record(),
+        [serde_json::json!({"to": "ops", "body": "disk full"})]
+    );
+
+    // The model in the new process was sent the whole history, read back from the file.
+    let sent = &model.seen()[0].messages;
+    assert_eq!(
+        sent[..2],
+        [
+            Message::system("You test things."),
+            Message::user("The disk is full; tell ops.")
+        ]
+    );
+    assert_eq!(sent[2].tool_calls()[0].id, "call_7");
+    assert_eq!(
+        sent.len(),
+        4,
+        "prompt, input, the call, its result: {sent:#?}"
+    );
+
+    let transcript = agent.transcript(&run_id).await.expect("the transcript");
+    assert_eq!(transcript.len(), 5);
+    let record = runs
+        .load_run(&run_id)
+        .await
+        .expect("store")
+        .expect("the run");
+    assert_eq!(record.status, RunStatus::Completed);
+    assert_eq!(record.state["answer"], "Ops was told (ticket 881 opened).");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,1 +1,261 @@
-//! placeholder
+//! The chat-completions client against a server on 127.0.0.1 that speaks the protocol, started
+//! by each test: a tool-call round trip through a whole turn, and a server error. Nothing
+//! leaves the machine.
+
+mod common;
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use common::{Recording, catalogue};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpListener;
+use trellis::RunError;
+use trellis::checkpoint::{Checkpointer, InMemoryCheckpointer, RunStatus};
+use trellis_agent::transcript::InMemoryTranscripts;
+use trellis_agent::{
+    AgentError, Catalogue, Message, Model, ModelError, ModelRequest, OpenAiCompatible, ToolEffect,
+};
+
+/// A request the server received: its headers (lower-case names) and its JSON body.
+#[derive(Debug, Clone)]
+struct Received {
+    headers: Vec<(String, String)>,
+    body: Value,
+}
+
+impl Received {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+type Reply = Arc<dyn Fn(usize, &Value) -> (u16, String) + Send + Sync>;
+
+/// Serves chat completions on 127.0.0.1: the `n`th request (from 0) is answered by `reply`.
+/// Returns the base URL and what was received.
+async fn serve(reply: Reply) -> (String, Arc<Mutex<Vec<Received>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a local port");
+    let url = format!("http://{}/v1", listener.local_addr().expect("bound"));
+    let received: Arc<Mutex<Vec<Received>>> = Arc::default();
+    let log = Arc::clone(&received);
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let mut stream = BufReader::new(stream);
+            let mut request_line = String::new();
+            if stream.read_line(&mut request_line).await.is_err() {
+                continue;
+            }
+            let mut headers = Vec::new();
+            loop {
+                let mut line = String::new();
+                if stream.read_line(&mut line).await.unwrap_or(0) == 0 || line.trim().is_empty() {
+                    break;
+                }
+                if let Some((name, value)) = line.trim().split_once(':') {
+                    headers.push((name.trim().to_lowercase(), value.trim().to_owned()));
+                }
+            }
+            let length: usize = headers
+                .iter()
+                .find(|(n, _)| n == "content-length")
+                .and_then(|(_, v)| v.parse().ok())
+                .unwrap_or(0);
+            let mut body = vec![0; length];
+            if stream.read_exact(&mut body).await.is_err() {
+                continue;
+            }
+            let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            let n = {
+                let mut log = log.lock().unwrap_or_else(PoisonError::into_inner);
+                log.push(Received {
+                    headers,
+                    body: body.clone(),
+                });
+                log.len() - 1
+            };
+            assert!(
+                request_line.starts_with("POST /v1/chat/completions "),
+                "{request_line}"
+            );
+            let (status, text) = reply(n, &body);
+            let response = format!(
+                "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+                text.len()
+            );
+            let _ = stream.get_mut().write_all(response.as_bytes()).await;
+            let _ = stream.get_mut().shutdown().await;
+        }
+    });
+    (url, received)
+}
+
+fn received(log: &Mutex<Vec<Received>>) -> Vec<Received> {
+    log.lock().unwrap_or_else(PoisonError::into_inner).clone()
+}
+
+#[tokio::test]
+async fn a_tool_call_round_trip_through_a_whole_turn() {
+    let (url, log) = serve(Arc::new(|n, body| {
+        let answer = if n == 0 {
+            json!({
+                "id": "chatcmpl-1",
+                "choices": [{ "index": 0, "finish_reason": "tool_calls", "message": {
+                    "role": "assistant", "content": null,
+                    "tool_calls": [{ "id": "call_abc", "type": "function",
+                        "function": { "name": "calculator", "arguments": "{\"expression\": \"6 * 7\"}" } }]
+                } }],
+                "usage": { "prompt_tokens": 30, "completion_tokens": 9, "total_tokens": 39 }
+            })
+        } else {
+            // Answers from the tool result it was sent, as a model would.
+            let result = body["messages"]
+                .as_array()
+                .and_then(|m| m.iter().find(|m| m["role"] == "tool" && m["tool_call_id"] == "call_abc"))
+                .map_or("no result", |m| m["content"].as_str().unwrap_or("?"));
+            json!({
+                "choices": [{ "index": 0, "finish_reason": "stop",
+                    "message": { "role": "assistant", "content": format!("6 × 7 = {result}.") } }],
+                "usage": { "prompt_tokens": 52, "completion_tokens": 7 }
+            })
+        };
+        (200, answer.to_string())
+    }))
+    .await;
+    let model = OpenAiCompatible::new(&url, "local-model")
+        .expect("a client")
+        .api_key("test-key");
+    let assistant = Catalogue::shipped()
+        .expect("shipped")
+        .build("assistant", model, Arc::new(InMemoryTranscripts::new()))
+        .expect("builds");
+
+    let outcome = assistant
+        .start("What is 6 × 7?")
+        .await
+        .expect("the turn runs");
+    assert_eq!(outcome.answer.as_deref(), Some("6 × 7 = 42."));
+    assert_eq!(
+        (outcome.usage.input_tokens, outcome.usage.output_tokens),
+        (82, 16)
+    );
+
+    let requests = received(&log);
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0].header("authorization"), Some("Bearer test-key"));
+    let first = &requests[0].body;
+    assert_eq!(first["model"], "local-model");
+    assert_eq!(first["messages"][0]["role"], "system");
+    assert_eq!(
+        first["messages"][1],
+        json!({"role": "user", "content": "What is 6 × 7?"})
+    );
+    let advertised: Vec<&str> = first["tools"]
+        .as_array()
+        .expect("tools advertised")
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(advertised, ["calculator", "list_files"]);
+    assert_eq!(first["tools"][0]["type"], "function");
+    assert_eq!(
+        first["tools"][0]["function"]["parameters"]["required"],
+        json!(["expression"])
+    );
+
+    let second = &requests[1].body;
+    assert_eq!(
+        second["tools"], first["tools"],
+        "the same tools are advertised again"
+    );
+    assert_eq!(
+        second["messages"][2],
+        json!({"role": "assistant", "content": null, "tool_calls": [{"id": "call_abc", "type": "function",
+            "function": {"name": "calculator", "arguments": "{\"expression\": \"6 * 7\"}"}}]})
+    );
+    assert_eq!(
+        second["messages"][3],
+        json!({"role": "tool", "tool_call_id": "call_abc", "content": "42"})
+    );
+
+    let transcript = assistant
+        .transcript(&outcome.run_id)
+        .await
+        .expect("transcript");
+    assert_eq!(transcript.last(), Some(&Message::assistant("6 × 7 = 42.")));
+}
+
+#[tokio::test]
+async fn a_server_error_fails_the_run_clearly_and_runs_nothing() {
+    let (url, log) = serve(Arc::new(|_, _| {
+        (
+            500,
+            json!({"error": {"message": "model overloaded", "type": "server_error"}}).to_string(),
+        )
+    }))
+    .await;
+    let send = Recording::new("send", ToolEffect::SideEffects, "sent");
+    let store = Arc::new(InMemoryCheckpointer::new());
+    let agent = catalogue("canonical_turn", [send.clone()], false)
+        .build(
+            "tester",
+            OpenAiCompatible::new(&url, "m").expect("client"),
+            Arc::new(InMemoryTranscripts::new()),
+        )
+        .expect("builds")
+        .with_checkpointer(Arc::clone(&store));
+
+    let error = agent
+        .start("Send the report.")
+        .await
+        .expect_err("the run fails");
+    let AgentError::Run(RunError::Node(failure)) = &error else {
+        panic!("a node failure, not {error:?}");
+    };
+    assert_eq!(failure.node, "dispatch");
+    assert_eq!(
+        failure.message,
+        "the model provider answered 500: model overloaded"
+    );
+    // The shipped blueprint retries the call twice, then gives up.
+    assert_eq!(failure.attempts, 3);
+    assert_eq!(received(&log).len(), 3);
+    assert!(send.record().is_empty(), "nothing was executed");
+    let run = store.list_runs(1, 0).await.expect("store");
+    assert_eq!(run[0].status, RunStatus::Failed);
+    assert_eq!(run[0].error.as_deref(), Some(error.to_string().as_str()));
+}
+
+#[tokio::test]
+async fn an_unreachable_server_and_a_garbled_answer_are_errors_that_say_so() {
+    // A port just released: nothing listens there.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("port")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let request = ModelRequest {
+        messages: &[Message::user("hi")],
+        tools: &[],
+    };
+    let model = OpenAiCompatible::new(&format!("http://127.0.0.1:{port}/v1"), "m").expect("client");
+    let error = model.complete(request).await.expect_err("no server");
+    assert!(matches!(error, ModelError::Transport(_)), "{error:?}");
+    assert!(
+        error
+            .to_string()
+            .starts_with("the model provider could not be reached: http://127.0.0.1:"),
+        "{error}"
+    );
+
+    let (url, _) = serve(Arc::new(|_, _| (200, "{\"choices\": \"no\"}".to_owned()))).await;
+    let model = OpenAiCompatible::new(&url, "m").expect("client");
+    let error = model.complete(request).await.expect_err("garbled");
+    assert!(matches!(error, ModelError::Protocol(_)), "{error:?}");
+}

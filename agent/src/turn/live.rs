@@ -31,8 +31,7 @@ impl LiveTurn {
     /// Drops what an earlier attempt of this activation wrote, and anything written by a step
     /// after it (never committed), so that a node run again does not write twice.
     pub(crate) fn rewind(&mut self, step: u64, node: &str) {
-        self.entries
-            .retain(|e| e.step < step || (e.step == step && e.node != node));
+        self.entries.retain(|e| keeps(e, step, node));
     }
 
     /// Adds `message`, written by `node` in `step`.
@@ -94,6 +93,11 @@ impl LiveTurn {
     pub(crate) fn messages(&self) -> Vec<Message> {
         assemble(&self.entries)
     }
+}
+
+/// Whether `entry` stays when `node` runs `step` (again).
+fn keeps(entry: &Entry, step: u64, node: &str) -> bool {
+    entry.step < step || (entry.step == step && entry.node != node)
 }
 
 /// The history in model order (see [`LiveTurn::messages`]).
@@ -219,6 +223,20 @@ mod tests {
             content: id.into(),
             is_error: false,
         }
+    }
+
+    #[test]
+    fn a_node_run_again_replaces_what_it_wrote_and_keeps_its_siblings() {
+        let mut entries = vec![
+            entry(0, "", Message::user("go")),
+            entry(3, "research", result("a")),
+            entry(3, "critique", result("b")),
+            entry(4, "synthesize", Message::assistant("never committed")),
+        ];
+        // `research` runs step 3 again (a retry, or the step re-run after a crash).
+        entries.retain(|e| super::keeps(e, 3, "research"));
+        let kept: Vec<(u64, &str)> = entries.iter().map(|e| (e.step, e.node.as_str())).collect();
+        assert_eq!(kept, [(0, ""), (3, "critique")]);
     }
 
     #[test]
