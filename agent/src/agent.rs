@@ -294,8 +294,8 @@ impl Catalogue {
     /// A shipped agent that does not check (a bug the loader test catches first).
     pub fn shipped() -> Result<Self, AgentError> {
         let mut catalogue = Catalogue::new();
-        catalogue.add_tool(Calculator);
-        catalogue.add_tool(ListFiles::new("."));
+        catalogue.add_tool(Calculator)?;
+        catalogue.add_tool(ListFiles::new("."))?;
         for (origin, text) in SHIPPED_AGENTS {
             catalogue.add_agent(AgentDefinition::parse(origin, text)?)?;
         }
@@ -318,10 +318,16 @@ impl Catalogue {
     }
 
     /// Adds (or replaces) a tool, by its name.
-    pub fn add_tool(&mut self, tool: impl Tool) -> &mut Self {
+    ///
+    /// # Errors
+    /// [`AgentError::Tool`]: a name providers refuse, or a schema that cannot be checked in
+    /// full (refused here, not skipped at run time).
+    pub fn add_tool(&mut self, tool: impl Tool) -> Result<&mut Self, AgentError> {
         let tool: Arc<dyn Tool> = Arc::new(tool);
+        // Registering it alone checks its name and schema.
+        ToolSet::new().add_shared(Arc::clone(&tool))?;
         self.tools.insert(tool.spec().name, tool);
-        self
+        Ok(self)
     }
 
     /// Adds an agent whose blueprint and tools are in the catalogue. (Helpers it delegates to

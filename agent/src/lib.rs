@@ -40,6 +40,8 @@ mod model;
 mod openai;
 mod schema;
 mod scripted;
+#[cfg(feature = "test-util")]
+pub mod testing;
 mod tool;
 pub mod toolbox;
 pub mod transcript;

@@ -6,8 +6,9 @@ mod common;
 use std::path::Path;
 use std::sync::Arc;
 
-use common::{Recording, catalogue};
+use common::{catalogue, recording};
 use trellis::checkpoint::{Checkpointer, RunStatus, SqliteCheckpointer};
+use trellis_agent::testing::RecordingTool;
 use trellis_agent::transcript::SqliteTranscripts;
 use trellis_agent::{
     AgentGraph, Message, ModelResponse, ScriptedModel, ToolCall, ToolEffect, TurnAnswer,
@@ -17,7 +18,7 @@ use trellis_agent::{
 fn open(
     path: &Path,
     model: ScriptedModel,
-    send: Recording,
+    send: RecordingTool,
 ) -> (AgentGraph, Arc<SqliteCheckpointer>) {
     let runs = Arc::new(SqliteCheckpointer::open(path).expect("the runs' file opens"));
     let transcripts =
@@ -50,19 +51,19 @@ async fn a_turn_paused_for_approval_survives_a_restart_and_completes() {
     let _ = std::fs::remove_file(&path);
 
     let run_id = {
-        let send = Recording::new("send", ToolEffect::SideEffects, "ticket 881 opened");
+        let send = recording("send", ToolEffect::SideEffects, "ticket 881 opened");
         let (agent, _) = open(&path, script(), send.clone());
         let paused = agent
             .start("The disk is full; tell ops.")
             .await
             .expect("runs");
         assert!(paused.is_paused());
-        assert!(send.record().is_empty());
+        assert!(send.calls().is_empty());
         paused.run_id
         // Everything this "process" built is dropped here: only the file remains.
     };
 
-    let send = Recording::new("send", ToolEffect::SideEffects, "ticket 881 opened");
+    let send = recording("send", ToolEffect::SideEffects, "ticket 881 opened");
     let model = script();
     let (agent, runs) = open(&path, model.clone(), send.clone());
     let done = agent
@@ -74,7 +75,7 @@ async fn a_turn_paused_for_approval_survives_a_restart_and_completes() {
         Some("Ops was told (ticket 881 opened).")
     );
     assert_eq!(
-        send.record(),
+        send.calls(),
         [serde_json::json!({"to": "ops", "body": "disk full"})]
     );
 

@@ -6,7 +6,7 @@ mod common;
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use common::{Recording, catalogue};
+use common::{catalogue, recording};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
@@ -199,7 +199,7 @@ async fn a_server_error_fails_the_run_clearly_and_runs_nothing() {
         )
     }))
     .await;
-    let send = Recording::new("send", ToolEffect::SideEffects, "sent");
+    let send = recording("send", ToolEffect::SideEffects, "sent");
     let store = Arc::new(InMemoryCheckpointer::new());
     let agent = catalogue("canonical_turn", [send.clone()], false)
         .build(
@@ -225,7 +225,7 @@ async fn a_server_error_fails_the_run_clearly_and_runs_nothing() {
     // The shipped blueprint retries the call twice, then gives up.
     assert_eq!(failure.attempts, 3);
     assert_eq!(received(&log).len(), 3);
-    assert!(send.record().is_empty(), "nothing was executed");
+    assert!(send.calls().is_empty(), "nothing was executed");
     let run = store.list_runs(1, 0).await.expect("store");
     assert_eq!(run[0].status, RunStatus::Failed);
     assert_eq!(run[0].error.as_deref(), Some(error.to_string().as_str()));

@@ -5,7 +5,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{Recording, build, catalogue};
+use common::{build, catalogue, recording};
 use trellis::RunError;
 use trellis::blueprint::InterruptPoint;
 use trellis::checkpoint::{Checkpointer, InMemoryCheckpointer, RunStatus};
@@ -110,7 +110,7 @@ async fn every_shipped_agent_loads_checks_and_builds() {
 
 #[tokio::test]
 async fn the_turn_advertises_the_agents_tools_on_every_call_and_answers_from_their_results() {
-    let lookup = Recording::new("lookup", ToolEffect::ReadOnly, "order 17 shipped on Monday");
+    let lookup = recording("lookup", ToolEffect::ReadOnly, "order 17 shipped on Monday");
     let model = ScriptedModel::new()
         .call(call("call_1", "lookup", r#"{"to": "order 17"}"#))
         .step(|request| {
@@ -146,7 +146,7 @@ async fn the_turn_advertises_the_agents_tools_on_every_call_and_answers_from_the
             Message::user("Where is my order?")
         ]
     );
-    assert_eq!(lookup.record(), [serde_json::json!({"to": "order 17"})]);
+    assert_eq!(lookup.calls(), [serde_json::json!({"to": "order 17"})]);
     let transcript = agent
         .transcript(&outcome.run_id)
         .await
@@ -162,7 +162,7 @@ async fn the_turn_advertises_the_agents_tools_on_every_call_and_answers_from_the
 async fn the_answer_depends_on_what_the_tool_actually_returned() {
     let mut answers = Vec::new();
     for stock in ["3 left", "sold out"] {
-        let tool = Recording::new("stock", ToolEffect::ReadOnly, stock);
+        let tool = recording("stock", ToolEffect::ReadOnly, stock);
         let model = ScriptedModel::new()
             .call(call("c1", "stock", r#"{"to": "blue mug"}"#))
             .step(|request| {
@@ -185,7 +185,7 @@ async fn the_answer_depends_on_what_the_tool_actually_returned() {
 
 #[tokio::test]
 async fn a_call_to_a_tool_not_advertised_is_refused_and_reported_and_nothing_runs() {
-    let send = Recording::new("send", ToolEffect::SideEffects, "sent");
+    let send = recording("send", ToolEffect::SideEffects, "sent");
     // `delete_all` is no tool of the agent; `send` is, but is only offered on the next line.
     let model = ScriptedModel::new()
         .calls([
@@ -202,7 +202,7 @@ async fn a_call_to_a_tool_not_advertised_is_refused_and_reported_and_nothing_run
         model.clone(),
     );
     let outcome = agent.start("Clean up.").await.expect("runs");
-    assert!(send.record().is_empty());
+    assert!(send.calls().is_empty());
     let shown = results(&model.seen()[1].messages);
     assert_eq!(
         shown,
@@ -230,7 +230,7 @@ async fn a_call_to_a_tool_not_advertised_is_refused_and_reported_and_nothing_run
 
 #[tokio::test]
 async fn malformed_arguments_fail_closed_and_the_tool_never_runs() {
-    let send = Recording::new("send", ToolEffect::SideEffects, "sent");
+    let send = recording("send", ToolEffect::SideEffects, "sent");
     let model = ScriptedModel::new()
         .calls([
             call("bad_json", "send", r#"{"to": "ops""#),
@@ -246,11 +246,7 @@ async fn malformed_arguments_fail_closed_and_the_tool_never_runs() {
         model.clone(),
     );
     let outcome = agent.start("Send it.").await.expect("runs");
-    assert_eq!(
-        send.record(),
-        Vec::<serde_json::Value>::new(),
-        "nothing ran"
-    );
+    assert_eq!(send.calls(), Vec::<serde_json::Value>::new(), "nothing ran");
     let shown = results(&model.seen()[1].messages);
     let reasons: Vec<(&str, &str)> = shown
         .iter()
@@ -288,8 +284,8 @@ async fn malformed_arguments_fail_closed_and_the_tool_never_runs() {
 
 #[tokio::test]
 async fn results_keep_the_providers_call_ids_in_the_calls_order() {
-    let a = Recording::new("alpha", ToolEffect::ReadOnly, "A");
-    let b = Recording::new("beta", ToolEffect::ReadOnly, "B");
+    let a = recording("alpha", ToolEffect::ReadOnly, "A");
+    let b = recording("beta", ToolEffect::ReadOnly, "B");
     let model = ScriptedModel::new()
         .calls([
             call("toolu_9", "beta", r#"{"to": "x"}"#),
@@ -309,7 +305,7 @@ async fn results_keep_the_providers_call_ids_in_the_calls_order() {
 
 #[tokio::test]
 async fn a_side_effecting_call_waits_for_approval_and_runs_once_approved() {
-    let send = Recording::new("send", ToolEffect::SideEffects, "sent to ops");
+    let send = recording("send", ToolEffect::SideEffects, "sent to ops");
     let model = ScriptedModel::new()
         .call(call("c1", "send", r#"{"to": "ops", "body": "disk full"}"#))
         .step(|request| {
@@ -332,14 +328,14 @@ async fn a_side_effecting_call_waits_for_approval_and_runs_once_approved() {
         r#"Run send({"to": "ops", "body": "disk full"})?"#
     );
     assert_eq!(asked.request.options, ["approve", "reject"]);
-    assert!(send.record().is_empty(), "nothing runs before the answer");
+    assert!(send.calls().is_empty(), "nothing runs before the answer");
 
     let done = agent
         .resume(&paused.run_id, TurnAnswer::Approve)
         .await
         .expect("resumes");
     assert_eq!(done.answer.as_deref(), Some("Done: sent to ops"));
-    assert_eq!(send.record().len(), 1);
+    assert_eq!(send.calls().len(), 1);
     let record = store
         .load_run(&done.run_id)
         .await
@@ -350,7 +346,7 @@ async fn a_side_effecting_call_waits_for_approval_and_runs_once_approved() {
 
 #[tokio::test]
 async fn a_rejected_call_runs_nothing_and_the_model_is_told_why() {
-    let send = Recording::new("send", ToolEffect::SideEffects, "sent");
+    let send = recording("send", ToolEffect::SideEffects, "sent");
     let model = ScriptedModel::new()
         .call(call("c1", "send", r#"{"to": "all-staff"}"#))
         .step(|request| {
@@ -373,7 +369,7 @@ async fn a_rejected_call_runs_nothing_and_the_model_is_told_why() {
         )
         .await
         .expect("resumes");
-    assert!(send.record().is_empty());
+    assert!(send.calls().is_empty());
     assert_eq!(
         done.answer.as_deref(),
         Some("Not sent (rejected by a person, not run: too many recipients).")
@@ -382,20 +378,59 @@ async fn a_rejected_call_runs_nothing_and_the_model_is_told_why() {
 }
 
 #[tokio::test]
+async fn an_approval_answered_with_anything_but_approve_runs_nothing() {
+    let send = recording("send", ToolEffect::SideEffects, "sent");
+    let model = ScriptedModel::new()
+        .call(call("c1", "send", r#"{"to": "ops"}"#))
+        .step(|request| Ok(ModelResponse::text(request.result_of("c1").unwrap_or("?"))));
+    let store = Arc::new(InMemoryCheckpointer::new());
+    let agent =
+        build(&catalogue("canonical_turn", [send.clone()], false), model).with_checkpointer(store);
+    let paused = agent.start("Tell ops.").await.expect("runs");
+    let done = agent
+        .resume(&paused.run_id, TurnAnswer::reply("sure, whatever"))
+        .await
+        .expect("resumes");
+    assert!(send.calls().is_empty());
+    assert_eq!(
+        done.answer.as_deref(),
+        Some("rejected by a person, not run: the answer was not an approval (sure, whatever)")
+    );
+}
+
+#[tokio::test]
+async fn a_failing_tool_is_a_result_the_model_reads_and_the_turn_goes_on() {
+    let spec =
+        trellis_agent::ToolSpec::new("flaky", "fails", serde_json::json!({"type": "object"}));
+    let flaky = trellis_agent::testing::RecordingTool::failing(spec, "the disk is gone");
+    let model = ScriptedModel::new()
+        .call(call("c1", "flaky", "{}"))
+        .step(|request| Ok(ModelResponse::text(request.result_of("c1").unwrap_or("?"))));
+    let agent = build(
+        &catalogue("canonical_turn", [flaky.clone()], false),
+        model.clone(),
+    );
+    let outcome = agent.start("Try it.").await.expect("runs");
+    assert_eq!(flaky.calls(), [serde_json::json!({})]);
+    assert_eq!(outcome.answer.as_deref(), Some("failed: the disk is gone"));
+    assert!(results(&model.seen()[1].messages)[0].2);
+}
+
+#[tokio::test]
 async fn read_only_calls_run_without_asking() {
-    let look = Recording::new("look", ToolEffect::ReadOnly, "seen");
+    let look = recording("look", ToolEffect::ReadOnly, "seen");
     let model = ScriptedModel::new()
         .call(call("c1", "look", r#"{"to": "x"}"#))
         .answer("ok");
     let agent = build(&catalogue("canonical_turn", [look.clone()], false), model);
     let outcome = agent.start("Look.").await.expect("runs");
     assert!(!outcome.is_paused());
-    assert_eq!(look.record().len(), 1);
+    assert_eq!(look.calls().len(), 1);
 }
 
 #[tokio::test]
 async fn approve_tools_pauses_before_every_tools_step() {
-    let look = Recording::new("look", ToolEffect::ReadOnly, "seen");
+    let look = recording("look", ToolEffect::ReadOnly, "seen");
     let model = ScriptedModel::new()
         .call(call("c1", "look", r#"{"to": "x"}"#))
         .call(call("c2", "look", r#"{"to": "y"}"#))
@@ -406,7 +441,7 @@ async fn approve_tools_pauses_before_every_tools_step() {
     let first = agent.start("Look twice.").await.expect("runs");
     assert_eq!(first.interrupts[0].node, "tools");
     assert_eq!(first.interrupts[0].point, InterruptPoint::Before);
-    assert!(look.record().is_empty());
+    assert!(look.calls().is_empty());
     let second = agent
         .resume(&first.run_id, TurnAnswer::Approve)
         .await
@@ -415,18 +450,22 @@ async fn approve_tools_pauses_before_every_tools_step() {
         second.interrupts[0].node, "tools",
         "the next batch asks again"
     );
-    assert_eq!(look.record().len(), 1);
+    assert_eq!(look.calls().len(), 1);
     let third = agent
         .resume(&first.run_id, TurnAnswer::reject("enough"))
         .await
         .expect("resumes");
     assert_eq!(third.answer.as_deref(), Some("ok"));
-    assert_eq!(look.record().len(), 1, "the rejected batch did not run");
+    assert_eq!(look.calls().len(), 1, "the rejected batch did not run");
 }
 
 #[tokio::test]
 async fn an_early_exit_tool_pauses_the_turn_and_the_reply_becomes_its_result() {
-    let ask = Recording::new("ask_user", ToolEffect::Pause, "");
+    let ask = recording(
+        "ask_user",
+        ToolEffect::Pause,
+        "May I write to the billing team?",
+    );
     let model = ScriptedModel::new()
         .call(call("q1", "ask_user", r#"{"to": "the billing team"}"#))
         .step(|request| {
@@ -453,7 +492,7 @@ async fn an_early_exit_tool_pauses_the_turn_and_the_reply_becomes_its_result() {
 
 #[tokio::test]
 async fn a_model_repeating_itself_trips_the_breaker() {
-    let look = Recording::new("look", ToolEffect::ReadOnly, "same");
+    let look = recording("look", ToolEffect::ReadOnly, "same");
     let again = || call("c", "look", r#"{"to": "x"}"#);
     // Same call, same id: the same answer three times in a row.
     let model = ScriptedModel::new()
@@ -468,14 +507,14 @@ async fn a_model_repeating_itself_trips_the_breaker() {
         outcome.stopped.as_deref(),
         Some("the repeat breaker tripped: the model gave the same answer 3 times in a row")
     );
-    assert_eq!(look.record().len(), 2, "the third repeat is not run");
+    assert_eq!(look.calls().len(), 2, "the third repeat is not run");
 }
 
 #[tokio::test]
 async fn the_iteration_cap_comes_from_the_blueprint() {
     let mut catalogue = catalogue(
         "canonical_turn",
-        [Recording::new("look", ToolEffect::ReadOnly, "r")],
+        [recording("look", ToolEffect::ReadOnly, "r")],
         false,
     );
     let mut short = blueprints::canonical_turn::blueprint();
@@ -515,7 +554,7 @@ async fn the_iteration_cap_comes_from_the_blueprint() {
 
 #[tokio::test]
 async fn a_model_error_fails_the_run_and_runs_no_tool() {
-    let send = Recording::new("send", ToolEffect::SideEffects, "sent");
+    let send = recording("send", ToolEffect::SideEffects, "sent");
     let model = ScriptedModel::new().step(|_| {
         Err(ModelError::Status {
             status: 503,
@@ -540,14 +579,14 @@ async fn a_model_error_fails_the_run_and_runs_no_tool() {
         failure.message,
         "the model provider answered 503: overloaded"
     );
-    assert!(send.record().is_empty());
+    assert!(send.calls().is_empty());
     let runs = store.list_runs(10, 0).await.expect("store");
     assert_eq!(runs[0].status, RunStatus::Failed);
 }
 
 #[tokio::test]
 async fn plan_execute_review_reworks_a_rejected_result_then_finishes() {
-    let calc = Recording::new("calc", ToolEffect::ReadOnly, "42");
+    let calc = recording("calc", ToolEffect::ReadOnly, "42");
     let model = ScriptedModel::new()
         .answer("1. compute 6 × 7")
         .call(call("c1", "calc", r#"{"to": "6*7"}"#))
@@ -652,6 +691,23 @@ async fn an_orchestrator_delegates_to_helpers_side_by_side_and_joins_their_resul
         "joined in the orchestrator's order"
     );
     assert!(shown[2].2, "a call to no helper is answered as not run");
+}
+
+#[test]
+fn a_tool_whose_schema_cannot_be_checked_in_full_is_refused_when_added() {
+    let spec = trellis_agent::ToolSpec::new(
+        "lookup",
+        "finds an order",
+        serde_json::json!({"type": "object", "properties": {"id": {"type": "string", "pattern": "^[0-9]+$"}}}),
+    );
+    let error = Catalogue::new()
+        .add_tool(trellis_agent::testing::RecordingTool::new(spec, "found"))
+        .map(drop)
+        .expect_err("refused");
+    assert_eq!(
+        error.to_string(),
+        "tool `lookup` has a schema that cannot be checked: arguments.id: `pattern` is not checked by this crate; remove it, or check it in the tool"
+    );
 }
 
 #[tokio::test]

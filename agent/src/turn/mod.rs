@@ -171,6 +171,7 @@ pub(crate) fn build(parts: Parts) -> Result<AgentGraph, AgentError> {
         }
     }
     let plan = Plan::read(&blueprint)?;
+    let name = blueprint.name.clone();
     let mut advertised = if plan.runs_tools {
         parts.tools.specs()
     } else {
@@ -210,7 +211,7 @@ pub(crate) fn build(parts: Parts) -> Result<AgentGraph, AgentError> {
     )
     .compile()
     .map_err(|error| AgentError::Blueprint {
-        blueprint: "(agent)".into(),
+        blueprint: name,
         message: error.to_string(),
     })?;
     Ok(AgentGraph {

@@ -292,7 +292,15 @@ async fn run_tools(live: &mut LiveTurn, state: &TurnState, ctx: &NodeContext) ->
         .cloned()
         .collect();
     let advertised = advertised.to_vec();
-    if let Some(TurnAnswer::Reject { reason }) = &state.reply {
+    // Only `Approve` approves: a reply to an approval question is no approval (fail closed).
+    let refusal = match &state.reply {
+        Some(TurnAnswer::Reject { reason }) => Some(reason.clone()),
+        Some(TurnAnswer::Reply { text }) => {
+            Some(format!("the answer was not an approval ({text})"))
+        }
+        Some(TurnAnswer::Approve) | None => None,
+    };
+    if let Some(reason) = refusal {
         for call in &calls {
             let text = format!("rejected by a person, not run: {reason}");
             live.push(step, node, tool_result(call, text, true), Vec::new());

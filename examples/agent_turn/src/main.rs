@@ -107,7 +107,7 @@ fn desk(
 ) -> Result<AgentGraph, Box<dyn std::error::Error>> {
     let mut catalogue = Catalogue::shipped()?;
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    catalogue.add_tool(ListFiles::new(root));
+    catalogue.add_tool(ListFiles::new(root))?;
     let mut definition =
         AgentDefinition::parse("agents/desk.md", include_str!("../agents/desk.md"))?;
     definition.approve_tools = approve_tools;
