@@ -133,26 +133,7 @@ async fn dispatch(
         );
         update = update.awaiting(None).reply(None);
     }
-    // Every call must have a result before the model is asked again (providers refuse a
-    // history with an unanswered call); one the turn moved past is answered as not run.
-    for (id, name) in live.open_calls() {
-        let call = ToolCall::new(id, name, "");
-        let text = "not run: the turn moved on before this call was run".to_owned();
-        live.push(step, node, tool_result(&call, text, true), Vec::new());
-    }
-    let mut messages = live.messages();
-    if let Some(instruction) = instruction {
-        messages.push(Message::system(instruction));
-    }
-    let model = Arc::clone(&live.model);
-    let response = model
-        .complete(ModelRequest {
-            messages: &messages,
-            tools: &advertised,
-        })
-        .await
-        .map_err(NodeError::new)?;
-    live.usage += response.usage;
+    let response = ask_model(live, ctx, instruction, &advertised).await?;
     let names: Vec<String> = advertised.iter().map(|t| t.name.clone()).collect();
     live.push(step, node, response.to_message(), names.clone());
     let pending: Vec<String> = response.tool_calls.iter().map(|c| c.id.clone()).collect();
@@ -175,6 +156,41 @@ async fn dispatch(
         .input_tokens(response.usage.input_tokens)
         .output_tokens(response.usage.output_tokens)
         .into())
+}
+
+/// Asks the model, with `instruction` said for this call only and `tools` advertised.
+async fn ask_model(
+    live: &mut LiveTurn,
+    ctx: &NodeContext,
+    instruction: Option<&str>,
+    tools: &[ToolSpec],
+) -> Result<crate::model::ModelResponse, NodeError> {
+    // Every call must have a result before the model is asked again (providers refuse a
+    // history with an unanswered call); one the turn moved past is answered as not run.
+    for (id, name) in live.open_calls() {
+        let call = ToolCall::new(id, name, "");
+        let text = "not run: the turn moved on before this call was run".to_owned();
+        live.push(
+            ctx.step(),
+            ctx.node(),
+            tool_result(&call, text, true),
+            Vec::new(),
+        );
+    }
+    let mut messages = live.messages();
+    if let Some(instruction) = instruction {
+        messages.push(Message::system(instruction));
+    }
+    let model = Arc::clone(&live.model);
+    let response = model
+        .complete(ModelRequest {
+            messages: &messages,
+            tools,
+        })
+        .await
+        .map_err(NodeError::new)?;
+    live.usage += response.usage;
+    Ok(response)
 }
 
 /// Reads the model's last answer: counts identical answers in a row, and trips the breaker.
@@ -477,19 +493,7 @@ async fn review(
 ) -> Output {
     let (step, node) = (ctx.step(), ctx.node());
     let spec = review_tool();
-    let mut messages = live.messages();
-    if let Some(instruction) = instruction {
-        messages.push(Message::system(instruction));
-    }
-    let model = Arc::clone(&live.model);
-    let response = model
-        .complete(ModelRequest {
-            messages: &messages,
-            tools: std::slice::from_ref(&spec),
-        })
-        .await
-        .map_err(NodeError::new)?;
-    live.usage += response.usage;
+    let response = ask_model(live, ctx, instruction, std::slice::from_ref(&spec)).await?;
     live.push(step, node, response.to_message(), vec![spec.name.clone()]);
     let schema = crate::schema::Schema::compile(&spec.parameters).map_err(NodeError::new)?;
     let mut verdict: Option<(bool, String)> = None;
