@@ -33,6 +33,7 @@
 
 mod agent;
 pub mod blueprints;
+mod definition;
 mod error;
 mod message;
 mod model;
@@ -47,7 +48,8 @@ pub mod toolbox;
 pub mod transcript;
 mod turn;
 
-pub use agent::{AgentCard, AgentDefinition, Catalogue, Models};
+pub use agent::{AgentCard, Catalogue, Models};
+pub use definition::AgentDefinition;
 pub use error::AgentError;
 pub use message::{Message, ToolCall, Usage};
 pub use model::{Model, ModelError, ModelRequest, ModelResponse};

@@ -14,15 +14,18 @@ use crate::model::Model;
 use crate::tool::ToolSet;
 use crate::transcript::{InMemoryTranscripts, TranscriptStore};
 
+mod delegate;
 mod live;
 mod nodes;
 mod plan;
+mod review;
+mod safety;
 mod state;
 
 pub use state::{Next, TurnAnswer, TurnState, TurnStateUpdate};
 
+pub(crate) use delegate::helper_tool;
 use live::Bridge;
-pub(crate) use nodes::helper_tool;
 use nodes::{KindNode, Shared};
 pub(crate) use plan::Plan;
 

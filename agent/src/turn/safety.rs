@@ -1,0 +1,169 @@
+//! The safety rules of tool use, in one place: a call runs only if its tool was advertised for
+//! that answer, its arguments parse and fit the schema (never defaulted), and — for side effects
+//! — a person approved it when the blueprint asks one. Results keep the provider's call ids, in
+//! the calls' order; a pausing tool pauses the run rather than faking an answer.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use trellis::{InterruptRequest, NodeContext, NodeResult};
+
+use super::live::LiveTurn;
+use super::nodes::{Output, tool_result};
+use super::state::{TurnAnswer, TurnState, TurnStateUpdate};
+use crate::message::ToolCall;
+use crate::tool::ToolEffect;
+
+/// Whether a pending call that passes the checks is to a tool with side effects (a call
+/// that will be refused needs nobody's approval).
+pub(super) fn needs_approval(live: &LiveTurn, state: &TurnState) -> bool {
+    live.last_calls().is_some_and(|(calls, advertised)| {
+        calls.iter().any(|call| {
+            state.pending.contains(&call.id)
+                && matches!(check(live, call, advertised), Checked::Run(_))
+                && live
+                    .tools
+                    .get(&call.name)
+                    .is_some_and(|t| t.spec.effect == ToolEffect::SideEffects)
+        })
+    })
+}
+
+/// What a call is, once checked.
+pub(super) enum Checked {
+    Run(Value),
+    Pause(Value),
+    Refused(String),
+}
+
+/// Checks the pending calls of the last answer and runs those that pass, in the model's order,
+/// each result carrying its call's id.
+pub(super) async fn run_tools(live: &mut LiveTurn, state: &TurnState, ctx: &NodeContext) -> Output {
+    let (step, node) = (ctx.step(), ctx.node());
+    let update = TurnStateUpdate::default().pending(Vec::new()).reply(None);
+    let Some((calls, advertised)) = live.last_calls() else {
+        return Ok(update.into());
+    };
+    let calls: Vec<ToolCall> = calls
+        .iter()
+        .filter(|c| state.pending.contains(&c.id))
+        .cloned()
+        .collect();
+    let advertised = advertised.to_vec();
+    // Only `Approve` approves: a reply to an approval question is no approval (fail closed).
+    let refusal = match &state.reply {
+        Some(TurnAnswer::Reject { reason }) => Some(reason.clone()),
+        Some(TurnAnswer::Reply { text }) => {
+            Some(format!("the answer was not an approval ({text})"))
+        }
+        Some(TurnAnswer::Approve) | None => None,
+    };
+    if let Some(reason) = refusal {
+        for call in &calls {
+            let text = format!("rejected by a person, not run: {reason}");
+            live.push(step, node, tool_result(call, text, true), Vec::new());
+        }
+        return Ok(update.into());
+    }
+    let mut pause = None;
+    for call in &calls {
+        let (text, is_error) = match check(live, call, &advertised) {
+            Checked::Refused(why) => (format!("refused, not run: {why}"), true),
+            Checked::Pause(arguments) if pause.is_none() => {
+                pause = Some((call.clone(), arguments));
+                continue;
+            }
+            Checked::Pause(_) => (
+                "refused, not run: the turn already pauses for another question".to_owned(),
+                true,
+            ),
+            Checked::Run(arguments) => {
+                let tool = live.tools.get(&call.name).map(|t| Arc::clone(&t.tool));
+                match tool {
+                    Some(tool) => match tool.call(arguments).await {
+                        Ok(output) => (output, false),
+                        Err(error) => (format!("failed: {error}"), true),
+                    },
+                    None => ("refused, not run: no such tool".to_owned(), true),
+                }
+            }
+        };
+        live.push(step, node, tool_result(call, text, is_error), Vec::new());
+    }
+    let Some((call, arguments)) = pause else {
+        return Ok(update.into());
+    };
+    // A pausing tool renders its question (it changes nothing); the person's reply becomes the
+    // call's result when the turn goes on.
+    let tool = live.tools.get(&call.name).map(|t| Arc::clone(&t.tool));
+    let question = match tool {
+        Some(tool) => tool.call(arguments).await,
+        None => Err(crate::tool::ToolError::new("no such tool")),
+    };
+    match question {
+        Ok(question) => Ok(NodeResult::UpdateThen(
+            update.awaiting(Some(call.id.clone())),
+            trellis::Command::Interrupt(InterruptRequest::new(
+                format!("tool:{}", call.name),
+                question,
+            )),
+        )),
+        Err(error) => {
+            live.push(
+                step,
+                node,
+                tool_result(&call, format!("failed: {error}"), true),
+                Vec::new(),
+            );
+            Ok(update.into())
+        }
+    }
+}
+
+/// The safety rules for one call.
+pub(super) fn check(live: &LiveTurn, call: &ToolCall, advertised: &[String]) -> Checked {
+    if !advertised.contains(&call.name) {
+        return Checked::Refused(format!(
+            "`{}` is not a tool offered in this turn (offered: {})",
+            call.name,
+            if advertised.is_empty() {
+                "none".to_owned()
+            } else {
+                advertised.join(", ")
+            }
+        ));
+    }
+    let Some(tool) = live.tools.get(&call.name) else {
+        return Checked::Refused(format!("`{}` is not one of this agent's tools", call.name));
+    };
+    let side_effects = tool.spec.effect == ToolEffect::SideEffects;
+    let text = call.arguments.trim();
+    let arguments = if text.is_empty() {
+        if side_effects || tool.schema.takes_arguments() {
+            return Checked::Refused("the arguments are empty".to_owned());
+        }
+        json!({})
+    } else {
+        match serde_json::from_str::<Value>(text) {
+            Ok(value) => value,
+            Err(error) => {
+                return Checked::Refused(format!("the arguments are not valid JSON ({error})"));
+            }
+        }
+    };
+    if let Err(mismatch) = tool.schema.check(&arguments) {
+        return Checked::Refused(format!(
+            "the arguments do not fit the tool's schema: {mismatch}"
+        ));
+    }
+    let empty = arguments.as_object().is_some_and(serde_json::Map::is_empty);
+    if side_effects && empty && tool.schema.takes_arguments() {
+        return Checked::Refused(
+            "a tool with side effects is never run with empty arguments".to_owned(),
+        );
+    }
+    match tool.spec.effect {
+        ToolEffect::Pause => Checked::Pause(arguments),
+        ToolEffect::ReadOnly | ToolEffect::SideEffects => Checked::Run(arguments),
+    }
+}
