@@ -374,12 +374,14 @@ impl<'a> Reader<'a> {
         })
     }
 
-    /// `endpoint = { kw_start | kw_end | ident }`
+    /// `endpoint = { kw_start | kw_end | !kw_node ~ ident }`
     fn endpoint(&mut self) -> Option<Endpoint<'a>> {
         let ident = self.ident()?;
         Some(match ident.text {
             "START" => Endpoint::Start(ident.span),
             "END" => Endpoint::End(ident.span),
+            // `!kw_node ~ ident`: the pest parser's error to report.
+            "node" => return None,
             _ => Endpoint::Node(ident),
         })
     }

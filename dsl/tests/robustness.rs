@@ -435,3 +435,28 @@ fn a_50_mb_file_of_garbage() {
     assert_spans_inside(&text, &checked.diagnostics);
     assert!(checked.diagnostics.len() <= 101, "syntax errors are capped");
 }
+
+/// Found by `mutations_of_valid_files`: `node-> tool_failed;` (a `node` statement gone wrong)
+/// was read as an edge from a node named `node`, so the names it declared were reported
+/// undeclared with no syntax error to blame. `node` is no node name.
+#[test]
+fn a_node_statement_gone_wrong_is_a_syntax_error_not_an_edge_from_node() {
+    let text = "graph G {\n    node tools { on_error tool_failed; }\n    node-> tool_failed;\n    START -> tools;\n    tools -> tool_failed;\n    tool_failed -> END;\n}\n";
+    let checked = check(text);
+    let codes: Vec<&str> = checked
+        .diagnostics
+        .iter()
+        .map(|d| d.code.as_str())
+        .collect();
+    assert_eq!(codes, ["E0001"], "{:#?}", checked.diagnostics);
+    check_everything(text);
+    readers_agree(text);
+    let edge = "graph G { node a; START -> a; a -> node; }";
+    let codes: Vec<&str> = check(edge)
+        .diagnostics
+        .iter()
+        .map(|d| d.code.as_str())
+        .collect();
+    assert_eq!(codes, ["E0001"], "{edge}");
+    readers_agree(edge);
+}
