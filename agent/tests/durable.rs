@@ -103,6 +103,10 @@ async fn a_turn_paused_for_approval_survives_a_restart_and_completes() {
         .expect("store")
         .expect("the run");
     assert_eq!(record.status, RunStatus::Completed);
+    assert_eq!(
+        record.graph, "tester",
+        "runs are recorded under the agent's name"
+    );
     assert_eq!(record.state["answer"], "Ops was told (ticket 881 opened).");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -175,6 +175,9 @@ pub(crate) fn build(parts: Parts) -> Result<AgentGraph, AgentError> {
     }
     let plan = Plan::read(&blueprint)?;
     let name = blueprint.name.clone();
+    // Runs are recorded under the agent's name, not the blueprint's: agents sharing a blueprint
+    // are different graphs to a store, a worker's queue and a UI.
+    blueprint.name.clone_from(&parts.name);
     let mut advertised = if plan.runs_tools {
         parts.tools.specs()
     } else {
