@@ -24,8 +24,10 @@ use trellis::{Decision, GraphState, RunId};
 
 trellis::include_generated!("support");
 
-/// One support ticket as it moves through the graph.
+/// One support ticket as it moves through the graph. Every field has a default, so a run can
+/// be started with the text alone (`{"text": "…"}`, as the server's clients do).
 #[derive(Clone, Debug, Default, Serialize, Deserialize, GraphState)]
+#[serde(default)]
 pub struct Ticket {
     /// What the customer wrote.
     pub text: String,
@@ -57,7 +59,19 @@ impl Ticket {
 }
 
 /// The support desk: what each node of the graph does.
-struct Desk;
+#[derive(Default)]
+struct Desk {
+    /// How long each node takes, to watch runs go by in the studio (`serve --pace MS`).
+    pace: std::time::Duration,
+}
+
+impl Desk {
+    async fn pace(&self) {
+        if !self.pace.is_zero() {
+            tokio::time::sleep(self.pace).await;
+        }
+    }
+}
 
 #[trellis::async_trait]
 impl support::Handlers for Desk {
@@ -66,6 +80,7 @@ impl support::Handlers for Desk {
         ticket: Arc<Ticket>,
         _: &mut trellis::NodeContext,
     ) -> support::NodeOutput {
+        self.pace().await;
         let billing = ["invoice", "charge", "refund"]
             .iter()
             .any(|w| ticket.text.contains(w));
@@ -80,6 +95,7 @@ impl support::Handlers for Desk {
         _: Arc<Ticket>,
         _: &mut trellis::NodeContext,
     ) -> support::NodeOutput {
+        self.pace().await;
         let invoice = "INV-2291 (€120, charged twice on 3 March)".to_owned();
         Ok(TicketUpdate::default().invoice(Some(invoice)).into())
     }
@@ -89,6 +105,7 @@ impl support::Handlers for Desk {
         ticket: Arc<Ticket>,
         _: &mut trellis::NodeContext,
     ) -> support::NodeOutput {
+        self.pace().await;
         let mut text = format!(
             "Hello, thank you for writing to us about \"{}\".",
             ticket.text
@@ -115,6 +132,7 @@ impl support::Handlers for Desk {
         ticket: Arc<Ticket>,
         _: &mut trellis::NodeContext,
     ) -> support::NodeOutput {
+        self.pace().await;
         // The automatic reviewer only checks the reply greets the customer.
         let greets = ticket
             .draft
@@ -125,6 +143,7 @@ impl support::Handlers for Desk {
     }
 
     async fn send(&self, ticket: Arc<Ticket>, _: &mut trellis::NodeContext) -> support::NodeOutput {
+        self.pace().await;
         let update = match (ticket.approved(), &ticket.draft) {
             (true, Some(draft)) => TicketUpdate::default().sent(draft.clone()),
             _ => TicketUpdate::default(),
@@ -158,7 +177,8 @@ impl support::Handlers for Desk {
 
 const USAGE: &str = "usage: support [start] [--text TEXT] [--db FILE]
        support resume RUN_ID (--approve | --reject REASON) [--db FILE]
-       support demo [--text TEXT] [--approve | --reject REASON] [--db FILE]";
+       support demo [--text TEXT] [--approve | --reject REASON] [--db FILE]
+       support serve [--port PORT] [--host ADDR] [--token TOKEN] [--pace MS] [--db FILE]";
 
 /// What the command line asks for.
 enum Command {
@@ -168,9 +188,14 @@ enum Command {
     Start { text: String },
     /// Answer a paused run, in this or any later process.
     Resume { run_id: RunId, decision: Decision },
+    /// Serve the graph over HTTP, with the studio, until Ctrl-C.
+    Serve(trellis_server::ServeOptions, std::time::Duration),
 }
 
 fn parse(args: Vec<String>) -> Result<(Command, PathBuf), String> {
+    if args.first().map(String::as_str) == Some("serve") {
+        return parse_serve(args.into_iter().skip(1));
+    }
     let mut db = PathBuf::from("trellis.db");
     let mut text = "I was charged twice for my invoice".to_owned();
     let mut decision = None;
@@ -214,6 +239,60 @@ fn parse(args: Vec<String>) -> Result<(Command, PathBuf), String> {
         }
     };
     Ok((command, db))
+}
+
+/// Serves the support graph over HTTP, its runs in `store` and executed by the server's
+/// workers, until Ctrl-C.
+async fn serve(
+    store: Arc<SqliteCheckpointer>,
+    options: trellis_server::ServeOptions,
+    pace: std::time::Duration,
+    db: &std::path::Path,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let server = trellis_server::Server::builder(store)
+        .graph(support::build(Desk { pace }))
+        .build()?;
+    let running = server.serve(options).await?;
+    println!("listening on http://{}", running.local_addr());
+    println!("runs in {}; Ctrl-C stops", db.display());
+    running.wait().await;
+    Ok(())
+}
+
+/// `serve`'s options: 127.0.0.1:8080 unless told otherwise.
+fn parse_serve(mut args: impl Iterator<Item = String>) -> Result<(Command, PathBuf), String> {
+    let mut db = PathBuf::from("trellis.db");
+    let mut options = trellis_server::ServeOptions::default();
+    let mut pace = std::time::Duration::ZERO;
+    let bad = |what: &str| format!("{what}\n{USAGE}");
+    while let Some(arg) = args.next() {
+        let mut value = || {
+            args.next()
+                .ok_or_else(|| bad(&format!("{arg} needs a value")))
+        };
+        match arg.as_str() {
+            "--db" => db = PathBuf::from(value()?),
+            "--port" => {
+                let port = value()?.parse().map_err(|_| bad("--port takes a number"))?;
+                options.addr.set_port(port);
+            }
+            "--host" => {
+                let ip = value()?
+                    .parse()
+                    .map_err(|_| bad("--host takes an IP address"))?;
+                options.addr.set_ip(ip);
+            }
+            "--token" => options.token = Some(value()?),
+            "--pace" => {
+                let ms = value()?
+                    .parse()
+                    .map_err(|_| bad("--pace takes milliseconds"))?;
+                pace = std::time::Duration::from_millis(ms);
+            }
+            _ => return Err(USAGE.to_owned()),
+        }
+    }
+    Ok((Command::Serve(options, pace), db))
 }
 
 /// Says where the run stands; a paused run is shown with its draft and how to answer it.
@@ -265,8 +344,9 @@ async fn main() -> std::process::ExitCode {
 async fn run(command: Command, db: &std::path::Path) -> Result<(), Box<dyn std::error::Error>> {
     // Runs live in one SQLite file: a paused run outlives this process.
     let store = Arc::new(SqliteCheckpointer::open(db)?);
-    let graph = support::build(Desk).with_checkpointer(store);
+    let graph = support::build(Desk::default()).with_checkpointer(Arc::clone(&store));
     let outcome = match command {
+        Command::Serve(options, pace) => return serve(store, options, pace, db).await,
         Command::Demo { text, first } => {
             let mut outcome = graph
                 .invoke(Ticket {

@@ -1,0 +1,105 @@
+//! The graphs a server runs, whatever their state types: each behind one object-safe trait,
+//! so that requests carry JSON and the store stays untyped.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use trellis::blueprint::Blueprint;
+use trellis::checkpoint::RunQueue;
+use trellis::run::CancellationToken;
+use trellis::worker::Worker;
+use trellis::{ApplyResume, CompiledGraph, RunId};
+
+use crate::error::ApiError;
+
+/// A graph the server can start, answer and execute.
+#[async_trait]
+pub(crate) trait Served: Send + Sync {
+    /// The graph's name (an agent's name for an agent).
+    fn name(&self) -> &str;
+
+    /// Its topology.
+    fn blueprint(&self) -> Blueprint;
+
+    /// Queues a run on `input` (the state as JSON) for the workers.
+    async fn enqueue(&self, input: Value) -> Result<RunId, ApiError>;
+
+    /// Folds the answers (JSON, by interrupt id) into a paused run and queues it again.
+    async fn answer(&self, run_id: &RunId, answers: Vec<(String, Value)>) -> Result<(), ApiError>;
+
+    /// A worker executing this graph's runs until `stop` is cancelled.
+    fn spawn_worker(&self, stop: CancellationToken) -> tokio::task::JoinHandle<()>;
+}
+
+/// A compiled graph on the server's store.
+pub(crate) struct ServedGraph<S: ApplyResume> {
+    pub(crate) name: String,
+    pub(crate) graph: CompiledGraph<S>,
+    pub(crate) store: Arc<dyn RunQueue>,
+}
+
+impl<S: ApplyResume> ServedGraph<S> {
+    pub(crate) fn new(graph: CompiledGraph<S>, store: Arc<dyn RunQueue>) -> Self {
+        ServedGraph {
+            name: graph.name().to_owned(),
+            graph: graph.with_checkpointer(Arc::clone(&store)),
+            store,
+        }
+    }
+}
+
+#[async_trait]
+impl<S> Served for ServedGraph<S>
+where
+    S: ApplyResume,
+    S::Input: DeserializeOwned,
+{
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn blueprint(&self) -> Blueprint {
+        self.graph.blueprint().clone()
+    }
+
+    async fn enqueue(&self, input: Value) -> Result<RunId, ApiError> {
+        let state: S = serde_json::from_value(input).map_err(|e| {
+            ApiError::bad_request(format!(
+                "the input is not a state of graph `{}`: {e}",
+                self.name
+            ))
+        })?;
+        Ok(self.graph.enqueue(state).await?)
+    }
+
+    async fn answer(&self, run_id: &RunId, answers: Vec<(String, Value)>) -> Result<(), ApiError> {
+        let answers = answers
+            .into_iter()
+            .map(|(id, value)| {
+                serde_json::from_value::<S::Input>(value)
+                    .map(|input| (id.clone(), input))
+                    .map_err(|e| {
+                        ApiError::bad_request(format!(
+                            "the answer to `{id}` is not one graph `{}` takes: {e}",
+                            self.name
+                        ))
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(self.graph.enqueue_resume_each(run_id, answers).await?)
+    }
+
+    fn spawn_worker(&self, stop: CancellationToken) -> tokio::task::JoinHandle<()> {
+        let worker = Worker::new(self.graph.clone(), Arc::clone(&self.store))
+            .with_poll_interval(std::time::Duration::from_millis(50));
+        let stopper = worker.stopper();
+        tokio::spawn(async move {
+            let run = tokio::spawn(worker.run());
+            stop.cancelled().await;
+            stopper.cancel();
+            let _ = run.await;
+        })
+    }
+}

@@ -1,0 +1,258 @@
+//! What every request handler shares: the graphs, the agents and the store, and the queries
+//! over the store that REST and JSON-RPC both answer.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+use trellis::RunId;
+use trellis::checkpoint::{Checkpoint, RunQueue, RunRecord, RunStatus};
+use trellis::run::Timestamp;
+use trellis_agent::AgentCard;
+
+use crate::error::ApiError;
+use crate::registry::Served;
+
+/// The server's shared state.
+pub(crate) struct App {
+    pub(crate) graphs: BTreeMap<String, Arc<dyn Served>>,
+    pub(crate) agents: BTreeMap<String, AgentCard>,
+    pub(crate) store: Arc<dyn RunQueue>,
+}
+
+/// A graph definition, as listed.
+#[derive(Debug, Serialize)]
+pub(crate) struct Definition {
+    pub(crate) name: String,
+    pub(crate) doc: Option<String>,
+    /// The agent this graph runs, if it is an agent's.
+    pub(crate) agent: Option<String>,
+    pub(crate) blueprint: trellis::blueprint::Blueprint,
+    pub(crate) mermaid: String,
+}
+
+/// Which runs to list.
+#[derive(Debug, Default, serde::Deserialize)]
+pub(crate) struct RunFilter {
+    pub(crate) graph: Option<String>,
+    pub(crate) status: Option<String>,
+    pub(crate) limit: Option<usize>,
+    pub(crate) offset: Option<usize>,
+}
+
+/// The most runs one page lists.
+const MAX_PAGE: usize = 500;
+
+impl App {
+    pub(crate) fn definitions(&self) -> Vec<Definition> {
+        self.graphs
+            .values()
+            .map(|g| self.definition(g.as_ref()))
+            .collect()
+    }
+
+    pub(crate) fn definition(&self, graph: &dyn Served) -> Definition {
+        let blueprint = graph.blueprint();
+        Definition {
+            name: graph.name().to_owned(),
+            doc: blueprint.doc.clone(),
+            agent: self
+                .agents
+                .contains_key(graph.name())
+                .then(|| graph.name().to_owned()),
+            mermaid: trellis_dsl::export::to_mermaid(&blueprint),
+            blueprint,
+        }
+    }
+
+    pub(crate) fn graph(&self, name: &str) -> Result<&Arc<dyn Served>, ApiError> {
+        self.graphs.get(name).ok_or_else(|| {
+            let known: Vec<&str> = self.graphs.keys().map(String::as_str).collect();
+            ApiError::not_found(format!(
+                "no graph is named `{name}` (there are: {})",
+                known.join(", ")
+            ))
+        })
+    }
+
+    pub(crate) fn agent(&self, name: &str) -> Result<&AgentCard, ApiError> {
+        self.agents.get(name).ok_or_else(|| {
+            let known: Vec<&str> = self.agents.keys().map(String::as_str).collect();
+            ApiError::not_found(format!(
+                "no agent is named `{name}` (there are: {})",
+                known.join(", ")
+            ))
+        })
+    }
+
+    pub(crate) async fn run(&self, run_id: &str) -> Result<RunRecord, ApiError> {
+        self.store
+            .load_run(&RunId::from(run_id))
+            .await?
+            .ok_or_else(|| ApiError::not_found(format!("no run is named `{run_id}`")))
+    }
+
+    /// Runs newest first, filtered by graph and status, paged after filtering.
+    pub(crate) async fn runs(&self, filter: &RunFilter) -> Result<Vec<RunRecord>, ApiError> {
+        let status = match filter.status.as_deref() {
+            None => None,
+            Some(text) => Some(parse_status(text)?),
+        };
+        if let Some(graph) = &filter.graph {
+            self.graph(graph)?;
+        }
+        let limit = filter.limit.unwrap_or(50).min(MAX_PAGE);
+        let mut skip = filter.offset.unwrap_or(0);
+        let mut out = Vec::new();
+        let mut from = 0;
+        // The store lists all runs newest first; filters are applied here, a page at a time.
+        loop {
+            let page = self.store.list_runs(MAX_PAGE, from).await?;
+            let done = page.len() < MAX_PAGE;
+            from += page.len();
+            for run in page {
+                let keep = filter.graph.as_ref().is_none_or(|g| &run.graph == g)
+                    && status.is_none_or(|s| run.status == s);
+                if !keep {
+                    continue;
+                }
+                if skip > 0 {
+                    skip -= 1;
+                } else if out.len() < limit {
+                    out.push(run);
+                }
+            }
+            if done || out.len() >= limit {
+                return Ok(out);
+            }
+        }
+    }
+
+    pub(crate) async fn checkpoints(&self, run_id: &str) -> Result<Vec<Checkpoint>, ApiError> {
+        let run = self.run(run_id).await?;
+        Ok(self.store.list_checkpoints(&run.run_id).await?)
+    }
+
+    /// Queues a run of `graph` on `input`; a worker executes it.
+    pub(crate) async fn create(&self, graph: &str, input: Value) -> Result<RunRecord, ApiError> {
+        let served = self.graph(graph)?;
+        let run_id = served.enqueue(input).await?;
+        tracing::info!(target: "trellis_server", %run_id, graph, "run created");
+        self.run(run_id.as_str()).await
+    }
+
+    /// Answers a paused run's interrupts: `answers` by interrupt id, or one `answer` for the
+    /// only interrupt. Nothing is written when anything is wrong.
+    pub(crate) async fn resume(&self, run_id: &str, body: &Value) -> Result<RunRecord, ApiError> {
+        let run = self.run(run_id).await?;
+        if run.status != RunStatus::Paused {
+            return Err(ApiError::conflict(format!(
+                "run {run_id} is {}, not paused: there is nothing to answer",
+                run.status
+            )));
+        }
+        let served = self.graph(&run.graph)?;
+        let answers: Vec<(String, Value)> = match (body.get("answers"), body.get("answer")) {
+            (Some(Value::Object(by_id)), None) => by_id
+                .iter()
+                .map(|(id, a)| (id.clone(), a.clone()))
+                .collect(),
+            (None, Some(answer)) => match run.interrupts.as_slice() {
+                [only] => vec![(only.id.clone(), answer.clone())],
+                _ => {
+                    return Err(ApiError::bad_request(format!(
+                        "run {run_id} waits for {} answers: give them as `answers`, by interrupt id",
+                        run.interrupts.len()
+                    )));
+                }
+            },
+            _ => {
+                return Err(ApiError::bad_request(
+                    "give `answer` (for a run with one question) or `answers` (an object by interrupt id)",
+                ));
+            }
+        };
+        let pending: Vec<&str> = run.interrupts.iter().map(|i| i.id.as_str()).collect();
+        if let Some((unknown, _)) = answers
+            .iter()
+            .find(|(id, _)| !pending.contains(&id.as_str()))
+        {
+            return Err(ApiError::bad_request(format!(
+                "run {run_id} has no interrupt `{unknown}` (it waits for: {})",
+                pending.join(", ")
+            )));
+        }
+        served.answer(&run.run_id, answers).await?;
+        tracing::info!(target: "trellis_server", run_id, "run answered");
+        self.run(run_id).await
+    }
+
+    /// Cancels a run that has not ended: queued, paused, or executing (its worker is fenced
+    /// out at its next checkpoint). The record says why.
+    pub(crate) async fn cancel(&self, run_id: &str) -> Result<RunRecord, ApiError> {
+        for _ in 0..5 {
+            let run = self.run(run_id).await?;
+            let mut cancelled = run.clone();
+            cancelled.status = RunStatus::Failed;
+            cancelled.error = Some("cancelled by a request to the server".to_owned());
+            cancelled.owner = None;
+            cancelled.lease_until = None;
+            cancelled.interrupts.clear();
+            cancelled.updated_at = Timestamp::now();
+            let done = match run.status {
+                RunStatus::Completed | RunStatus::Failed => {
+                    return Err(ApiError::conflict(format!(
+                        "run {run_id} already {}; there is nothing to cancel",
+                        run.status
+                    )));
+                }
+                RunStatus::Paused => self.store.claim_run(&cancelled, RunStatus::Paused).await?,
+                RunStatus::Running => {
+                    self.store
+                        .take_over(&cancelled, run.owner.as_deref())
+                        .await?
+                }
+            };
+            if done {
+                tracing::info!(target: "trellis_server", run_id, "run cancelled");
+                return Ok(cancelled);
+            }
+            // The run moved on between the read and the write: read it again.
+        }
+        Err(ApiError::conflict(format!(
+            "run {run_id} keeps changing; try again"
+        )))
+    }
+
+    /// Waits until the run is no longer running (paused, completed, failed), at most `timeout`.
+    pub(crate) async fn wait(
+        &self,
+        run_id: &str,
+        timeout: Duration,
+    ) -> Result<RunRecord, ApiError> {
+        let until = tokio::time::Instant::now() + timeout;
+        loop {
+            let run = self.run(run_id).await?;
+            if run.status != RunStatus::Running || tokio::time::Instant::now() >= until {
+                return Ok(run);
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+}
+
+pub(crate) fn parse_status(text: &str) -> Result<RunStatus, ApiError> {
+    Ok(match text {
+        "running" => RunStatus::Running,
+        "paused" => RunStatus::Paused,
+        "completed" => RunStatus::Completed,
+        "failed" => RunStatus::Failed,
+        other => {
+            return Err(ApiError::bad_request(format!(
+                "`{other}` is not a status: running, paused, completed or failed"
+            )));
+        }
+    })
+}

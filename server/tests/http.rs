@@ -1,0 +1,425 @@
+//! The control surface over real HTTP: the JSON-RPC flow of the seed specification, the same
+//! through REST, the event stream and its rejoin, and every bad request refused with a clear
+//! JSON error and nothing written.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::{Client, serve};
+use serde_json::{Value, json};
+use trellis::checkpoint::{InMemoryCheckpointer, RunQueue};
+use trellis_server::ServeOptions;
+
+fn store() -> Arc<dyn RunQueue> {
+    Arc::new(InMemoryCheckpointer::new())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_rpc_flow_lists_runs_gets_browses_and_resumes() {
+    let running = serve(store(), ServeOptions::default()).await;
+    let client = Client::new(&running);
+
+    let definitions = client
+        .rpc("graph_definition_list", json!({}))
+        .await
+        .expect("definitions");
+    assert_eq!(definitions[0]["name"], "Jobs");
+    assert_eq!(definitions[0]["blueprint"]["format"], 1);
+    assert!(
+        definitions[0]["mermaid"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("flowchart TD"))
+    );
+
+    let created = client
+        .rpc(
+            "graph_run",
+            json!({"graph": "Jobs", "input": {"rounds": 2, "pause": true}}),
+        )
+        .await
+        .expect("a run");
+    let run_id = created["run"]["run_id"]
+        .as_str()
+        .expect("a run id")
+        .to_owned();
+    assert_eq!(
+        created["audit"],
+        format!("created run {run_id} of graph Jobs")
+    );
+
+    let paused = client.settle(&run_id).await;
+    assert_eq!(paused["status"], "paused");
+    let got = client
+        .rpc("graph_run_get", json!({"run_id": run_id}))
+        .await
+        .expect("the run");
+    assert_eq!(got["interrupts"][0]["request"]["question"], "Go on?");
+    assert_eq!(got["state"]["done"], 2);
+
+    let listed = client
+        .rpc(
+            "graph_run_list",
+            json!({"graph": "Jobs", "status": "paused"}),
+        )
+        .await
+        .expect("runs");
+    assert_eq!(listed.as_array().map(Vec::len), Some(1));
+    assert_eq!(listed[0]["run_id"], run_id.as_str());
+
+    let checkpoints = client
+        .rpc("graph_checkpoint_list", json!({"run_id": run_id}))
+        .await
+        .expect("checkpoints");
+    let labels: Vec<&str> = checkpoints
+        .as_array()
+        .expect("a list")
+        .iter()
+        .filter_map(|c| c["label"].as_str())
+        .collect();
+    assert_eq!(labels, ["start", "step", "step", "pause:before"]);
+
+    let interrupt = got["interrupts"][0]["id"]
+        .as_str()
+        .expect("an interrupt id");
+    let resumed = client
+        .rpc(
+            "graph_resume",
+            json!({"run_id": run_id, "answers": {interrupt: "approve"}}),
+        )
+        .await
+        .expect("resumed");
+    assert_eq!(
+        resumed["audit"],
+        format!("answered run {run_id} of graph Jobs")
+    );
+    let done = client.settle(&run_id).await;
+    assert_eq!(done["status"], "completed");
+    assert_eq!(
+        done["state"]["log"],
+        json!(["work", "work", "approved", "finish"])
+    );
+
+    let agents = client
+        .rpc("graph_agent_list", json!({}))
+        .await
+        .expect("agents");
+    assert_eq!(agents, json!([]));
+    let unknown = client
+        .rpc("graph_frobnicate", json!({}))
+        .await
+        .expect_err("no such method");
+    assert_eq!(unknown["code"], -32601);
+    let missing = client
+        .rpc("graph_run_get", json!({}))
+        .await
+        .expect_err("no run id");
+    assert_eq!(missing["code"], -32602);
+    running.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_flow_through_rest() {
+    let running = serve(store(), ServeOptions::default()).await;
+    let client = Client::new(&running);
+    let (status, graphs) = client.get("/graphs").await;
+    assert_eq!((status, graphs[0]["name"].clone()), (200, json!("Jobs")));
+    let mermaid = reqwest::get(format!("{}/graphs/Jobs/mermaid", client.base))
+        .await
+        .expect("mermaid");
+    assert!(
+        mermaid
+            .text()
+            .await
+            .expect("text")
+            .contains("n_work -.-> n_ask")
+    );
+
+    let (status, run) = client
+        .post(
+            "/runs",
+            &json!({"graph": "Jobs", "input": {"rounds": 1, "pause": true}}),
+        )
+        .await;
+    assert_eq!(status, 201, "{run}");
+    let run_id = run["run_id"].as_str().expect("an id").to_owned();
+    assert_eq!(client.settle(&run_id).await["status"], "paused");
+
+    let (status, listed) = client.get("/runs?status=paused&limit=10").await;
+    assert_eq!(status, 200);
+    assert_eq!(listed[0]["run_id"], run_id.as_str());
+    let (_, checkpoints) = client.get(&format!("/runs/{run_id}/checkpoints")).await;
+    assert_eq!(checkpoints.as_array().map(Vec::len), Some(3));
+
+    let (status, answered) = client
+        .post(
+            &format!("/runs/{run_id}/resume"),
+            &json!({"answer": {"reject": {"reason": "not today"}}}),
+        )
+        .await;
+    assert_eq!(status, 200, "{answered}");
+    let done = client.settle(&run_id).await;
+    assert_eq!(
+        done["state"]["log"],
+        json!(["work", "rejected: not today", "finish"])
+    );
+
+    // Cancel: a paused run is cancelled; an ended one cannot be.
+    let (_, run) = client
+        .post(
+            "/runs",
+            &json!({"graph": "Jobs", "input": {"rounds": 1, "pause": true}}),
+        )
+        .await;
+    let other = run["run_id"].as_str().expect("an id").to_owned();
+    client.settle(&other).await;
+    let (status, cancelled) = client
+        .post(&format!("/runs/{other}/cancel"), &json!({}))
+        .await;
+    assert_eq!(
+        (status, cancelled["status"].clone()),
+        (200, json!("failed"))
+    );
+    assert_eq!(cancelled["error"], "cancelled by a request to the server");
+    let (status, again) = client
+        .post(&format!("/runs/{other}/cancel"), &json!({}))
+        .await;
+    assert_eq!(status, 409, "{again}");
+    running.shutdown().await;
+}
+
+/// The SSE events of `text`: (id, event, data).
+fn events(text: &str) -> Vec<(u64, String, Value)> {
+    text.split("\n\n")
+        .filter_map(|block| {
+            let field = |name: &str| {
+                block
+                    .lines()
+                    .find_map(|line| line.strip_prefix(name).map(|v| v.trim_start().to_owned()))
+            };
+            let id = field("id:")?.parse().ok()?;
+            let data = serde_json::from_str(&field("data:")?).ok()?;
+            Some((id, field("event:")?, data))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_arrive_in_order_and_a_rejoin_resumes_after_the_last_id() {
+    let running = serve(store(), ServeOptions::default()).await;
+    let client = Client::new(&running);
+    let (_, run) = client
+        .post(
+            "/runs",
+            &json!({"graph": "Jobs", "input": {"rounds": 3, "slow_ms": 30}}),
+        )
+        .await;
+    let run_id = run["run_id"].as_str().expect("an id").to_owned();
+
+    // Opened while the run goes on; it ends when the run completes.
+    let text = reqwest::get(format!("{}/runs/{run_id}/stream", client.base))
+        .await
+        .expect("a stream")
+        .text()
+        .await
+        .expect("the whole stream");
+    let seen = events(&text);
+    let kinds: Vec<&str> = seen.iter().map(|(_, kind, _)| kind.as_str()).collect();
+    // Three `work` steps, then `finish`, whose step is the run's completion.
+    assert_eq!(
+        kinds,
+        ["start", "step", "step", "step", "complete"],
+        "{text}"
+    );
+    let ids: Vec<u64> = seen.iter().map(|(id, _, _)| *id).collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+    assert_eq!(seen[1].2["nodes"], json!(["work"]));
+    assert_eq!(
+        seen[4].2["state"]["log"],
+        json!(["work", "work", "work", "finish"])
+    );
+
+    let rejoined = client
+        .http
+        .get(format!("{}/runs/{run_id}/stream", client.base))
+        .header("Last-Event-ID", ids[2].to_string())
+        .send()
+        .await
+        .expect("a stream")
+        .text()
+        .await
+        .expect("the rest");
+    let rest: Vec<u64> = events(&rejoined).iter().map(|(id, _, _)| *id).collect();
+    assert_eq!(rest, ids[3..]);
+    running.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_bad_request_is_a_clear_json_error_and_writes_nothing() {
+    let store = store();
+    let running = serve(
+        Arc::clone(&store),
+        ServeOptions {
+            body_limit: 4096,
+            ..ServeOptions::default()
+        },
+    )
+    .await;
+    let client = Client::new(&running);
+    let (_, run) = client
+        .post(
+            "/runs",
+            &json!({"graph": "Jobs", "input": {"rounds": 1, "pause": true}}),
+        )
+        .await;
+    let paused_id = run["run_id"].as_str().expect("an id").to_owned();
+    client.settle(&paused_id).await;
+    let (_, run) = client
+        .post("/runs", &json!({"graph": "Jobs", "input": {"rounds": 1}}))
+        .await;
+    let done_id = run["run_id"].as_str().expect("an id").to_owned();
+    client.settle(&done_id).await;
+    let before = store.list_runs(100, 0).await.expect("runs");
+
+    let cases: Vec<(u16, (u16, Value))> = vec![
+        (
+            400,
+            client.post_raw("/runs", "{\"graph\": \"Jobs\", ").await,
+        ),
+        (
+            404,
+            client
+                .post("/runs", &json!({"graph": "Jbos", "input": {}}))
+                .await,
+        ),
+        (
+            400,
+            client
+                .post(
+                    "/runs",
+                    &json!({"graph": "Jobs", "input": {"rounds": "many"}}),
+                )
+                .await,
+        ),
+        (400, client.post("/runs", &json!({"input": {}})).await),
+        (404, client.get("/runs/01JF3Q8ZK5V9W2T7M4N6P8R0XY").await),
+        (
+            404,
+            client
+                .get("/runs/01JF3Q8ZK5V9W2T7M4N6P8R0XY/checkpoints")
+                .await,
+        ),
+        (
+            400,
+            client
+                .post(
+                    &format!("/runs/{paused_id}/resume"),
+                    &json!({"answers": {"work@9": "approve"}}),
+                )
+                .await,
+        ),
+        (
+            400,
+            client
+                .post(
+                    &format!("/runs/{paused_id}/resume"),
+                    &json!({"answer": "maybe"}),
+                )
+                .await,
+        ),
+        (
+            400,
+            client
+                .post(&format!("/runs/{paused_id}/resume"), &json!({}))
+                .await,
+        ),
+        (
+            409,
+            client
+                .post(
+                    &format!("/runs/{done_id}/resume"),
+                    &json!({"answer": "approve"}),
+                )
+                .await,
+        ),
+        (400, client.get("/runs?status=sleeping").await),
+        (404, client.get("/graphs/Nope").await),
+        (
+            413,
+            client
+                .post(
+                    "/runs",
+                    &json!({"graph": "Jobs", "input": {"log": ["x".repeat(5000)]}}),
+                )
+                .await,
+        ),
+    ];
+    for (expected, (status, body)) in &cases {
+        assert_eq!(status, expected, "{body}");
+        let message = body["error"]["message"].as_str().unwrap_or_default();
+        assert!(!message.is_empty(), "a message: {body}");
+    }
+    assert_eq!(
+        cases[1].1.1["error"]["message"],
+        "no graph is named `Jbos` (there are: Jobs)"
+    );
+    assert_eq!(
+        cases[6].1.1["error"]["message"],
+        format!("run {paused_id} has no interrupt `work@9` (it waits for: ask@2)")
+    );
+    assert_eq!(
+        cases[9].1.1["error"]["message"],
+        format!("run {done_id} is completed, not paused: there is nothing to answer")
+    );
+    let after = store.list_runs(100, 0).await.expect("runs");
+    assert_eq!(before, after, "nothing was written");
+    running.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_is_required_off_this_machine_and_checked_when_set() {
+    let refused = trellis_server::Server::builder(store())
+        .build()
+        .expect("builds")
+        .serve(ServeOptions {
+            addr: "0.0.0.0:0".parse().expect("addr"),
+            ..ServeOptions::default()
+        })
+        .await
+        .err()
+        .expect("refused to start");
+    assert_eq!(
+        refused.to_string(),
+        "binding 0.0.0.0:0 (not a loopback address) requires a bearer token: set `ServeOptions::token`"
+    );
+
+    let running = serve(
+        store(),
+        ServeOptions {
+            token: Some("s3cret".into()),
+            ..ServeOptions::default()
+        },
+    )
+    .await;
+    let client = Client::new(&running);
+    let (status, body) = client.get("/graphs").await;
+    assert_eq!(status, 401);
+    assert_eq!(body["error"]["code"], "unauthorized");
+    let ok = client
+        .http
+        .get(format!("{}/graphs", client.base))
+        .bearer_auth("s3cret")
+        .send()
+        .await
+        .expect("answers");
+    assert_eq!(ok.status().as_u16(), 200);
+    let wrong = client
+        .http
+        .get(format!("{}/graphs", client.base))
+        .bearer_auth("s3crex")
+        .send()
+        .await
+        .expect("answers");
+    assert_eq!(wrong.status().as_u16(), 401);
+    running.shutdown().await;
+}
