@@ -28,6 +28,7 @@ mod events;
 mod registry;
 mod rpc;
 mod state;
+mod studio;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -201,13 +202,20 @@ impl Server {
         }
     }
 
-    /// The routes, without authentication (for embedding in an app that has its own).
+    /// The API's routes (REST, the event streams, `/rpc`), without authentication (for
+    /// embedding in an app that has its own).
     pub fn router(&self, body_limit: usize) -> Router {
         Router::new()
             .merge(api::routes())
             .route("/rpc", post(rpc::handle))
             .layer(axum::extract::DefaultBodyLimit::max(body_limit))
             .with_state(Arc::clone(&self.app))
+    }
+
+    /// The studio's page and script: static, no data of their own (the page reads the API,
+    /// with the token given as `#token=…` in its address).
+    pub fn studio() -> Router {
+        studio::routes()
     }
 
     /// Listens on `options.addr` and starts the workers.
@@ -226,6 +234,7 @@ impl Server {
                 authorize,
             ));
         }
+        let router = router.merge(Server::studio());
         let listener = tokio::net::TcpListener::bind(options.addr)
             .await
             .map_err(|source| ServerError::Bind {

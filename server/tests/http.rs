@@ -423,3 +423,96 @@ async fn a_token_is_required_off_this_machine_and_checked_when_set() {
     assert_eq!(wrong.status().as_u16(), 401);
     running.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agents_are_listed_run_and_answered_through_the_server() {
+    use trellis_agent::testing::RecordingTool;
+    use trellis_agent::transcript::InMemoryTranscripts;
+    use trellis_agent::{
+        AgentDefinition, Catalogue, ScriptedModel, ToolCall, ToolEffect, ToolSpec,
+    };
+
+    let send = RecordingTool::new(
+        ToolSpec::new(
+            "send",
+            "sends a message",
+            json!({"type": "object", "properties": {"to": {"type": "string"}}, "required": ["to"]}),
+        )
+        .with_effect(ToolEffect::SideEffects),
+        "sent",
+    );
+    let mut catalogue = Catalogue::new();
+    catalogue
+        .add_tool(send.clone())
+        .expect("the tool registers");
+    catalogue
+        .add_agent(AgentDefinition {
+            name: "notifier".into(),
+            description: "tells people things".into(),
+            blueprint: "canonical_turn".into(),
+            tools: vec!["send".into()],
+            approve_tools: false,
+            prompt: "Tell ops.".into(),
+        })
+        .expect("the agent checks");
+    let model = ScriptedModel::new()
+        .call(ToolCall::new("c1", "send", r#"{"to": "ops"}"#))
+        .answer("Ops was told.");
+    let agent = catalogue
+        .build("notifier", model, Arc::new(InMemoryTranscripts::new()))
+        .expect("builds");
+    let running = trellis_server::Server::builder(store())
+        .agent(catalogue.card("notifier").expect("a card"), &agent)
+        .build()
+        .expect("builds")
+        .serve(ServeOptions {
+            addr: "127.0.0.1:0".parse().expect("addr"),
+            ..ServeOptions::default()
+        })
+        .await
+        .expect("serves");
+    let client = Client::new(&running);
+
+    let agents = client
+        .rpc("graph_agent_list", json!({}))
+        .await
+        .expect("agents");
+    assert_eq!(agents[0]["name"], "notifier");
+    assert_eq!(agents[0]["tools"][0]["effect"], "side_effects");
+    let card = client
+        .rpc("graph_agent_get", json!({"name": "notifier"}))
+        .await
+        .expect("the agent");
+    assert_eq!(card["blueprint"], "canonical_turn");
+    let missing = client
+        .rpc("graph_agent_get", json!({"name": "notifer"}))
+        .await
+        .expect_err("no such agent");
+    assert_eq!(missing["data"]["status"], 404);
+
+    let created = client
+        .rpc("graph_run", json!({"graph": "notifier", "input": {"agent": "notifier", "input": "The disk is full."}}))
+        .await
+        .expect("a run");
+    let run_id = created["run"]["run_id"].as_str().expect("an id").to_owned();
+    let paused = client.settle(&run_id).await;
+    assert_eq!(paused["status"], "paused", "{paused}");
+    assert_eq!(
+        paused["interrupts"][0]["request"]["question"],
+        r#"Run send({"to": "ops"})?"#
+    );
+    assert!(send.calls().is_empty());
+    // The studio's Approve button sends a decision: agents take it too.
+    let (status, body) = client
+        .post(
+            &format!("/runs/{run_id}/resume"),
+            &json!({"answer": "approve"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let done = client.settle(&run_id).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["state"]["answer"], "Ops was told.");
+    assert_eq!(send.calls(), [json!({"to": "ops"})]);
+    running.shutdown().await;
+}

@@ -4,8 +4,10 @@
 use serde::{Deserialize, Serialize};
 use trellis::{ApplyResume, Decision, GraphState, Interrupt};
 
-/// The state every agent blueprint runs on.
+/// The state every agent blueprint runs on. Every field but the two first has a default, so a
+/// turn is started from `{"agent": "…", "input": "…"}` (as servers' clients do).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, GraphState)]
+#[serde(default)]
 pub struct TurnState {
     /// The agent running the turn.
     pub agent: String,
@@ -68,7 +70,12 @@ pub enum Next {
 }
 
 /// A person's answer to a paused turn.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// Written `{"answer": "approve"}`, `{"answer": "reject", "reason": "…"}` or
+/// `{"answer": "reply", "text": "…"}`; a [`Decision`] as JSON (`"approve"`,
+/// `{"reject": {"reason": "…"}}`) is read too, so a client that answers any graph's approvals
+/// answers an agent's.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "answer", rename_all = "snake_case")]
 pub enum TurnAnswer {
     /// Run the tool calls as asked.
@@ -99,6 +106,34 @@ impl TurnAnswer {
     }
 }
 
+impl<'de> Deserialize<'de> for TurnAnswer {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(tag = "answer", rename_all = "snake_case", deny_unknown_fields)]
+        enum Tagged {
+            Approve,
+            Reject { reason: String },
+            Reply { text: String },
+        }
+        let value = serde_json::Value::deserialize(deserializer)?;
+        if let Ok(tagged) = serde_json::from_value::<Tagged>(value.clone()) {
+            return Ok(match tagged {
+                Tagged::Approve => TurnAnswer::Approve,
+                Tagged::Reject { reason } => TurnAnswer::Reject { reason },
+                Tagged::Reply { text } => TurnAnswer::Reply { text },
+            });
+        }
+        serde_json::from_value::<Decision>(value)
+            .map(TurnAnswer::from)
+            .map_err(|_| {
+                serde::de::Error::custom(
+                    "an answer is {\"answer\": \"approve\"}, {\"answer\": \"reject\", \"reason\": \"…\"}, \
+                     {\"answer\": \"reply\", \"text\": \"…\"}, \"approve\" or {\"reject\": {\"reason\": \"…\"}}",
+                )
+            })
+    }
+}
+
 impl From<Decision> for TurnAnswer {
     fn from(decision: Decision) -> Self {
         match decision {
@@ -113,5 +148,32 @@ impl ApplyResume for TurnState {
 
     fn apply_resume(&self, _: &Interrupt, answer: TurnAnswer) -> TurnStateUpdate {
         TurnStateUpdate::default().reply(Some(answer))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TurnAnswer;
+
+    #[test]
+    fn an_answer_reads_in_its_own_form_and_as_a_decision() {
+        let read = |text: &str| serde_json::from_str::<TurnAnswer>(text).map_err(|e| e.to_string());
+        assert_eq!(read(r#"{"answer": "approve"}"#), Ok(TurnAnswer::Approve));
+        assert_eq!(
+            read(r#"{"answer": "reply", "text": "yes"}"#),
+            Ok(TurnAnswer::reply("yes"))
+        );
+        assert_eq!(read(r#""approve""#), Ok(TurnAnswer::Approve));
+        assert_eq!(
+            read(r#"{"reject": {"reason": "no"}}"#),
+            Ok(TurnAnswer::reject("no"))
+        );
+        let error = read(r#"{"answer": "maybe"}"#).expect_err("refused");
+        assert!(
+            error.starts_with("an answer is {\"answer\": \"approve\"}"),
+            "{error}"
+        );
+        let written = serde_json::to_string(&TurnAnswer::reject("no")).expect("serializes");
+        assert_eq!(written, r#"{"answer":"reject","reason":"no"}"#);
     }
 }
