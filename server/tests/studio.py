@@ -52,6 +52,10 @@ def main(url, shots):
         assert "Send this reply to the customer?" in question, question
         assert "lookup_invoice" in by_id("timeline").text, by_id("timeline").text
         assert "refunded the duplicate charge" in by_id("state").text
+        # The drawing marks where the run waits: before `send`.
+        current = driver.find_elements(By.CSS_SELECTOR, "#graph g.node.current")
+        ids = [n.get_attribute("id") for n in current]
+        assert len(ids) == 1 and "-n_send-" in ids[0], ids
         shot("3-paused")
 
         by_id("approve").click()
