@@ -516,3 +516,46 @@ async fn agents_are_listed_run_and_answered_through_the_server() {
     assert_eq!(send.calls(), [json!({"to": "ops"})]);
     running.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_cancelled_while_a_worker_executes_it_stays_cancelled() {
+    let running = serve(store(), ServeOptions::default()).await;
+    let client = Client::new(&running);
+    let (_, run) = client
+        .post(
+            "/runs",
+            &json!({"graph": "Jobs", "input": {"rounds": 20, "slow_ms": 50}}),
+        )
+        .await;
+    let run_id = run["run_id"].as_str().expect("an id").to_owned();
+    // Under way: a worker holds it.
+    for _ in 0..100 {
+        let (_, now) = client.get(&format!("/runs/{run_id}")).await;
+        if now["steps"].as_u64().unwrap_or(0) >= 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let (status, cancelled) = client
+        .post(&format!("/runs/{run_id}/cancel"), &json!({}))
+        .await;
+    assert_eq!(status, 200, "{cancelled}");
+    let steps_at_cancel = cancelled["steps"].as_u64().expect("steps");
+    // The worker's next checkpoint is refused: the run neither goes on nor comes back.
+    tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+    let (_, after) = client.get(&format!("/runs/{run_id}")).await;
+    assert_eq!(after["status"], "failed", "{after}");
+    assert_eq!(after["error"], "cancelled by a request to the server");
+    assert_eq!(
+        after["steps"].as_u64(),
+        Some(steps_at_cancel),
+        "no step was recorded after the cancel"
+    );
+    // The workers go on with other runs.
+    let (_, next) = client
+        .post("/runs", &json!({"graph": "Jobs", "input": {"rounds": 1}}))
+        .await;
+    let next_id = next["run_id"].as_str().expect("an id").to_owned();
+    assert_eq!(client.settle(&next_id).await["status"], "completed");
+    running.shutdown().await;
+}
