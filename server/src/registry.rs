@@ -14,6 +14,14 @@ use trellis::{ApplyResume, CompiledGraph, RunId};
 
 use crate::error::ApiError;
 
+/// A person's answers to a paused run, as a request gives them.
+pub(crate) enum Answers {
+    /// One answer, for a run with one question.
+    Only(Value),
+    /// Answers by interrupt id.
+    ById(Vec<(String, Value)>),
+}
+
 /// A graph the server can start, answer and execute.
 #[async_trait]
 pub(crate) trait Served: Send + Sync {
@@ -26,8 +34,9 @@ pub(crate) trait Served: Send + Sync {
     /// Queues a run on `input` (the state as JSON) for the workers.
     async fn enqueue(&self, input: Value) -> Result<RunId, ApiError>;
 
-    /// Folds the answers (JSON, by interrupt id) into a paused run and queues it again.
-    async fn answer(&self, run_id: &RunId, answers: Vec<(String, Value)>) -> Result<(), ApiError>;
+    /// Folds the answers into a paused run and queues it again; the runtime refuses a run
+    /// that is not paused and answers that do not match its interrupts, writing nothing.
+    async fn answer(&self, run_id: &RunId, answers: Answers) -> Result<(), ApiError>;
 
     /// A worker executing this graph's runs until `stop` is cancelled.
     fn spawn_worker(&self, stop: CancellationToken) -> tokio::task::JoinHandle<()>;
@@ -74,21 +83,28 @@ where
         Ok(self.graph.enqueue(state).await?)
     }
 
-    async fn answer(&self, run_id: &RunId, answers: Vec<(String, Value)>) -> Result<(), ApiError> {
-        let answers = answers
-            .into_iter()
-            .map(|(id, value)| {
-                serde_json::from_value::<S::Input>(value)
-                    .map(|input| (id.clone(), input))
-                    .map_err(|e| {
-                        ApiError::bad_request(format!(
-                            "the answer to `{id}` is not one graph `{}` takes: {e}",
-                            self.name
-                        ))
-                    })
+    async fn answer(&self, run_id: &RunId, answers: Answers) -> Result<(), ApiError> {
+        let input = |id: &str, value: Value| {
+            serde_json::from_value::<S::Input>(value).map_err(|e| {
+                ApiError::bad_request(format!(
+                    "the answer to `{id}` is not one graph `{}` takes: {e}",
+                    self.name
+                ))
             })
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(self.graph.enqueue_resume_each(run_id, answers).await?)
+        };
+        match answers {
+            Answers::Only(value) => {
+                let answer = input("the question", value)?;
+                Ok(self.graph.enqueue_resume(run_id, answer).await?)
+            }
+            Answers::ById(by_id) => {
+                let answers = by_id
+                    .into_iter()
+                    .map(|(id, value)| input(&id, value).map(|answer| (id, answer)))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(self.graph.enqueue_resume_each(run_id, answers).await?)
+            }
+        }
     }
 
     fn spawn_worker(&self, stop: CancellationToken) -> tokio::task::JoinHandle<()> {

@@ -13,7 +13,7 @@ use trellis::run::Timestamp;
 use trellis_agent::AgentCard;
 
 use crate::error::ApiError;
-use crate::registry::Served;
+use crate::registry::{Answers, Served};
 
 /// The server's shared state.
 pub(crate) struct App {
@@ -144,46 +144,25 @@ impl App {
     }
 
     /// Answers a paused run's interrupts: `answers` by interrupt id, or one `answer` for the
-    /// only interrupt. Nothing is written when anything is wrong.
+    /// only interrupt. Nothing is written when anything is wrong (the runtime checks the run is
+    /// paused and the answers match its interrupts: one rule, in one place).
     pub(crate) async fn resume(&self, run_id: &str, body: &Value) -> Result<RunRecord, ApiError> {
         let run = self.run(run_id).await?;
-        if run.status != RunStatus::Paused {
-            return Err(ApiError::conflict(format!(
-                "run {run_id} is {}, not paused: there is nothing to answer",
-                run.status
-            )));
-        }
         let served = self.graph(&run.graph)?;
-        let answers: Vec<(String, Value)> = match (body.get("answers"), body.get("answer")) {
-            (Some(Value::Object(by_id)), None) => by_id
-                .iter()
-                .map(|(id, a)| (id.clone(), a.clone()))
-                .collect(),
-            (None, Some(answer)) => match run.interrupts.as_slice() {
-                [only] => vec![(only.id.clone(), answer.clone())],
-                _ => {
-                    return Err(ApiError::bad_request(format!(
-                        "run {run_id} waits for {} answers: give them as `answers`, by interrupt id",
-                        run.interrupts.len()
-                    )));
-                }
-            },
+        let answers = match (body.get("answers"), body.get("answer")) {
+            (Some(Value::Object(by_id)), None) => Answers::ById(
+                by_id
+                    .iter()
+                    .map(|(id, a)| (id.clone(), a.clone()))
+                    .collect(),
+            ),
+            (None, Some(answer)) => Answers::Only(answer.clone()),
             _ => {
                 return Err(ApiError::bad_request(
                     "give `answer` (for a run with one question) or `answers` (an object by interrupt id)",
                 ));
             }
         };
-        let pending: Vec<&str> = run.interrupts.iter().map(|i| i.id.as_str()).collect();
-        if let Some((unknown, _)) = answers
-            .iter()
-            .find(|(id, _)| !pending.contains(&id.as_str()))
-        {
-            return Err(ApiError::bad_request(format!(
-                "run {run_id} has no interrupt `{unknown}` (it waits for: {})",
-                pending.join(", ")
-            )));
-        }
         served.answer(&run.run_id, answers).await?;
         tracing::info!(target: "trellis_server", run_id, "run answered");
         self.run(run_id).await

@@ -365,11 +365,11 @@ async fn every_bad_request_is_a_clear_json_error_and_writes_nothing() {
     );
     assert_eq!(
         cases[6].1.1["error"]["message"],
-        format!("run {paused_id} has no interrupt `work@9` (it waits for: ask@2)")
+        format!("run {paused_id} waits for answers to [ask@2], got answers to [work@9]")
     );
     assert_eq!(
         cases[9].1.1["error"]["message"],
-        format!("run {done_id} is completed, not paused: there is nothing to answer")
+        format!("run {done_id} already completed; there is nothing to resume")
     );
     let after = store.list_runs(100, 0).await.expect("runs");
     assert_eq!(before, after, "nothing was written");
