@@ -286,8 +286,8 @@ async fn authorize(State(token): State<Arc<str>>, request: Request, next: Next) 
     }
 }
 
-/// Compares without stopping at the first difference, so the time taken says nothing of the
-/// token.
+/// Compares without stopping at the first difference, so the time taken tells the token's
+/// length at most, not its content.
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
