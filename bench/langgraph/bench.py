@@ -1,0 +1,291 @@
+"""LangGraph on trellis-bench's workloads: the same graphs, sizes and units, one JSON line each.
+
+Run by `compare` (in a virtualenv with requirements.txt); `--quick` takes fewer samples.
+Each line: workload, variant, size, unit, langgraph_ns (median per unit), and extra figures.
+"""
+
+import json
+import operator
+import os
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from importlib.metadata import version
+from typing import Annotated, TypedDict
+
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import END, START, StateGraph
+
+QUICK = "--quick" in sys.argv
+ONLY = [a for a in sys.argv[1:] if not a.startswith("--")]
+LIMIT = {"recursion_limit": 10**7}
+SCRATCH = tempfile.mkdtemp(prefix="langgraph-bench-")
+
+
+def samples(full):
+    return max(3, -(-full // 8)) if QUICK else full
+
+
+def median_of(n, run):
+    run()  # warm-up
+    return statistics.median(run() for _ in range(n))
+
+
+def emit(workload, variant, size, unit, ns, **extra):
+    print(json.dumps({"workload": workload, "variant": variant, "size": size, "unit": unit,
+                      "langgraph_ns": ns, **extra}), flush=True)
+
+
+def bytes_written():
+    with open("/proc/self/io") as io:
+        for line in io:
+            if line.startswith("wchar:"):
+                return int(line.split()[1])
+    return 0
+
+
+def resident_kib():
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+class Counter(TypedDict):
+    x: Annotated[int, operator.add]
+
+
+def add_one(_state):
+    return {"x": 1}
+
+
+def nothing(_state):
+    return {}
+
+
+def chain_graph(n):
+    g = StateGraph(Counter)
+    for i in range(n):
+        g.add_node(f"n{i}", add_one)
+        g.add_edge(f"n{i}", f"n{i + 1}" if i + 1 < n else END)
+    g.add_edge(START, "n0")
+    return g
+
+
+def loop_graph(k, tools=add_one):
+    g = StateGraph(Counter)
+    g.add_node("model", nothing)
+    g.add_node("tools", tools)
+    g.add_edge(START, "model")
+    g.add_conditional_edges("model", lambda s: "tools" if s["x"] < k else END, ["tools", END])
+    g.add_edge("tools", "model")
+    return g
+
+
+def timed(app, state, config=LIMIT, **kwargs):
+    started = time.perf_counter_ns()
+    result = app.invoke(state, config, **kwargs)
+    return time.perf_counter_ns() - started, result
+
+
+def chain():
+    for n in (100, 1000):
+        app = chain_graph(n).compile()
+
+        def run():
+            ns, result = timed(app, {"x": 0})
+            assert result["x"] == n, result
+            return ns
+
+        emit("chain", "memory", n, "activation", median_of(samples(31 if n < 1000 else 11), run) / n)
+
+
+def loop():
+    k = 1000
+    app = loop_graph(k).compile()
+
+    def run():
+        ns, result = timed(app, {"x": 0})
+        assert result["x"] == k, result
+        return ns
+
+    emit("loop", "memory", k, "activation", median_of(samples(11), run) / (2 * k + 1))
+
+
+class Fan(TypedDict):
+    items: Annotated[list, operator.add]
+    total: int
+
+
+def fanout():
+    w = 100
+    g = StateGraph(Fan)
+    g.add_node("plan", nothing)
+    for i in range(w):
+        g.add_node(f"b{i}", lambda _s, i=i: {"items": [i]})
+        g.add_edge("plan", f"b{i}")
+    g.add_node("join", lambda s: {"total": sum(s["items"])})
+    g.add_edge([f"b{i}" for i in range(w)], "join")
+    g.add_edge(START, "plan")
+    g.add_edge("join", END)
+    app = g.compile()
+
+    def run():
+        ns, result = timed(app, {"items": [], "total": 0})
+        assert sorted(result["items"]) == list(range(w)) and result["total"] == w * (w - 1) // 2
+        return ns
+
+    emit("fanout", "memory", w, "branch", median_of(samples(51), run) / w)
+
+
+def memory():
+    k = 50_000
+    readings = []
+
+    def tools(state):
+        if state["x"] in (k // 10, k - 1):
+            readings.append(resident_kib())
+        return {"x": 1}
+
+    app = loop_graph(k, tools).compile()
+    ns, result = timed(app, {"x": 0})
+    assert result["x"] == k
+    early, late = readings
+    emit("memory", "loop", 2 * k + 1, "activation", ns / (2 * k + 1),
+         rss_kib_at_tenth=early, rss_kib_at_end=late, rss_kib_growth=late - early)
+
+
+def sqlite_saver(path, sync):
+    connection = sqlite3.connect(path, check_same_thread=False)
+    connection.execute("PRAGMA journal_mode = WAL")
+    connection.execute(f"PRAGMA synchronous = {sync}")
+    return SqliteSaver(connection)
+
+
+def thread(n):
+    return {"configurable": {"thread_id": f"t{n}"}, **LIMIT}
+
+
+def loop_ckpt():
+    k = 200
+    steps = 2 * k + 1
+    for variant, sync, n in (("sqlite-full", "FULL", 7), ("sqlite-normal", "NORMAL", 15)):
+        counter = iter(range(10**6))
+
+        def run():
+            path = os.path.join(SCRATCH, f"loop-{variant}-{next(counter)}.db")
+            app = loop_graph(k).compile(checkpointer=sqlite_saver(path, sync))
+            ns, result = timed(app, {"x": 0}, thread(0), durability="sync")
+            assert result["x"] == k
+            return ns
+
+        emit("loop_ckpt", variant, k, "step", median_of(samples(n), run) / steps)
+
+
+class Chat(TypedDict):
+    messages: Annotated[list, operator.add]
+
+
+def message(n):
+    return f"{n:>8} " + "m" * (1024 - 9)
+
+
+def growing_state():
+    late, early = 500, 10
+    steps = late + 1
+    marks = []
+
+    def node(state):
+        marks.append((time.perf_counter_ns(), bytes_written()))
+        return {"messages": [message(len(state["messages"]))]}
+
+    g = StateGraph(Chat)
+    g.add_node("model", node)
+    g.add_node("tools", node)
+    g.add_edge(START, "model")
+    g.add_conditional_edges("model", lambda s: "tools" if len(s["messages"]) < steps else END,
+                            ["tools", END])
+    g.add_conditional_edges("tools", lambda s: "model" if len(s["messages"]) < steps else END,
+                            ["model", END])
+    counter = iter(range(10**6))
+    costs = []
+
+    def run():
+        marks.clear()
+        path = os.path.join(SCRATCH, f"chat-{next(counter)}.db")
+        app = g.compile(checkpointer=sqlite_saver(path, "NORMAL"))
+        ns, result = timed(app, {"messages": []}, thread(0), durability="sync")
+        marks.append((time.perf_counter_ns(), bytes_written()))
+        assert len(result["messages"]) == steps
+        cost = lambda s: (marks[s][0] - marks[s - 1][0], marks[s][1] - marks[s - 1][1])
+        costs.append((cost(early), cost(late)))
+        return ns
+
+    total = median_of(samples(5), run)
+    costs = costs[1:]  # not the warm-up
+    pick = lambda which, what: statistics.median(c[which][what] for c in costs)
+    emit("growing_state", "sqlite-normal", late, "step", total / steps,
+         **{f"ns_at_step_{early}": pick(0, 0), f"ns_at_step_{late}": pick(1, 0),
+            f"bytes_at_step_{early}": pick(0, 1), f"bytes_at_step_{late}": pick(1, 1)})
+
+
+class Approval(TypedDict):
+    x: Annotated[int, operator.add]
+
+
+def interrupt_resume():
+    count = 100
+    g = StateGraph(Approval)
+    for name in ("a", "b", "c"):
+        g.add_node(name, add_one)
+    g.add_edge(START, "a")
+    g.add_edge("a", "b")
+    g.add_edge("b", "c")
+    g.add_edge("c", END)
+    for variant in ("memory", "sqlite-full"):
+        counter = iter(range(10**6))
+
+        def run():
+            if variant == "memory":
+                saver = InMemorySaver()
+            else:
+                saver = sqlite_saver(os.path.join(SCRATCH, f"approval-{next(counter)}.db"), "FULL")
+            app = g.compile(checkpointer=saver, interrupt_before=["c"])
+            started = time.perf_counter_ns()
+            for n in range(count):
+                paused = app.invoke({"x": 0}, thread(n), durability="sync")
+                assert paused["x"] == 2, paused
+                done = app.invoke(None, thread(n), durability="sync")
+                assert done["x"] == 3, done
+            return time.perf_counter_ns() - started
+
+        emit("interrupt_resume", variant, count, "cycle", median_of(samples(15), run) / count)
+
+
+def build():
+    n = 1000
+
+    def run():
+        started = time.perf_counter_ns()
+        chain_graph(n).compile()
+        return time.perf_counter_ns() - started
+
+    emit("build", "builder", n, "node", median_of(samples(11), run) / n)
+
+
+WORKLOADS = [("chain", chain), ("loop", loop), ("fanout", fanout), ("memory", memory),
+             ("loop_ckpt", loop_ckpt), ("growing_state", growing_state),
+             ("interrupt_resume", interrupt_resume), ("build", build)]
+
+if __name__ == "__main__":
+    print(json.dumps({"versions": {"python": sys.version.split()[0],
+                                   "langgraph": version("langgraph"),
+                                   "langgraph-checkpoint-sqlite": version("langgraph-checkpoint-sqlite")}}),
+          flush=True)
+    for name, workload in WORKLOADS:
+        if not ONLY or name in ONLY:
+            workload()

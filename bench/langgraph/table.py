@@ -1,0 +1,70 @@
+"""Merges trellis-bench's and bench.py's JSON lines into one table (markdown with --markdown).
+
+Usage: table.py TRELLIS.jsonl [LANGGRAPH.jsonl] [--markdown]
+"""
+
+import json
+import sys
+
+
+def duration(ns):
+    if ns is None:
+        return "-"
+    if ns < 1e3:
+        return f"{ns:.0f} ns"
+    if ns < 1e6:
+        return f"{ns / 1e3:.2f} µs"
+    return f"{ns / 1e6:.2f} ms"
+
+
+def read(path):
+    rows, versions = [], {}
+    with open(path) as lines:
+        for line in lines:
+            line = line.strip()
+            if not line.startswith("{"):
+                continue
+            row = json.loads(line)
+            if "versions" in row:
+                versions = row["versions"]
+            else:
+                rows.append(row)
+    return rows, versions
+
+
+def main():
+    markdown = "--markdown" in sys.argv
+    paths = [a for a in sys.argv[1:] if not a.startswith("--")]
+    trellis, _ = read(paths[0])
+    langgraph, versions = read(paths[1]) if len(paths) > 1 else ([], {})
+    theirs = {(r["workload"], r["variant"], r["size"]): r for r in langgraph}
+    header = ["workload", "variant", "size", "unit", "trellis", "floor", "vs floor",
+              "LangGraph", "LangGraph / trellis", "target"]
+    table = []
+    for row in trellis:
+        other = theirs.get((row["workload"], row["variant"], row["size"]))
+        lg = other["langgraph_ns"] if other else None
+        ratio = row.get("ratio")
+        target = ""
+        if "met" in row:
+            target = ("met: " if row["met"] else "MISSED: ") + row["target"]
+        table.append([row["workload"], row["variant"], str(row["size"]), row["unit"],
+                      duration(row["trellis_ns"]), duration(row.get("baseline_ns")),
+                      f"{ratio:.2f}x" if ratio else "-", duration(lg),
+                      f"{lg / row['trellis_ns']:.0f}x" if lg else "-", target])
+    if markdown:
+        print("| " + " | ".join(header) + " |")
+        print("|" + " --- |" * len(header))
+        for line in table:
+            print("| " + " | ".join(line) + " |")
+    else:
+        widths = [max(len(r[i]) for r in table + [header]) for i in range(len(header))]
+        for line in [header] + table:
+            print("  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip())
+    if versions:
+        print()
+        print("LangGraph side: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,112 @@
+//! `.graph` sources of any size, in the shapes the front end must stay linear on: a plain
+//! chain; a mixed graph where every rule has work to do; forks whose branches never join (the
+//! worst case of the join warning's search).
+
+use std::fmt::Write as _;
+
+/// A shape: the source of a graph of so many nodes.
+pub(crate) type Shape = fn(usize) -> String;
+
+/// The shapes, by name.
+pub(crate) const SHAPES: &[(&str, Shape)] = &[("chain", chain), ("mixed", mixed), ("forks", forks)];
+
+fn header() -> String {
+    String::from(
+        "//! Generated for the benchmark.\n\n/// A big graph.\ngraph Big {\n    state bench::State<Vec<u8>>;\n    max_steps 100000;\n\n",
+    )
+}
+
+/// A node declaration with the docs and attributes every shape shares.
+fn node(text: &mut String, i: usize) {
+    if i.is_multiple_of(4) {
+        let _ = writeln!(text, "    /// Node number {i}.");
+    }
+    let attributes = match i % 10 {
+        2 => " { max_visits 3; }",
+        6 => " { retry 2 backoff 100ms; timeout 5s; }",
+        8 => " { kind dispatch; meta owner = \"bench\"; }",
+        _ => ";",
+    };
+    let _ = writeln!(text, "    node n{i}{attributes}");
+}
+
+/// `n0 -> n1 -> … -> END`.
+pub(crate) fn chain(nodes: usize) -> String {
+    let mut text = header();
+    for i in 0..nodes {
+        node(&mut text, i);
+    }
+    text.push_str("\n    START -> n0;\n");
+    for i in 0..nodes - 1 {
+        let _ = writeln!(text, "    n{i} -> n{};", i + 1);
+    }
+    let _ = writeln!(text, "    n{} -> END;\n}}", nodes - 1);
+    text
+}
+
+/// The chain with, in every ten nodes, a fork (`n3 -> n4 & n5`, both joining at `n6`) and a
+/// conditional edge whose second target is a back edge into a node with `max_visits`
+/// (`n8 -> n9 | n2`).
+pub(crate) fn mixed(nodes: usize) -> String {
+    let mut text = header();
+    for i in 0..nodes {
+        node(&mut text, i);
+    }
+    text.push_str("\n    START -> n0;\n");
+    for i in 0..nodes - 1 {
+        let _ = match i % 10 {
+            3 if i + 3 < nodes => writeln!(text, "    n{i} -> n{} & n{};", i + 1, i + 2),
+            4 if i + 2 < nodes => writeln!(text, "    n{i} -> n{};", i + 2),
+            8 => writeln!(text, "    n{i} -> n{} | n{};", i + 1, i - 6),
+            _ => writeln!(text, "    n{i} -> n{};", i + 1),
+        };
+    }
+    let _ = writeln!(text, "    n{} -> END;\n}}", nodes - 1);
+    text
+}
+
+/// The chain with a fork every ten nodes whose second branch ends at once (`n3 -> n4 & s3;
+/// s3 -> END;`).
+pub(crate) fn forks(nodes: usize) -> String {
+    let mut text = header();
+    for i in 0..nodes {
+        node(&mut text, i);
+        if i % 10 == 3 {
+            let _ = writeln!(text, "    node s{i};");
+        }
+    }
+    text.push_str("\n    START -> n0;\n");
+    for i in 0..nodes - 1 {
+        if i % 10 == 3 {
+            let _ = writeln!(text, "    n{i} -> n{} & s{i};\n    s{i} -> END;", i + 1);
+        } else {
+            let _ = writeln!(text, "    n{i} -> n{};", i + 1);
+        }
+    }
+    let _ = writeln!(text, "    n{} -> END;\n}}", nodes - 1);
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_shape_is_a_clean_graph_at_every_size() {
+        for (name, shape) in SHAPES {
+            for nodes in [12, 100, 1_000] {
+                let checked = trellis_codegen::expand_source(&shape(nodes), &Default::default());
+                assert!(
+                    checked.errors.is_empty(),
+                    "{name} {nodes}: {:?}",
+                    checked.errors.first()
+                );
+                assert!(
+                    checked.warnings.is_empty(),
+                    "{name} {nodes}: {:?}",
+                    checked.warnings.first()
+                );
+            }
+        }
+    }
+}

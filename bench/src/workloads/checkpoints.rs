@@ -1,0 +1,419 @@
+//! Checkpointing: `loop_ckpt` (the loop, a checkpoint after every step, beside a client
+//! inserting the same serialized state) and `growing_state` (a state that grows by 1 KB a step:
+//! what re-serializing it whole at every step costs, in time and bytes).
+
+use std::cell::Cell;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use trellis::checkpoint::{Durability, PostgresCheckpointer, PostgresOptions, SqliteCheckpointer};
+use trellis::{CompiledGraph, END, GraphBuilder, GraphState, NodeResult, START};
+
+use super::executor::{Counter, loop_graph};
+use super::{Bench, BenchError, expect_eq};
+use crate::measure::{alternate, bytes_written, median, per};
+use crate::report::{Row, Target};
+
+/// The issue's targets: close to the floor, whose cost is the database's.
+const SQLITE_FULL: Target = Target::Ratio(1.2);
+const SQLITE_NORMAL: Target = Target::Ratio(1.3);
+
+fn store_error(
+    workload: &'static str,
+) -> impl Fn(trellis::checkpoint::CheckpointError) -> BenchError {
+    move |source| BenchError::Store { workload, source }
+}
+
+fn sqlite_error(workload: &'static str) -> impl Fn(rusqlite::Error) -> BenchError {
+    move |source| BenchError::Sqlite { workload, source }
+}
+
+fn postgres_error(workload: &'static str) -> impl Fn(tokio_postgres::Error) -> BenchError {
+    move |source| BenchError::Postgres { workload, source }
+}
+
+/// Runs a checkpointed graph; the time and the final state and steps.
+fn timed_run<S: GraphState>(
+    bench: &Bench<'_>,
+    workload: &'static str,
+    graph: &CompiledGraph<S>,
+    input: S,
+) -> Result<(Duration, S, u64), BenchError> {
+    let started = Instant::now();
+    let outcome = bench
+        .rt
+        .block_on(graph.invoke(input))
+        .map_err(|source| BenchError::Run { workload, source })?;
+    let elapsed = started.elapsed();
+    match outcome {
+        trellis::Outcome::Completed { state, steps, .. } => Ok((elapsed, state, steps)),
+        trellis::Outcome::Paused { .. } => Err(BenchError::Wrong {
+            workload,
+            reason: "the run paused".to_owned(),
+        }),
+    }
+}
+
+/// The SQLite floor's table, in the journal mode and sync setting of the store it stands beside.
+fn sqlite_floor(
+    path: &std::path::Path,
+    durability: Durability,
+) -> Result<rusqlite::Connection, rusqlite::Error> {
+    let connection = rusqlite::Connection::open(path)?;
+    let sync = match durability {
+        Durability::Full => "FULL",
+        Durability::Normal => "NORMAL",
+    };
+    connection.execute_batch(&format!(
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = {sync};
+         CREATE TABLE checkpoints (run_id TEXT, id INTEGER, step INTEGER, state TEXT,
+             PRIMARY KEY (run_id, id)) WITHOUT ROWID;"
+    ))?;
+    Ok(connection)
+}
+
+/// One checkpoint of the floor: a transaction inserting the serialized state.
+fn sqlite_insert(
+    connection: &mut rusqlite::Connection,
+    step: u64,
+    json: &str,
+) -> Result<(), rusqlite::Error> {
+    let transaction = connection.transaction()?;
+    let step = i64::try_from(step).unwrap_or(i64::MAX);
+    transaction.execute(
+        "INSERT INTO checkpoints VALUES ('run', ?1, ?2, ?3)",
+        rusqlite::params![step + 1, step, json],
+    )?;
+    transaction.commit()
+}
+
+/// The loop's state after `step` steps, as the floor serializes it (`tools` adds one every
+/// other step).
+fn loop_state(step: u64) -> String {
+    serde_json::json!({ "x": step / 2 }).to_string()
+}
+
+pub(crate) fn loop_ckpt(bench: &mut Bench<'_>, postgres: Option<&str>) -> Result<(), BenchError> {
+    const W: &str = "loop_ckpt";
+    let k = bench.scale.size(200, 10);
+    let graph = loop_graph(k)
+        .compile()
+        .map_err(|source| BenchError::Compile {
+            workload: W,
+            source,
+        })?;
+    for (variant, durability, samples, target) in [
+        ("sqlite-full", Durability::Full, 7, SQLITE_FULL),
+        ("sqlite-normal", Durability::Normal, 15, SQLITE_NORMAL),
+    ] {
+        let sample = Cell::new(0);
+        let mut steps = 0;
+        let (ours, theirs) = alternate(
+            bench.scale.samples(samples),
+            || {
+                sample.set(sample.get() + 1);
+                let sample = sample.get();
+                let path = bench.scratch.file(&format!("loop-{variant}-{sample}.db"));
+                let store =
+                    SqliteCheckpointer::open_with(&path, durability).map_err(store_error(W))?;
+                let graph = graph.clone().with_checkpointer(Arc::new(store));
+                let (time, state, ran) = timed_run(bench, W, &graph, Counter::default())?;
+                expect_eq(W, state.x, k)?;
+                steps = ran;
+                Ok(time)
+            },
+            || {
+                let path = bench
+                    .scratch
+                    .file(&format!("floor-{variant}-{}.db", sample.get()));
+                let mut connection = sqlite_floor(&path, durability).map_err(sqlite_error(W))?;
+                let started = Instant::now();
+                // The start checkpoint, then one per step: as many commits as the run makes.
+                for step in 0..=2 * k + 1 {
+                    sqlite_insert(&mut connection, step, &loop_state(step))
+                        .map_err(sqlite_error(W))?;
+                }
+                Ok(started.elapsed())
+            },
+        )?;
+        expect_eq(W, steps, 2 * k + 1)?;
+        let row = Row::new(
+            W,
+            variant,
+            k,
+            "step",
+            per(ours, steps),
+            Some(per(theirs, steps)),
+        );
+        bench.emit(row.with("steps", steps).judged(target));
+    }
+    match postgres {
+        Some(url) => loop_ckpt_postgres(bench, &graph, k, url),
+        None => {
+            bench.skip("loop_ckpt postgres: skipped, no server given (--postgres URL)");
+            Ok(())
+        }
+    }
+}
+
+/// The loop checkpointed in PostgreSQL, in a schema of its own per sample, beside
+/// tokio-postgres inserting the same state with a prepared statement (one implicit
+/// transaction per step) on the same server.
+fn loop_ckpt_postgres(
+    bench: &mut Bench<'_>,
+    graph: &CompiledGraph<Counter>,
+    k: u64,
+    url: &str,
+) -> Result<(), BenchError> {
+    const W: &str = "loop_ckpt";
+    let tag = bench.scratch.tag();
+    let (client, connection) = bench
+        .rt
+        .block_on(tokio_postgres::connect(url, tokio_postgres::NoTls))
+        .map_err(postgres_error(W))?;
+    bench.rt.spawn(connection);
+    let sample = Cell::new(0);
+    let mut steps = 0;
+    let result = alternate(
+        bench.scale.samples(7),
+        || {
+            sample.set(sample.get() + 1);
+            let sample = sample.get();
+            let options = PostgresOptions {
+                schema: Some(format!("trellis_bench_{tag}_{sample}")),
+                ..PostgresOptions::default()
+            };
+            let store = bench
+                .rt
+                .block_on(PostgresCheckpointer::connect_with(url, options))
+                .map_err(store_error(W))?;
+            let graph = graph.clone().with_checkpointer(Arc::new(store));
+            let (time, state, ran) = timed_run(bench, W, &graph, Counter::default())?;
+            expect_eq(W, state.x, k)?;
+            steps = ran;
+            Ok(time)
+        },
+        || {
+            bench
+                .rt
+                .block_on(async {
+                    let table = format!("trellis_bench_floor_{tag}_{}", sample.get());
+                    client
+                        .batch_execute(&format!(
+                        "CREATE TABLE {table} (run_id text, id bigint, step bigint, state jsonb,
+                             PRIMARY KEY (run_id, id))"
+                    ))
+                        .await?;
+                    let insert = client
+                        .prepare(&format!(
+                            "INSERT INTO {table} VALUES ('run', $1, $2, $3::text::jsonb)"
+                        ))
+                        .await?;
+                    let started = Instant::now();
+                    for step in 0..=2 * k + 1 {
+                        let id = i64::try_from(step).unwrap_or(i64::MAX);
+                        client
+                            .execute(&insert, &[&(id + 1), &id, &loop_state(step)])
+                            .await?;
+                    }
+                    Ok(started.elapsed())
+                })
+                .map_err(postgres_error(W))
+        },
+    );
+    // Leave the server as it was, whatever the figures.
+    let cleanup = bench.rt.block_on(async {
+        for n in 0..=sample.get() {
+            client
+                .batch_execute(&format!(
+                    "DROP SCHEMA IF EXISTS trellis_bench_{tag}_{n} CASCADE;
+                     DROP TABLE IF EXISTS trellis_bench_floor_{tag}_{n};"
+                ))
+                .await?;
+        }
+        Ok(())
+    });
+    let (ours, theirs) = result?;
+    cleanup.map_err(postgres_error(W))?;
+    expect_eq(W, steps, 2 * k + 1)?;
+    let row = Row::new(
+        W,
+        "postgres",
+        k,
+        "step",
+        per(ours, steps),
+        Some(per(theirs, steps)),
+    );
+    bench.emit(row.with("steps", steps));
+    Ok(())
+}
+
+#[derive(Clone, Default, Serialize, Deserialize, GraphState)]
+pub(crate) struct Chat {
+    #[reducer(append)]
+    pub(crate) messages: Vec<String>,
+}
+
+/// The `n`th message: 1,024 bytes.
+fn message(n: usize) -> String {
+    format!("{n:>8} {}", "m".repeat(1024 - 9))
+}
+
+/// When each step began and the bytes written by then, plus the same at the end.
+type Marks = Arc<Mutex<Vec<(Instant, u64)>>>;
+
+fn mark(marks: &Marks) {
+    if let Ok(mut marks) = marks.lock() {
+        marks.push((Instant::now(), bytes_written().unwrap_or(0)));
+    }
+}
+
+/// The time and bytes of one step.
+type StepCost = (Duration, u64);
+
+/// The time and bytes of step `s` (from 1) from the marks: from its start to the next's.
+fn step_cost(marks: &[(Instant, u64)], s: usize) -> StepCost {
+    match (marks.get(s - 1), marks.get(s)) {
+        (Some((t0, b0)), Some((t1, b1))) => (*t1 - *t0, b1.saturating_sub(*b0)),
+        _ => (Duration::ZERO, 0),
+    }
+}
+
+/// An agent-like loop, `model` ⇄ `tools`, each step appending one 1 KB message, until the
+/// state holds `steps` messages.
+fn chat_graph(steps: usize, marks: &Marks) -> GraphBuilder<Chat> {
+    let mut b = GraphBuilder::<Chat>::new("Chat");
+    for name in ["model", "tools"] {
+        let marks = Arc::clone(marks);
+        b.add_node_fn(name, move |s: Arc<Chat>, _| {
+            mark(&marks);
+            let next = message(s.messages.len());
+            async move { Ok(NodeResult::Update(ChatUpdate::default().messages(next))) }
+        });
+    }
+    b.add_edge(START, "model")
+        .add_conditional_edges(
+            "model",
+            move |s: &Chat| {
+                if s.messages.len() < steps {
+                    "tools"
+                } else {
+                    END
+                }
+            },
+            ["tools", END],
+        )
+        .add_conditional_edges(
+            "tools",
+            move |s: &Chat| {
+                if s.messages.len() < steps {
+                    "model"
+                } else {
+                    END
+                }
+            },
+            ["model", END],
+        )
+        .set_max_steps(u32::MAX);
+    b
+}
+
+pub(crate) fn growing_state(bench: &mut Bench<'_>) -> Result<(), BenchError> {
+    const W: &str = "growing_state";
+    // One step more than reported, so that the last reported step is an ordinary one.
+    let (late, early) = (bench.scale.size(500, 20), 10);
+    let steps = late + 1;
+    let marks: Marks = Arc::default();
+    let graph = chat_graph(steps, &marks)
+        .compile()
+        .map_err(|source| BenchError::Compile {
+            workload: W,
+            source,
+        })?;
+    let (mut ours_steps, mut floor_steps) = (Vec::new(), Vec::new());
+    let sample = Cell::new(0);
+    let (ours, theirs) = alternate(
+        bench.scale.samples(5),
+        || {
+            sample.set(sample.get() + 1);
+            let sample = sample.get();
+            let path = bench.scratch.file(&format!("chat-{sample}.db"));
+            let store =
+                SqliteCheckpointer::open_with(&path, Durability::Normal).map_err(store_error(W))?;
+            let graph = graph.clone().with_checkpointer(Arc::new(store));
+            if let Ok(mut marks) = marks.lock() {
+                marks.clear();
+            }
+            let (time, state, _) = timed_run(bench, W, &graph, Chat::default())?;
+            mark(&marks);
+            expect_eq(W, state.messages.len(), steps)?;
+            let marks = marks.lock().map(|m| m.clone()).unwrap_or_default();
+            ours_steps.push((step_cost(&marks, early), step_cost(&marks, late)));
+            Ok(time)
+        },
+        || {
+            let path = bench
+                .scratch
+                .file(&format!("chat-floor-{}.db", sample.get()));
+            let mut connection =
+                sqlite_floor(&path, Durability::Normal).map_err(sqlite_error(W))?;
+            let mut state = Chat::default();
+            let mut marks = Vec::with_capacity(steps + 1);
+            let started = Instant::now();
+            sqlite_insert(&mut connection, 0, &to_json(&state)).map_err(sqlite_error(W))?;
+            for step in 1..=steps {
+                marks.push((Instant::now(), bytes_written().unwrap_or(0)));
+                state.messages.push(message(step - 1));
+                let json = to_json(&state);
+                sqlite_insert(&mut connection, step as u64, &json).map_err(sqlite_error(W))?;
+            }
+            marks.push((Instant::now(), bytes_written().unwrap_or(0)));
+            floor_steps.push((step_cost(&marks, early), step_cost(&marks, late)));
+            Ok(started.elapsed())
+        },
+    )?;
+    let at = |costs: &[(StepCost, StepCost)], late_step: bool| {
+        let pick = |c: &(StepCost, StepCost)| if late_step { c.1 } else { c.0 };
+        let time = median(costs.iter().map(|c| pick(c).0).collect());
+        let mut bytes: Vec<u64> = costs.iter().map(|c| pick(c).1).collect();
+        bytes.sort_unstable();
+        (
+            per(time, 1),
+            bytes.get(bytes.len() / 2).copied().unwrap_or(0),
+        )
+    };
+    let (ns_early, bytes_early) = at(&ours_steps, false);
+    let (ns_late, bytes_late) = at(&ours_steps, true);
+    let (floor_ns_early, floor_bytes_early) = at(&floor_steps, false);
+    let (floor_ns_late, floor_bytes_late) = at(&floor_steps, true);
+    let steps = steps as u64;
+    let row = Row::new(
+        W,
+        "sqlite-normal",
+        late as u64,
+        "step",
+        per(ours, steps),
+        Some(per(theirs, steps)),
+    )
+    .with(&format!("ns_at_step_{early}"), ns_early.round() as u64)
+    .with(&format!("ns_at_step_{late}"), ns_late.round() as u64)
+    .with(&format!("bytes_at_step_{early}"), bytes_early)
+    .with(&format!("bytes_at_step_{late}"), bytes_late)
+    .with(
+        &format!("floor_ns_at_step_{early}"),
+        floor_ns_early.round() as u64,
+    )
+    .with(
+        &format!("floor_ns_at_step_{late}"),
+        floor_ns_late.round() as u64,
+    )
+    .with(&format!("floor_bytes_at_step_{early}"), floor_bytes_early)
+    .with(&format!("floor_bytes_at_step_{late}"), floor_bytes_late);
+    bench.emit(row);
+    Ok(())
+}
+
+fn to_json(state: &Chat) -> String {
+    serde_json::to_string(state).unwrap_or_default()
+}
