@@ -4,6 +4,7 @@ Run by `compare` (in a virtualenv with requirements.txt); `--quick` takes fewer 
 Each line: workload, variant, size, unit, langgraph_ns (median per unit), and extra figures.
 """
 
+import argparse
 import json
 import operator
 import os
@@ -19,8 +20,15 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 
-QUICK = "--quick" in sys.argv
-ONLY = [a for a in sys.argv[1:] if not a.startswith("--")]
+ARGS = argparse.ArgumentParser(description=__doc__)
+ARGS.add_argument("--quick", action="store_true", help="few samples")
+ARGS.add_argument("--json", action="store_true", help="JSON lines (the only output)")
+# trellis-bench's PostgreSQL variant has no LangGraph counterpart here: taken and ignored.
+ARGS.add_argument("--postgres", metavar="URL")
+ARGS.add_argument("workloads", nargs="*")
+OPTIONS = ARGS.parse_args()
+QUICK = OPTIONS.quick
+ONLY = OPTIONS.workloads
 LIMIT = {"recursion_limit": 10**7}
 SCRATCH = tempfile.mkdtemp(prefix="langgraph-bench-")
 

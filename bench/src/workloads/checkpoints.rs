@@ -73,19 +73,20 @@ fn sqlite_floor(
     Ok(connection)
 }
 
-/// One checkpoint of the floor: a transaction inserting the serialized state.
+/// One checkpoint of the floor: a transaction inserting the serialized state, every statement
+/// prepared once (as the store's are).
 fn sqlite_insert(
     connection: &mut rusqlite::Connection,
     step: u64,
     json: &str,
 ) -> Result<(), rusqlite::Error> {
-    let transaction = connection.transaction()?;
     let step = i64::try_from(step).unwrap_or(i64::MAX);
-    transaction.execute(
-        "INSERT INTO checkpoints VALUES ('run', ?1, ?2, ?3)",
-        rusqlite::params![step + 1, step, json],
-    )?;
-    transaction.commit()
+    connection.prepare_cached("BEGIN")?.execute([])?;
+    connection
+        .prepare_cached("INSERT INTO checkpoints VALUES ('run', ?1, ?2, ?3)")?
+        .execute(rusqlite::params![step + 1, step, json])?;
+    connection.prepare_cached("COMMIT")?.execute([])?;
+    Ok(())
 }
 
 /// The loop's state after `step` steps, as the floor serializes it (`tools` adds one every

@@ -256,6 +256,7 @@ impl<S: GraphState> Run<S> {
                 spec.options.policy(),
                 Arc::clone(&self.state),
                 self.context(i, step),
+                &self.scope.cancel,
                 observed,
             );
             // The span wrapper only when spans are recorded, as in `step`.
@@ -473,9 +474,10 @@ impl<S: GraphState> Run<S> {
                     let spec = &topology.nodes[i];
                     let node = Arc::clone(&spec.node);
                     let (policy, state) = (spec.options.policy(), Arc::clone(&self.state));
-                    let context = self.context(i, step);
-                    let activation =
-                        async move { activate(&*node, policy, state, context, observed).await };
+                    let (context, cancel) = (self.context(i, step), self.scope.cancel.clone());
+                    let activation = async move {
+                        activate(&*node, policy, state, context, &cancel, observed).await
+                    };
                     tokio::spawn(activation.instrument(node_span(topology, i, step)))
                 })
                 .collect(),
