@@ -61,6 +61,30 @@ def main():
         widths = [max(len(r[i]) for r in table + [header]) for i in range(len(header))]
         for line in [header] + table:
             print("  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip())
+    details = []
+    for row in trellis:
+        other = theirs.get((row["workload"], row["variant"], row["size"]), {})
+        if row["workload"] == "growing_state":
+            for step in sorted({int(k.rsplit("_", 1)[1]) for k in row if k.startswith("bytes_at_step_")}):
+                sides = [("trellis", ""), ("floor", "floor_")]
+                parts = [f"{name} {duration(row.get(f'{p}ns_at_step_{step}'))}, "
+                         f"{row.get(f'{p}bytes_at_step_{step}', 0):,} bytes" for name, p in sides]
+                if f"bytes_at_step_{step}" in other:
+                    parts.append(f"LangGraph {duration(other[f'ns_at_step_{step}'])}, "
+                                 f"{other[f'bytes_at_step_{step}']:,.0f} bytes")
+                details.append(f"growing_state, step {step}: " + "; ".join(parts))
+        if row["workload"] == "memory":
+            line = f"memory: resident memory grew by {row.get('rss_kib_growth')} KiB over the run"
+            if "rss_kib_growth" in other:
+                line += f" (LangGraph: {other['rss_kib_growth']:,} KiB)"
+            details.append(line)
+        for key in (k for k in row if k.startswith("time_vs_")):
+            details.append(f"compile {row['variant']}: {row['size']:,} nodes take {row[key]}x "
+                           f"the time of {int(key.rsplit('_', 1)[1]):,}")
+    if details:
+        print()
+        for line in details:
+            print(f"- {line}" if markdown else line)
     if versions:
         print()
         print("LangGraph side: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
