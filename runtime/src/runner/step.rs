@@ -203,18 +203,20 @@ impl<S: GraphState> Run<S> {
             current
         };
 
-        let waiting: Vec<Interrupt> = runnable
-            .iter()
-            .filter(|&&i| {
-                nodes[i].options.interrupt == Some(InterruptPoint::Before)
-                    && !self.approved.contains(&i)
-            })
-            .map(|&i| {
-                let question = nodes[i].options.question.as_deref();
-                Interrupt::fixed(&nodes[i].name, step, InterruptPoint::Before, question)
-            })
-            .collect();
-        if !waiting.is_empty() {
+        // The common steps ask nothing of this: checked before anything is built for them.
+        let waits = |&i: &usize| {
+            nodes[i].options.interrupt == Some(InterruptPoint::Before)
+                && !self.approved.contains(&i)
+        };
+        if runnable.iter().any(waits) {
+            let waiting: Vec<Interrupt> = runnable
+                .iter()
+                .filter(|i| waits(i))
+                .map(|&i| {
+                    let question = nodes[i].options.question.as_deref();
+                    Interrupt::fixed(&nodes[i].name, step, InterruptPoint::Before, question)
+                })
+                .collect();
             self.frontier = current.to_vec();
             return Box::pin(self.pause(waiting, &[])).await;
         }
@@ -230,13 +232,15 @@ impl<S: GraphState> Run<S> {
         }
 
         let observed = self.observed();
-        for &i in runnable.iter().filter(|_| observed) {
-            self.emit(|| Event::NodeEntered {
-                run_id: self.scope.run_id.clone(),
-                graph: topology.name.to_string(),
-                step,
-                node: nodes[i].name.to_string(),
-            });
+        if observed {
+            for &i in runnable {
+                self.emit(|| Event::NodeEntered {
+                    run_id: self.scope.run_id.clone(),
+                    graph: topology.name.to_string(),
+                    step,
+                    node: nodes[i].name.to_string(),
+                });
+            }
         }
         let mut absorbed = Absorbed {
             updates: Updates::None,
@@ -316,11 +320,18 @@ impl<S: GraphState> Run<S> {
         self.transitions += runnable.len() as u64;
         self.frontier = next;
         // An approved node that was held back (deferred) stays approved until it runs.
-        self.approved.retain(|i| !runnable.contains(i));
+        // (Each guarded: most steps have neither, and a call on an empty `Vec` is not free.)
+        if !self.approved.is_empty() {
+            self.approved.retain(|i| !runnable.contains(i));
+        }
         // A handler held back (deferred) keeps its failure until it runs.
-        self.failures
-            .retain(|(handler, _)| !runnable.contains(handler));
-        self.failures.extend(failures);
+        if !self.failures.is_empty() {
+            self.failures
+                .retain(|(handler, _)| !runnable.contains(handler));
+        }
+        if !failures.is_empty() {
+            self.failures.extend(failures);
+        }
         self.step = step;
         self.last_node = runnable.last().copied();
         self.send_values();
@@ -331,8 +342,11 @@ impl<S: GraphState> Run<S> {
         if self.frontier.is_empty() {
             return Box::pin(self.complete(runnable)).await;
         }
-        self.save(CheckpointLabel::Step, RunStatus::Running, runnable, None)
-            .await?;
+        // Guarded here too: even a `save` that returns at once costs its future.
+        if self.graph.checkpointer.is_some() {
+            self.save(CheckpointLabel::Step, RunStatus::Running, runnable, None)
+                .await?;
+        }
         Ok(StepOutcome::Stepped { step })
     }
 
@@ -364,16 +378,19 @@ impl<S: GraphState> Run<S> {
     ) -> Result<(), RunError> {
         let nodes = &topology.nodes;
         let spec = &nodes[i];
-        for (attempt, error, retrying) in activation.failed_attempts {
-            self.emit(|| Event::NodeFailed {
-                run_id: self.scope.run_id.clone(),
-                graph: topology.name.to_string(),
-                step,
-                node: spec.name.to_string(),
-                attempt,
-                error,
-                retrying,
-            });
+        // Filled only when observed; an empty list is not iterated (nor its iterator dropped).
+        if !activation.failed_attempts.is_empty() {
+            for (attempt, error, retrying) in activation.failed_attempts {
+                self.emit(|| Event::NodeFailed {
+                    run_id: self.scope.run_id.clone(),
+                    graph: topology.name.to_string(),
+                    step,
+                    node: spec.name.to_string(),
+                    attempt,
+                    error,
+                    retrying,
+                });
+            }
         }
         let result = match activation.result {
             Ok(result) => result,
