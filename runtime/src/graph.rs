@@ -125,33 +125,37 @@ pub(crate) fn fnv1a(text: &str) -> String {
 }
 
 impl<S> Edge<S> {
-    /// The edge as canonical text, for the fingerprint.
-    pub(crate) fn describe(&self, nodes: &[NodeSpec<S>]) -> String
+    /// The edge as canonical text, for the fingerprint, appended to `out` (`static b`,
+    /// `conditional b __end__`, `fork b c`). Stored runs carry the fingerprint: the text must
+    /// not change.
+    pub(crate) fn describe(&self, nodes: &[NodeSpec<S>], out: &mut String)
     where
         S: GraphState,
     {
         let name = |t: &Target| match *t {
-            Target::End => crate::END.to_owned(),
-            Target::Node(i) => nodes[i].name.to_string(),
+            Target::End => crate::END,
+            Target::Node(i) => &*nodes[i].name,
+        };
+        let mut list = |kind: &str, names: &mut dyn Iterator<Item = &str>| {
+            out.push_str(kind);
+            for (at, name) in names.enumerate() {
+                if at > 0 {
+                    out.push(' ');
+                }
+                out.push_str(name);
+            }
         };
         match self {
-            Edge::Static(target) => format!("static {}", name(target)),
-            Edge::Conditional { targets, .. } => format!(
-                "conditional {}",
-                targets
-                    .iter()
-                    .map(|(_, t)| name(t))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            ),
-            Edge::Fork(targets) => format!(
-                "fork {}",
-                targets
-                    .iter()
-                    .map(|&i| name(&Target::Node(i)))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            ),
+            Edge::Static(target) => list("static ", &mut std::iter::once(name(target))),
+            Edge::Conditional { targets, .. } => {
+                list("conditional ", &mut targets.iter().map(|(_, t)| name(t)));
+            }
+            Edge::Fork(targets) => {
+                list(
+                    "fork ",
+                    &mut targets.iter().map(|&i| name(&Target::Node(i))),
+                );
+            }
         }
     }
 

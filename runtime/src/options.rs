@@ -130,12 +130,12 @@ impl NodeOptions {
 
     /// How the blueprint describes a node with these options. Durations are whole milliseconds,
     /// rounded up so that a short timeout is not mistaken for none.
-    pub(crate) fn describe(&self, id: &str) -> trellis_graph::Node {
+    pub(crate) fn describe(&self, id: String) -> trellis_graph::Node {
         let millis = |duration: Duration| {
             u64::try_from(duration.as_nanos().div_ceil(1_000_000)).unwrap_or(u64::MAX)
         };
         trellis_graph::Node {
-            id: id.to_owned(),
+            id,
             doc: self.doc.clone(),
             kind: self.kind.clone(),
             retry: (self.retries > 0).then(|| Retry {
