@@ -11,7 +11,7 @@ use trellis::checkpoint::{Durability, PostgresCheckpointer, PostgresOptions, Sql
 use trellis::{CompiledGraph, END, GraphBuilder, GraphState, NodeResult, START};
 
 use super::executor::{Counter, loop_graph};
-use super::{Bench, BenchError, expect_eq};
+use super::{Bench, BenchError, expect_eq, timed_run};
 use crate::measure::{alternate, bytes_written, median, per};
 use crate::report::{Row, Target};
 
@@ -31,28 +31,6 @@ fn sqlite_error(workload: &'static str) -> impl Fn(rusqlite::Error) -> BenchErro
 
 fn postgres_error(workload: &'static str) -> impl Fn(tokio_postgres::Error) -> BenchError {
     move |source| BenchError::Postgres { workload, source }
-}
-
-/// Runs a checkpointed graph; the time and the final state and steps.
-fn timed_run<S: GraphState>(
-    bench: &Bench<'_>,
-    workload: &'static str,
-    graph: &CompiledGraph<S>,
-    input: S,
-) -> Result<(Duration, S, u64), BenchError> {
-    let started = Instant::now();
-    let outcome = bench
-        .rt
-        .block_on(graph.invoke(input))
-        .map_err(|source| BenchError::Run { workload, source })?;
-    let elapsed = started.elapsed();
-    match outcome {
-        trellis::Outcome::Completed { state, steps, .. } => Ok((elapsed, state, steps)),
-        trellis::Outcome::Paused { .. } => Err(BenchError::Wrong {
-            workload,
-            reason: "the run paused".to_owned(),
-        }),
-    }
 }
 
 /// The SQLite floor's table, in the journal mode and sync setting of the store it stands beside.
@@ -293,30 +271,14 @@ fn chat_graph(steps: usize, marks: &Marks) -> GraphBuilder<Chat> {
             async move { Ok(NodeResult::Update(ChatUpdate::default().messages(next))) }
         });
     }
-    b.add_edge(START, "model")
-        .add_conditional_edges(
-            "model",
-            move |s: &Chat| {
-                if s.messages.len() < steps {
-                    "tools"
-                } else {
-                    END
-                }
-            },
-            ["tools", END],
-        )
-        .add_conditional_edges(
-            "tools",
-            move |s: &Chat| {
-                if s.messages.len() < steps {
-                    "model"
-                } else {
-                    END
-                }
-            },
-            ["model", END],
-        )
-        .set_max_steps(u32::MAX);
+    b.add_edge(START, "model").set_max_steps(u32::MAX);
+    for (from, to) in [("model", "tools"), ("tools", "model")] {
+        b.add_conditional_edges(
+            from,
+            move |s: &Chat| if s.messages.len() < steps { to } else { END },
+            [to, END],
+        );
+    }
     b
 }
 

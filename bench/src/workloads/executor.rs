@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use trellis::{CompiledGraph, END, GraphBuilder, GraphState, NodeResult, START};
 
-use super::{Bench, BenchError, expect_eq};
+use super::{Bench, BenchError, expect_eq, timed_run};
 use crate::floor::{Floor, Next, NodeFn, node};
 use crate::measure::{alone, alternate, per, resident_kib};
 use crate::report::{Row, Target};
@@ -37,28 +37,6 @@ fn compiled<S: GraphState>(
         .map_err(|source| BenchError::Compile { workload, source })
 }
 
-/// Runs `graph` once from `input`; the time and the final state.
-fn timed_run<S: GraphState>(
-    bench: &Bench<'_>,
-    workload: &'static str,
-    graph: &CompiledGraph<S>,
-    input: S,
-) -> Result<(Duration, S), BenchError> {
-    let started = Instant::now();
-    let outcome = bench
-        .rt
-        .block_on(graph.invoke(input))
-        .map_err(|source| BenchError::Run { workload, source })?;
-    let elapsed = started.elapsed();
-    match outcome {
-        trellis::Outcome::Completed { state, .. } => Ok((elapsed, state)),
-        trellis::Outcome::Paused { .. } => Err(BenchError::Wrong {
-            workload,
-            reason: "the run paused".to_owned(),
-        }),
-    }
-}
-
 fn timed_floor<S, U>(bench: &Bench<'_>, floor: &Arc<Floor<S, U>>, input: S) -> (Duration, S)
 where
     S: Clone + Send + Sync + 'static,
@@ -67,6 +45,30 @@ where
     let started = Instant::now();
     let state = bench.rt.block_on(floor.run(input));
     (started.elapsed(), state)
+}
+
+/// Trellis's run of `graph` and the floor's, alternately; both must count to `expected`.
+fn counter_against_floor(
+    bench: &Bench<'_>,
+    workload: &'static str,
+    graph: &CompiledGraph<Counter>,
+    floor: &Arc<Floor<Counter, u64>>,
+    expected: u64,
+    samples: usize,
+) -> Result<(Duration, Duration), BenchError> {
+    alternate(
+        samples,
+        || {
+            let (time, state, _) = timed_run(bench, workload, graph, Counter::default())?;
+            expect_eq(workload, state.x, expected)?;
+            Ok(time)
+        },
+        || {
+            let (time, state) = timed_floor(bench, floor, Counter::default());
+            expect_eq(workload, state.x, expected)?;
+            Ok(time)
+        },
+    )
 }
 
 /// `START → n0 → … → n(N−1) → END`, each node adding 1 to `x`.
@@ -101,19 +103,7 @@ pub(crate) fn chain(bench: &mut Bench<'_>) -> Result<(), BenchError> {
         });
         let samples = bench.scale.samples(if nodes < 1_000 { 301 } else { 51 });
         let expected = nodes as u64;
-        let (ours, theirs) = alternate(
-            samples,
-            || {
-                let (time, state) = timed_run(bench, W, &graph, Counter::default())?;
-                expect_eq(W, state.x, expected)?;
-                Ok(time)
-            },
-            || {
-                let (time, state) = timed_floor(bench, &floor, Counter::default());
-                expect_eq(W, state.x, expected)?;
-                Ok(time)
-            },
-        )?;
+        let (ours, theirs) = counter_against_floor(bench, W, &graph, &floor, expected, samples)?;
         let row = Row::new(
             W,
             "memory",
@@ -162,19 +152,8 @@ pub(crate) fn looping(bench: &mut Bench<'_>) -> Result<(), BenchError> {
     let graph = compiled(W, loop_graph(k))?;
     let floor = loop_floor(k);
     let activations = 2 * k + 1;
-    let (ours, theirs) = alternate(
-        bench.scale.samples(51),
-        || {
-            let (time, state) = timed_run(bench, W, &graph, Counter::default())?;
-            expect_eq(W, state.x, k)?;
-            Ok(time)
-        },
-        || {
-            let (time, state) = timed_floor(bench, &floor, Counter::default());
-            expect_eq(W, state.x, k)?;
-            Ok(time)
-        },
-    )?;
+    let samples = bench.scale.samples(51);
+    let (ours, theirs) = counter_against_floor(bench, W, &graph, &floor, k, samples)?;
     let row = Row::new(
         W,
         "memory",
@@ -257,7 +236,7 @@ pub(crate) fn fanout(bench: &mut Bench<'_>) -> Result<(), BenchError> {
     let (ours, theirs) = alternate(
         bench.scale.samples(201),
         || {
-            let (time, state) = timed_run(bench, W, &graph, Fan::default())?;
+            let (time, state, _) = timed_run(bench, W, &graph, Fan::default())?;
             expect_eq(W, (&state.items, state.total), (&expected, total))?;
             Ok(time)
         },
@@ -303,7 +282,7 @@ pub(crate) fn memory(bench: &mut Bench<'_>) -> Result<(), BenchError> {
         if let Ok(mut seen) = readings.lock() {
             seen.clear();
         }
-        let (time, state) = timed_run(bench, W, &graph, Counter::default())?;
+        let (time, state, _) = timed_run(bench, W, &graph, Counter::default())?;
         expect_eq(W, state.x, k)?;
         Ok(time)
     })?;

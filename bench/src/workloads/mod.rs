@@ -207,6 +207,28 @@ impl Drop for Scratch {
     }
 }
 
+/// Runs `graph` once from `input` to its end: the time, the final state and the steps.
+pub(crate) fn timed_run<S: trellis::GraphState>(
+    bench: &Bench<'_>,
+    workload: &'static str,
+    graph: &trellis::CompiledGraph<S>,
+    input: S,
+) -> Result<(std::time::Duration, S, u64), BenchError> {
+    let started = std::time::Instant::now();
+    let outcome = bench
+        .rt
+        .block_on(graph.invoke(input))
+        .map_err(|source| BenchError::Run { workload, source })?;
+    let elapsed = started.elapsed();
+    match outcome {
+        trellis::Outcome::Completed { state, steps, .. } => Ok((elapsed, state, steps)),
+        trellis::Outcome::Paused { .. } => Err(BenchError::Wrong {
+            workload,
+            reason: "the run paused".to_owned(),
+        }),
+    }
+}
+
 /// `Ok` if `got == expected`, else a [`BenchError::Wrong`].
 pub(crate) fn expect_eq<T: PartialEq + std::fmt::Debug>(
     workload: &'static str,
