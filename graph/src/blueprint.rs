@@ -207,10 +207,22 @@ pub enum Endpoint {
 impl Endpoint {
     /// The endpoint a name stands for in the runtime's API: [`START`], [`END`] or a node.
     pub fn from_name(name: &str) -> Endpoint {
+        Endpoint::reserved(name).unwrap_or_else(|| Endpoint::Node(name.to_owned()))
+    }
+
+    /// [`from_name`](Self::from_name), keeping the `String` it is given for a node (no copy).
+    pub fn from_owned(name: String) -> Endpoint {
+        match Endpoint::reserved(&name) {
+            Some(endpoint) => endpoint,
+            None => Endpoint::Node(name),
+        }
+    }
+
+    fn reserved(name: &str) -> Option<Endpoint> {
         match name {
-            START => Endpoint::Start,
-            END => Endpoint::End,
-            node => Endpoint::Node(node.to_owned()),
+            START => Some(Endpoint::Start),
+            END => Some(Endpoint::End),
+            _ => None,
         }
     }
 
@@ -279,6 +291,23 @@ impl Edge {
             from,
             kind: EdgeKind::Static,
             targets: vec![to],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_stands_for_the_same_endpoint_borrowed_or_owned() {
+        for (name, endpoint) in [
+            (START, Endpoint::Start),
+            (END, Endpoint::End),
+            ("draft", Endpoint::Node("draft".to_owned())),
+        ] {
+            assert_eq!(Endpoint::from_name(name), endpoint);
+            assert_eq!(Endpoint::from_owned(name.to_owned()), endpoint);
         }
     }
 }

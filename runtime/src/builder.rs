@@ -187,7 +187,7 @@ impl<S: GraphState> GraphBuilder<S> {
 
     fn push_edge(&mut self, from: String, kind: EdgeKind, targets: Vec<Endpoint>) {
         self.blueprint.edges.push(EdgeDecl {
-            from: endpoint(from),
+            from: Endpoint::from_owned(from),
             kind,
             targets,
         });
@@ -196,7 +196,11 @@ impl<S: GraphState> GraphBuilder<S> {
     /// A static edge: after `from` runs, `to` runs (`to` may be [`END`]; `from` may be
     /// [`START`]).
     pub fn add_edge(&mut self, from: impl Into<String>, to: impl Into<String>) -> &mut Self {
-        self.push_edge(from.into(), EdgeKind::Static, vec![endpoint(to.into())]);
+        self.push_edge(
+            from.into(),
+            EdgeKind::Static,
+            vec![Endpoint::from_owned(to.into())],
+        );
         self.routers.push(None);
         self
     }
@@ -233,7 +237,10 @@ impl<S: GraphState> GraphBuilder<S> {
         I: IntoIterator,
         I::Item: Into<String>,
     {
-        let targets = targets.into_iter().map(|t| endpoint(t.into())).collect();
+        let targets = targets
+            .into_iter()
+            .map(|t| Endpoint::from_owned(t.into()))
+            .collect();
         self.push_edge(from.into(), EdgeKind::Conditional, targets);
         self.routers.push(Some(router_fn(router)));
         self
@@ -245,7 +252,10 @@ impl<S: GraphState> GraphBuilder<S> {
         I: IntoIterator,
         I::Item: Into<String>,
     {
-        let targets = targets.into_iter().map(|t| endpoint(t.into())).collect();
+        let targets = targets
+            .into_iter()
+            .map(|t| Endpoint::from_owned(t.into()))
+            .collect();
         self.push_edge(from.into(), EdgeKind::Fork, targets);
         self.routers.push(None);
         self
@@ -426,15 +436,6 @@ impl<S: GraphState> GraphBuilder<S> {
             EventBus::new(event_capacity),
             checkpointer,
         )
-    }
-}
-
-/// A name as an edge's end, taking the `String` the caller gave (`Endpoint::from_name` copies).
-fn endpoint(name: String) -> Endpoint {
-    match name.as_str() {
-        START => Endpoint::Start,
-        END => Endpoint::End,
-        _ => Endpoint::Node(name),
     }
 }
 
