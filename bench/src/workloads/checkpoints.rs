@@ -96,9 +96,7 @@ pub(crate) fn loop_ckpt(bench: &mut Bench<'_>, postgres: Option<&str>) -> Result
                 let path = bench.scratch.file(&format!("loop-{variant}-{sample}.db"));
                 let store =
                     SqliteCheckpointer::open_with(&path, durability).map_err(store_error(W))?;
-                let graph = graph.clone().with_checkpointer(Arc::new(store));
-                let (time, state, ran) = timed_run(bench, W, &graph, Counter::default())?;
-                expect_eq(W, state.x, k)?;
+                let (time, ran) = loop_in(bench, &graph, Arc::new(store), k)?;
                 steps = ran;
                 Ok(time)
             },
@@ -136,6 +134,20 @@ pub(crate) fn loop_ckpt(bench: &mut Bench<'_>, postgres: Option<&str>) -> Result
     }
 }
 
+/// One run of the loop checkpointed in `store`, checked: its time and its steps.
+fn loop_in(
+    bench: &Bench<'_>,
+    graph: &CompiledGraph<Counter>,
+    store: Arc<dyn trellis::checkpoint::Checkpointer>,
+    k: u64,
+) -> Result<(Duration, u64), BenchError> {
+    const W: &str = "loop_ckpt";
+    let graph = graph.clone().with_checkpointer(store);
+    let (time, state, steps) = timed_run(bench, W, &graph, Counter::default())?;
+    expect_eq(W, state.x, k)?;
+    Ok((time, steps))
+}
+
 /// The loop checkpointed in PostgreSQL, in a schema of its own per sample, beside
 /// tokio-postgres inserting the same state with a prepared statement (one implicit
 /// transaction per step) on the same server.
@@ -167,9 +179,7 @@ fn loop_ckpt_postgres(
                 .rt
                 .block_on(PostgresCheckpointer::connect_with(url, options))
                 .map_err(store_error(W))?;
-            let graph = graph.clone().with_checkpointer(Arc::new(store));
-            let (time, state, ran) = timed_run(bench, W, &graph, Counter::default())?;
-            expect_eq(W, state.x, k)?;
+            let (time, ran) = loop_in(bench, graph, Arc::new(store), k)?;
             steps = ran;
             Ok(time)
         },
