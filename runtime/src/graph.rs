@@ -416,13 +416,42 @@ impl<S: GraphState> CompiledGraph<S> {
         if !owner_gone {
             return Err(RunError::StillRunning { run_id });
         }
-        let checkpoint = latest(store.as_ref(), &run_id).await?;
-        let previous_owner = record.owner.clone();
-        let mut run = Run::from_checkpoint(self.clone(), record, checkpoint)?;
-        if !run.take_over(previous_owner.as_deref()).await? {
+        // Claim first, then read: a statement the gone owner sent just before it died may
+        // still commit on a server, so what was read before the claim can be a step behind.
+        // Once this process holds the run, the gone owner's writes are fenced out.
+        let me = crate::owner::current();
+        let now = crate::id::Timestamp::now();
+        let mut claim = record.clone();
+        claim.owner = Some(me.to_owned());
+        claim.lease_until = Some(now.plus(crate::runner::LEASE));
+        claim.updated_at = now;
+        if !store.take_over(&claim, record.owner.as_deref()).await? {
             return Err(RunError::StillRunning { run_id });
         }
-        run.finish().await
+        let held = async {
+            let record = store
+                .load_run(&run_id)
+                .await?
+                .ok_or_else(|| RunError::RunNotFound {
+                    run_id: run_id.clone(),
+                })?;
+            let checkpoint = latest(store.as_ref(), &run_id).await?;
+            Run::from_checkpoint(self.clone(), record, checkpoint)
+        };
+        match held.await {
+            Ok(run) => run.finish().await,
+            Err(error) => {
+                // Not continued here: hand it back, so that it is not held by a live process.
+                let mut released = claim;
+                released.owner = None;
+                released.lease_until = None;
+                released.updated_at = crate::id::Timestamp::now();
+                if let Err(failure) = store.take_over(&released, Some(me)).await {
+                    tracing::warn!(target: "trellis", run_id = %run_id, error = %failure, "cannot hand the run back");
+                }
+                Err(error)
+            }
+        }
     }
 }
 

@@ -214,9 +214,10 @@ impl<S: GraphState> Worker<S> {
             };
             record.owner = Some(self.id.to_string());
             record.lease_until = Some(now.plus(self.lease));
-            // Of two workers taking it over, one wins; the other looks further.
+            // Of two workers taking it over, one wins; the other looks further. The winner
+            // reads the run again: the gone owner's last write may have landed since.
             if self.store.take_over(&record, Some(&owner)).await? {
-                return Ok(Some(record));
+                return Ok(self.store.load_run(&run_id).await?);
             }
         }
         Ok(None)

@@ -151,7 +151,7 @@ async fn runs_upsert_and_list_newest_first_in_pages() {
     assert_eq!(store.list_runs(100, 0).await.unwrap().len(), 5);
 }
 
-fn counting(store: Arc<InMemoryCheckpointer>) -> trellis::CompiledGraph<Ticket> {
+fn counting<C: Checkpointer + 'static>(store: Arc<C>) -> trellis::CompiledGraph<Ticket> {
     let mut builder = GraphBuilder::<Ticket>::new("Counting");
     builder
         .add_node_fn("tick", |s, _| async move {
@@ -231,4 +231,140 @@ async fn a_run_whose_owner_is_gone_is_continued_from_its_last_checkpoint() {
     assert_eq!(record.lease_until, None);
     let again = graph.continue_run(&run_id).await.unwrap_err();
     assert!(matches!(again, trellis::RunError::AlreadyCompleted { .. }));
+}
+
+/// A store in front of the in-memory one that plays a dead machine's last write: while
+/// `foreign`, steps are written as another machine's (lease run out), and the third is held back
+/// (sent, not yet committed); it lands just before the next take-over, as a statement sent
+/// before a kill still commits on a server.
+#[derive(Default)]
+struct LateLastWrite {
+    inner: InMemoryCheckpointer,
+    foreign: std::sync::atomic::AtomicBool,
+    held: std::sync::Mutex<Option<(RunRecord, Checkpoint)>>,
+    after_take_over: std::sync::Mutex<Vec<RunRecord>>,
+}
+
+const GONE: &str = "another-machine:1:1";
+
+#[trellis::async_trait]
+impl Checkpointer for LateLastWrite {
+    async fn save_step(
+        &self,
+        run: &RunRecord,
+        checkpoint: &Checkpoint,
+    ) -> Result<(), trellis::checkpoint::CheckpointError> {
+        if !self.foreign.load(std::sync::atomic::Ordering::SeqCst) {
+            return self.inner.save_step(run, checkpoint).await;
+        }
+        let mut run = run.clone();
+        run.owner = Some(GONE.to_owned());
+        run.lease_until =
+            Some(trellis::run::Timestamp::parse("2000-01-01T00:00:00Z").expect("a time"));
+        if checkpoint.step == 3 {
+            *self.held.lock().expect("unpoisoned") = Some((run, checkpoint.clone()));
+            return Ok(());
+        }
+        self.inner.save_step(&run, checkpoint).await
+    }
+
+    async fn claim_run(
+        &self,
+        run: &RunRecord,
+        expected: RunStatus,
+    ) -> Result<bool, trellis::checkpoint::CheckpointError> {
+        self.inner.claim_run(run, expected).await
+    }
+
+    async fn take_over(
+        &self,
+        run: &RunRecord,
+        previous_owner: Option<&str>,
+    ) -> Result<bool, trellis::checkpoint::CheckpointError> {
+        let late = self.held.lock().expect("unpoisoned").take();
+        if let Some((record, checkpoint)) = late {
+            self.inner.save_step(&record, &checkpoint).await?;
+        }
+        let taken = self.inner.take_over(run, previous_owner).await?;
+        let stored = self.inner.load_run(&run.run_id).await?.expect("stored");
+        self.after_take_over
+            .lock()
+            .expect("unpoisoned")
+            .push(stored);
+        Ok(taken)
+    }
+
+    async fn load_run(
+        &self,
+        run_id: &trellis::RunId,
+    ) -> Result<Option<RunRecord>, trellis::checkpoint::CheckpointError> {
+        self.inner.load_run(run_id).await
+    }
+
+    async fn list_runs(
+        &self,
+        limit: usize,
+        offset: usize,
+    ) -> Result<Vec<RunRecord>, trellis::checkpoint::CheckpointError> {
+        self.inner.list_runs(limit, offset).await
+    }
+
+    async fn list_checkpoints(
+        &self,
+        run_id: &trellis::RunId,
+    ) -> Result<Vec<Checkpoint>, trellis::checkpoint::CheckpointError> {
+        self.inner.list_checkpoints(run_id).await
+    }
+
+    async fn latest_checkpoint(
+        &self,
+        run_id: &trellis::RunId,
+    ) -> Result<Option<Checkpoint>, trellis::checkpoint::CheckpointError> {
+        self.inner.latest_checkpoint(run_id).await
+    }
+}
+
+#[tokio::test]
+async fn a_dead_owners_last_write_landing_late_is_neither_rolled_back_nor_run_twice() {
+    let store = Arc::new(LateLastWrite::default());
+    let graph = counting(Arc::clone(&store));
+    store
+        .foreign
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let mut run = graph.start(ticket(""));
+    for _ in 0..3 {
+        run.step().await.unwrap();
+    }
+    let run_id = run.run_id().clone();
+    drop(run); // The other machine dies with its third step sent, not yet committed.
+    store
+        .foreign
+        .store(false, std::sync::atomic::Ordering::SeqCst);
+    let before = store.load_run(&run_id).await.unwrap().unwrap();
+    assert_eq!((before.steps, before.owner.as_deref()), (2, Some(GONE)));
+
+    let done = graph.continue_run(&run_id).await.unwrap();
+    let taken = store.after_take_over.lock().unwrap().clone();
+    assert_eq!(
+        taken.iter().map(|r| r.steps).collect::<Vec<_>>(),
+        [3],
+        "the take-over kept the step that landed late: {taken:?}"
+    );
+    assert_eq!(taken[0].state["log"].as_array().map(Vec::len), Some(3));
+    assert_eq!(
+        done.state().log,
+        ["tick 1", "tick 2", "tick 3", "tick 4", "tick 5"],
+        "no step lost, none applied twice"
+    );
+    let steps: Vec<u64> = store
+        .list_checkpoints(&run_id)
+        .await
+        .unwrap()
+        .iter()
+        .map(|c| c.step)
+        .collect();
+    assert!(
+        steps.windows(2).all(|w| w[0] < w[1]),
+        "checkpoints in step order, none rewritten: {steps:?}"
+    );
 }

@@ -436,8 +436,15 @@ async fn take_over_once(store: &impl Checkpointer) -> Result<(), ConformanceErro
     running.status = RunStatus::Running;
     running.interrupts.clear();
     seed(CHECK, store, &running).await?;
+    // The taker read the run a step behind: its stale state and progress must not be written.
     let mut mine = running.clone();
     mine.owner = Some("host-b:7:1".to_owned());
+    mine.lease_until = Some(at("2026-03-04T05:07:07Z"));
+    mine.updated_at = at("2026-03-04T05:06:37Z");
+    mine.steps = running.steps.saturating_sub(1);
+    mine.transitions = running.transitions.saturating_sub(1);
+    mine.state = serde_json::json!({"behind": true});
+    mine.last_node = None;
     ensure!(
         CHECK,
         !backend(
@@ -455,10 +462,14 @@ async fn take_over_once(store: &impl Checkpointer) -> Result<(), ConformanceErro
         "taking over from the recorded owner failed"
     );
     let loaded = backend(CHECK, store.load_run(&running.run_id).await)?;
+    let mut held = running.clone();
+    held.owner.clone_from(&mine.owner);
+    held.lease_until = mine.lease_until;
+    held.updated_at = mine.updated_at;
     ensure!(
         CHECK,
-        loaded.as_ref() == Some(&mine),
-        "after the take-over, loaded {loaded:?}"
+        loaded.as_ref() == Some(&held),
+        "after the take-over (which changes the owner, not the state or the progress), loaded {loaded:?}"
     );
     ensure!(
         CHECK,
@@ -467,6 +478,30 @@ async fn take_over_once(store: &impl Checkpointer) -> Result<(), ConformanceErro
             store.take_over(&mine, running.owner.as_deref()).await
         )?,
         "a second take-over from the old owner succeeded"
+    );
+    // The holder gives the run up as failed: status and error change, the state stays.
+    let mut given_up = mine.clone();
+    given_up.status = RunStatus::Failed;
+    given_up.error = Some("cannot be continued".to_owned());
+    given_up.owner = None;
+    given_up.lease_until = None;
+    ensure!(
+        CHECK,
+        backend(
+            CHECK,
+            store.take_over(&given_up, mine.owner.as_deref()).await
+        )?,
+        "the holder could not give the run up"
+    );
+    let loaded = backend(CHECK, store.load_run(&running.run_id).await)?;
+    held.status = RunStatus::Failed;
+    held.error.clone_from(&given_up.error);
+    held.owner = None;
+    held.lease_until = None;
+    ensure!(
+        CHECK,
+        loaded.as_ref() == Some(&held),
+        "after giving the run up as failed, loaded {loaded:?}"
     );
     let mut unowned = sample_run(RunId::new(), at("2026-03-04T05:06:07Z"));
     unowned.status = RunStatus::Running;

@@ -98,7 +98,12 @@ impl Checkpointer for InMemoryCheckpointer {
                 if stored.record.status == RunStatus::Running
                     && stored.record.owner.as_deref() == previous_owner =>
             {
-                stored.record = run.clone();
+                let record = &mut stored.record;
+                record.owner.clone_from(&run.owner);
+                record.lease_until = run.lease_until;
+                record.updated_at = run.updated_at;
+                record.status = run.status;
+                record.error.clone_from(&run.error);
                 Ok(true)
             }
             _ => Ok(false),

@@ -412,9 +412,17 @@ pub trait Checkpointer: Send + Sync {
         expected: RunStatus,
     ) -> Result<bool, CheckpointError>;
 
-    /// Replaces the run record only if the stored one is `running` and owned by
+    /// Hands the run to `run.owner` only if the stored record is `running` and owned by
     /// `previous_owner`; returns whether it did. This is how a process takes over a run whose
-    /// owner is gone (and how it hands a run back to the queue): of two that try, one wins.
+    /// owner is gone (and how it hands a run back to the queue, or gives it up as failed): of
+    /// two that try, one wins.
+    ///
+    /// Only who holds the run and whether it still runs change: `owner`, `lease_until`,
+    /// `updated_at`, `status` and `error` are taken from `run`; the state and the progress
+    /// (`steps`, `transitions`, `last_node`, `interrupts`) stay as stored, because they change
+    /// only with a checkpoint. A taker that read the run a moment before its dead owner's last
+    /// write landed (on a server, a statement sent just before a kill still commits) therefore
+    /// cannot roll the run back; it reads the run again once it holds it.
     async fn take_over(
         &self,
         run: &RunRecord,

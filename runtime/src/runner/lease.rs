@@ -1,4 +1,4 @@
-//! Who holds a running run: handing it to the queue and taking it over.
+//! Who holds a running run: handing it back to the queue.
 
 use std::sync::Arc;
 
@@ -36,23 +36,5 @@ impl<S: GraphState> Run<S> {
         released.owner = None;
         released.lease_until = None;
         Ok(store.take_over(&released, Some(&self.owner)).await?)
-    }
-
-    /// Claims this (running) run from `previous_owner` in the checkpointer; `false` when someone
-    /// else claimed it first.
-    pub(crate) async fn take_over(
-        &mut self,
-        previous_owner: Option<&str>,
-    ) -> Result<bool, RunError> {
-        let Some(store) = self.graph.checkpointer.clone() else {
-            return Ok(true);
-        };
-        let claim = self.record(
-            RunStatus::Running,
-            self.state_json()?,
-            Timestamp::now(),
-            None,
-        );
-        Ok(store.take_over(&claim, previous_owner).await?)
     }
 }

@@ -339,8 +339,15 @@ impl Checkpointer for PostgresCheckpointer {
         run: &RunRecord,
         previous_owner: Option<&str>,
     ) -> Result<bool, CheckpointError> {
-        let run = RunParams::of(run, None)?;
-        let params = run.params(&[&previous_owner]);
+        let params: [&(dyn ToSql + Sync); 7] = [
+            &run.run_id.as_str(),
+            &run.status.as_str(),
+            &run.updated_at.datetime(),
+            &run.error,
+            &run.owner,
+            &run.lease_until.map(Timestamp::datetime),
+            &previous_owner,
+        ];
         Ok(self.execute(TAKE_OVER, &params).await.map_err(backend)? == 1)
     }
 

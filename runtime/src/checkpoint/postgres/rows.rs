@@ -102,20 +102,17 @@ macro_rules! upsert_run {
     };
 }
 
-// `$4` (created_at) never changes; it is only typed in the two updates below, so that they
-// take the same parameters as the upsert.
+// `$4` (created_at) never changes; it is only typed in the update below, so that it takes the
+// same parameters as the upsert.
 pub(super) const CLAIM_RUN: &str = concat!(
     "UPDATE trellis_runs SET ",
     run_updates!(),
     " WHERE run_id = $1 AND status = $15 AND $4::timestamptz IS NOT NULL"
 );
 
-pub(super) const TAKE_OVER: &str = concat!(
-    "UPDATE trellis_runs SET ",
-    run_updates!(),
-    " WHERE run_id = $1 AND status = 'running' AND owner IS NOT DISTINCT FROM $15::text
-        AND $4::timestamptz IS NOT NULL"
-);
+pub(super) const TAKE_OVER: &str = "UPDATE trellis_runs
+    SET status = $2, updated_at = $3, error = $4, owner = $5, lease_until = $6
+    WHERE run_id = $1 AND status = 'running' AND owner IS NOT DISTINCT FROM $7::text";
 
 /// Record and checkpoint in one statement (so in one transaction, in one round trip); the
 /// record only if the stored one (if any) has the same owner — otherwise no row is inserted,

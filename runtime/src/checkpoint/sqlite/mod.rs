@@ -276,25 +276,34 @@ impl Checkpointer for SqliteCheckpointer {
         run: &RunRecord,
         previous_owner: Option<&str>,
     ) -> Result<bool, CheckpointError> {
-        let row = run_row(run, None)?;
+        let run_id = run.run_id.to_string();
+        let status = run.status.as_str();
+        let updated_at = run.updated_at.to_string();
+        let error = run.error.clone();
+        let owner = run.owner.clone();
+        let lease_until = run.lease_until.map(|t| t.to_string());
         let previous = previous_owner.map(str::to_owned);
         self.with(move |connection| {
-            let transaction = write_transaction(connection)?;
-            let current: Option<(String, Option<String>)> = transaction
-                .query_row(
-                    "SELECT status, owner FROM runs WHERE run_id = ?1",
-                    [&row.run_id],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
+            // One statement: the check and the change are one write, never interleaved.
+            let changed = connection
+                .prepare_cached(
+                    "UPDATE runs SET status = ?2, updated_at = ?3, error = ?4, owner = ?5,
+                        lease_until = ?6
+                    WHERE run_id = ?1 AND status = 'running' AND owner IS ?7",
                 )
-                .optional()
+                .and_then(|mut statement| {
+                    statement.execute(params![
+                        run_id,
+                        status,
+                        updated_at,
+                        error,
+                        owner,
+                        lease_until,
+                        previous
+                    ])
+                })
                 .map_err(backend)?;
-            match current {
-                Some((status, owner)) if status == "running" && owner == previous => {}
-                _ => return Ok(false),
-            }
-            upsert_run(&transaction, &row)?;
-            transaction.commit().map_err(backend)?;
-            Ok(true)
+            Ok(changed == 1)
         })
         .await
     }
