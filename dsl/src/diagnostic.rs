@@ -63,6 +63,23 @@ pub struct Diagnostic {
     pub labels: Vec<Label>,
     /// What to do about it.
     pub help: Option<String>,
+    /// The edit that does what `help` says, when it is a single edit (what an editor offers as
+    /// a quick fix).
+    pub fix: Option<Box<Fix>>,
+}
+
+/// A machine-applicable edit: replace `span` (empty: insert at it) with `replacement`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fix {
+    /// What the edit does, e.g. "replace with `draft`".
+    pub title: String,
+    /// The bytes replaced; empty for an insertion.
+    pub span: Span,
+    /// The new text.
+    pub replacement: String,
+    /// Whether the replacement is a statement of its own, inserted before the graph's closing
+    /// brace (an editor puts it on a line of its own, indented like its neighbours).
+    pub statement: bool,
 }
 
 impl Diagnostic {
@@ -80,7 +97,27 @@ impl Diagnostic {
             label: label.into(),
             labels: Vec::new(),
             help: None,
+            fix: None,
         }
+    }
+
+    /// Suggests `known` for the misspelled name at `span`: the help line and the fix that
+    /// replaces it.
+    pub fn with_did_you_mean(mut self, span: Span, known: &str) -> Self {
+        self.help = Some(format!("did you mean `{known}`?"));
+        self.fix = Some(Box::new(Fix {
+            title: format!("replace with `{known}`"),
+            span,
+            replacement: known.to_owned(),
+            statement: false,
+        }));
+        self
+    }
+
+    /// Sets the fix.
+    pub fn with_fix(mut self, fix: Fix) -> Self {
+        self.fix = Some(Box::new(fix));
+        self
     }
 
     /// Adds a secondary label.

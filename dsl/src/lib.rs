@@ -29,6 +29,10 @@
 //! [`render::json_line`] writes a diagnostic as the JSON of `trellis check --format json`; with the
 //! `render` feature, `render::human` draws it as a rustc-style report with the source snippet.
 
+// A diagnostic is the front end's error: made once per problem, on the error path only, so its
+// size (a few strings and a boxed fix) costs nothing worth boxing it for.
+#![allow(clippy::result_large_err)]
+
 // The parser pest generates without its `std` feature names `alloc`. pest is used without `std`
 // because that feature probes the native stack on every rule call; the grammar never recurses on
 // input depth (nesting is counted on pest's own stack), so the probe would buy nothing.
@@ -74,7 +78,7 @@ mod syntax {
 }
 
 pub use blueprint::{EdgeSpans, GraphSpans, Module, NodeSpans};
-pub use diagnostic::{Diagnostic, Label, Span};
+pub use diagnostic::{Diagnostic, Fix, Label, Span};
 pub use format::{FormatError, format};
 pub use position::{LineColumn, LineIndex};
 /// The graph rules' types, re-exported: the blueprint IR and the diagnostic codes.
@@ -94,6 +98,32 @@ pub mod rust_names {
     pub fn variant(node: &str) -> String {
         crate::names::to_pascal_case(node)
     }
+}
+
+/// The words the language expects where, as the front end reads them (for an editor's
+/// completion).
+pub mod words {
+    /// What starts a graph's settings and declarations (a node name or START starts an edge).
+    pub const GRAPH_ITEMS: &[&str] = crate::lower::GRAPH_ITEMS;
+    /// What starts an attribute inside `node name { … }`.
+    pub const ATTRIBUTES: &[&str] = crate::lower::ATTRIBUTES;
+}
+
+/// Why `name` cannot name a node (the rules of E0103 and E0105), or `None` when it can.
+///
+/// ```
+/// assert_eq!(trellis_dsl::node_name_problem("draft_reply"), None);
+/// assert!(trellis_dsl::node_name_problem("DraftReply").is_some());
+/// assert!(trellis_dsl::node_name_problem("END").is_some());
+/// ```
+pub fn node_name_problem(name: &str) -> Option<String> {
+    if let Some(reason) = trellis_graph::reserved_name_reason(name) {
+        return Some(reason);
+    }
+    if let Some(reason) = names::unusable_reason(name) {
+        return Some(reason);
+    }
+    (!names::is_snake_case(name)).then(|| "node names are snake_case".to_owned())
 }
 
 /// The outcome of checking a source: the lowered graphs and every diagnostic, in source order.

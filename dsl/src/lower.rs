@@ -30,8 +30,8 @@ pub(crate) struct GraphFacts {
     pub(crate) extent: Span,
 }
 
-const GRAPH_ITEMS: &[&str] = &["state", "max_steps", "node"];
-const ATTRIBUTES: &[&str] = &[
+pub(crate) const GRAPH_ITEMS: &[&str] = &["state", "max_steps", "node"];
+pub(crate) const ATTRIBUTES: &[&str] = &[
     "retry",
     "timeout",
     "max_visits",
@@ -159,27 +159,23 @@ fn lower_graph(
                         .collect::<HashSet<&str>>()
                 });
                 let names_a_node = declared.contains(word.text);
-                let help = if names_a_node {
-                    Some(format!(
+                let unknown = Diagnostic::new(
+                    Code::E0107,
+                    word.span,
+                    format!("unknown graph item `{}`", word.text),
+                    "not a setting, a node or an edge",
+                );
+                let keyword = did_you_mean(word.text, GRAPH_ITEMS.iter().copied());
+                diagnostics.push(match keyword {
+                    _ if names_a_node => unknown.with_help(format!(
                         "to add an edge from node `{0}`, write `{0} -> …;`",
                         word.text
-                    ))
-                } else {
-                    did_you_mean(word.text, GRAPH_ITEMS.iter().copied())
-                        .map(|keyword| format!("did you mean `{keyword}`?"))
-                };
-                diagnostics.push(
-                    Diagnostic::new(
-                        Code::E0107,
-                        word.span,
-                        format!("unknown graph item `{}`", word.text),
-                        "not a setting, a node or an edge",
-                    )
-                    .with_help(help.unwrap_or_else(|| {
-                        "a graph holds `state`, `max_steps`, `node` declarations and edges"
-                            .to_owned()
-                    })),
-                );
+                    )),
+                    Some(keyword) => unknown.with_did_you_mean(word.span, keyword),
+                    None => unknown.with_help(
+                        "a graph holds `state`, `max_steps`, `node` declarations and edges",
+                    ),
+                });
             }
         }
     }
@@ -452,17 +448,20 @@ fn lower_attr<'a>(
         }
         AttrKind::Unknown => {
             let word = attr.keyword;
-            let help = match did_you_mean(word.text, ATTRIBUTES.iter().copied()) {
-                Some(known) => format!("did you mean `{known}`?"),
-                None => format!("the attributes are {}", quoted_list(ATTRIBUTES)),
-            };
-            report(Err(Diagnostic::new(
+            let unknown = Diagnostic::new(
                 Code::E0107,
                 word.span,
                 format!("unknown attribute `{}`", word.text),
                 "unknown attribute",
-            )
-            .with_help(help)));
+            );
+            report(Err(
+                match did_you_mean(word.text, ATTRIBUTES.iter().copied()) {
+                    Some(known) => unknown.with_did_you_mean(word.span, known),
+                    None => {
+                        unknown.with_help(format!("the attributes are {}", quoted_list(ATTRIBUTES)))
+                    }
+                },
+            ));
         }
     }
 }
@@ -488,20 +487,19 @@ fn lower_kind(spec: &KindSpec<'_>) -> Result<NodeKind, Diagnostic> {
                     .iter()
                     .map(|(n, _)| *n)
                     .chain(std::iter::once("delegate"));
-                let help = match did_you_mean(name.text, known) {
-                    Some(kind) => format!("did you mean `{kind}`?"),
-                    None => format!(
-                        "use a string for a kind of your own: `kind \"{}\";`",
-                        name.text
-                    ),
-                };
-                return Err(Diagnostic::new(
+                let unknown = Diagnostic::new(
                     Code::E0107,
                     name.span,
                     format!("unknown node kind `{}`", name.text),
                     "unknown kind",
-                )
-                .with_help(help));
+                );
+                return Err(match did_you_mean(name.text, known) {
+                    Some(kind) => unknown.with_did_you_mean(name.span, kind),
+                    None => unknown.with_help(format!(
+                        "use a string for a kind of your own: `kind \"{}\";`",
+                        name.text
+                    )),
+                });
             };
             if let Some(argument) = argument {
                 return Err(Diagnostic::new(

@@ -90,3 +90,37 @@ fn rendered_reports() {
         insta::assert_snapshot!(stem.clone(), snapshot);
     }
 }
+
+/// A fix does what its help says: applied (a statement at the closing brace, as an editor puts
+/// it), the fixture's diagnostic is gone. At least the did-you-mean codes and E0204 have one.
+#[test]
+fn each_fix_removes_its_diagnostic() {
+    let mut fixed_codes = Vec::new();
+    for (stem, text) in fixtures() {
+        let checked = check(&text);
+        for diagnostic in &checked.diagnostics {
+            let Some(fix) = &diagnostic.fix else { continue };
+            let mut after = text.clone();
+            let replacement = if fix.statement {
+                format!("{}\n", fix.replacement)
+            } else {
+                fix.replacement.clone()
+            };
+            after.replace_range(fix.span.start..fix.span.end, &replacement);
+            let again = check(&after);
+            assert!(
+                !again
+                    .diagnostics
+                    .iter()
+                    .any(|d| d.code == diagnostic.code && d.message == diagnostic.message),
+                "{stem}: `{}` left {:?} in\n{after}",
+                fix.title,
+                again.diagnostics
+            );
+            fixed_codes.push(diagnostic.code);
+        }
+    }
+    for code in [Code::E0202, Code::E0204, Code::E0107] {
+        assert!(fixed_codes.contains(&code), "no fixture exercises the fix for {code}");
+    }
+}

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use trellis_graph::{Blueprint, Limit, Reference, Violation, did_you_mean};
 
 use crate::blueprint::GraphSpans;
-use crate::diagnostic::{Diagnostic, Span};
+use crate::diagnostic::{Diagnostic, Fix, Span};
 
 pub(super) fn diagnostic(
     violation: &Violation,
@@ -60,20 +60,19 @@ pub(super) fn diagnostic(
             };
             let name = reference.name(graph);
             let nodes = graph.nodes.iter().map(|node| node.id.as_str());
-            let help = match did_you_mean(
+            let known = did_you_mean(
                 name,
                 nodes.chain([terminal].into_iter().filter(|t| !t.is_empty())),
-            ) {
-                Some(known) => format!("did you mean `{known}`?"),
+            );
+            match known {
+                Some(known) => new(span, "not declared").with_did_you_mean(span, known),
                 None if crate::names::is_snake_case(name) => {
-                    format!("declare it with `node {name};`")
+                    new(span, "not declared").with_help(format!("declare it with `node {name};`"))
                 }
-                None => {
-                    "declare the node, or name one that is declared (node names are snake_case)"
-                        .to_owned()
-                }
-            };
-            new(span, "not declared").with_help(help)
+                None => new(span, "not declared").with_help(
+                    "declare the node, or name one that is declared (node names are snake_case)",
+                ),
+            }
         }
         Violation::EdgeOutOfEnd { edge } => new(from_span(*edge), "END ends a branch")
             .with_help("start the edge at a node, or at START"),
@@ -115,9 +114,18 @@ pub(super) fn diagnostic(
         )),
         Violation::NoOutgoing { node } => {
             let id = &graph.nodes[*node].id;
-            new(node_span(*node), "leads nowhere").with_help(format!(
-                "add `{id} -> END;`, or an edge to the node that comes next"
-            ))
+            // Inserted before the graph's closing brace (the extent's last byte).
+            let close = spans.extent.end.saturating_sub(1);
+            new(node_span(*node), "leads nowhere")
+                .with_help(format!(
+                    "add `{id} -> END;`, or an edge to the node that comes next"
+                ))
+                .with_fix(Fix {
+                    title: format!("add `{id} -> END;`"),
+                    span: Span::new(close, close),
+                    replacement: format!("{id} -> END;"),
+                    statement: true,
+                })
         }
         Violation::Unreachable { node } => {
             new(node_span(*node), "unreachable").with_help("lead an edge to it, or remove it")
