@@ -1,5 +1,5 @@
 //! `trellis`: check, format, export and expand `.graph` files (the CLI contract of LANGUAGE.md
-//! §6), and inspect recorded runs.
+//! §6), serve them to editors (`trellis lsp`), and inspect recorded runs.
 //!
 //! Exit codes: 0 when all is well, 1 when a file has errors (or warnings under
 //! `--deny-warnings`, or would be reformatted under `fmt --check`), 2 on usage or I/O errors.
@@ -70,6 +70,8 @@ enum Command {
         #[command(subcommand)]
         command: runs::RunsCommand,
     },
+    /// Serve the `.graph` language to an editor (Language Server Protocol over stdio).
+    Lsp,
     /// Print the Rust code generated for a file's graphs, formatted.
     Expand {
         /// Only this graph, when the file holds more than one.
@@ -116,6 +118,8 @@ enum UsageError {
     Stdout(std::io::Error),
     #[error(transparent)]
     Runs(runs::RunsError),
+    #[error(transparent)]
+    Lsp(trellis_lsp::LspError),
 }
 
 /// How a command ended when it did not fail to run.
@@ -139,6 +143,9 @@ fn main() -> ExitCode {
             file,
         } => export(&file, format, graph.as_deref()),
         Command::Expand { graph, file } => expand(&file, graph.as_deref()),
+        Command::Lsp => trellis_lsp::serve_stdio()
+            .map(|()| Outcome::Clean)
+            .map_err(UsageError::Lsp),
         Command::Runs {
             db,
             format,

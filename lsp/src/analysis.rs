@@ -1,0 +1,150 @@
+//! One document as the server knows it: its text, its check, and where every node name is
+//! declared and used, per graph.
+
+use trellis_dsl::{Blueprint, Checked, GraphSpans, Span};
+
+use crate::text::Lines;
+
+/// A document's text and everything read from it.
+#[derive(Debug)]
+pub(crate) struct Analysis {
+    pub(crate) text: String,
+    pub(crate) lines: Lines,
+    pub(crate) checked: Checked,
+    /// Per graph of `checked.module`, position for position.
+    pub(crate) names: Vec<Names>,
+}
+
+/// Where the node names of one graph are written.
+#[derive(Debug, Default)]
+pub(crate) struct Names {
+    /// Each declaration: the name and its span.
+    pub(crate) declared: Vec<(String, Span)>,
+    /// Each use in an edge or an `on_error`: the name and its span.
+    pub(crate) used: Vec<(String, Span)>,
+}
+
+/// A node name under the cursor.
+#[derive(Debug, Clone)]
+pub(crate) struct Occurrence {
+    pub(crate) graph: usize,
+    pub(crate) name: String,
+    pub(crate) span: Span,
+}
+
+impl Analysis {
+    pub(crate) fn new(text: String) -> Self {
+        let checked = trellis_dsl::check(&text);
+        let names = checked
+            .module
+            .spans
+            .iter()
+            .map(|spans| Names::of(&text, spans))
+            .collect();
+        Analysis {
+            lines: Lines::new(&text),
+            text,
+            checked,
+            names,
+        }
+    }
+
+    pub(crate) fn graph(&self, index: usize) -> Option<(&Blueprint, &GraphSpans)> {
+        Some((
+            self.checked.module.graphs.get(index)?,
+            self.checked.module.spans.get(index)?,
+        ))
+    }
+
+    /// The node name at `offset` (a cursor just after a name is on it), declared or used.
+    pub(crate) fn occurrence(&self, offset: usize) -> Option<Occurrence> {
+        self.names.iter().enumerate().find_map(|(graph, names)| {
+            names
+                .declared
+                .iter()
+                .chain(&names.used)
+                .find(|(_, span)| span.start <= offset && offset <= span.end)
+                .map(|(name, span)| Occurrence {
+                    graph,
+                    name: name.clone(),
+                    span: *span,
+                })
+        })
+    }
+
+    /// Where `name` is declared in graph `graph`.
+    pub(crate) fn declaration(&self, graph: usize, name: &str) -> Option<Span> {
+        let names = self.names.get(graph)?;
+        names
+            .declared
+            .iter()
+            .find(|(declared, _)| declared == name)
+            .map(|(_, span)| *span)
+    }
+
+    /// Every place `name` is written in graph `graph`, declarations first, in source order.
+    pub(crate) fn occurrences(&self, graph: usize, name: &str, declarations: bool) -> Vec<Span> {
+        let Some(names) = self.names.get(graph) else {
+            return Vec::new();
+        };
+        let declared = names.declared.iter().filter(|_| declarations);
+        let mut spans: Vec<Span> = declared
+            .chain(&names.used)
+            .filter(|(written, _)| written == name)
+            .map(|(_, span)| *span)
+            .collect();
+        spans.sort();
+        spans.dedup();
+        spans
+    }
+
+    /// The text of the declaration whose name is at `name`: `node x;` or `node x { … }`.
+    pub(crate) fn declaration_text(&self, name: Span) -> &str {
+        let text = &self.text;
+        let start = text[..name.start]
+            .rfind("node")
+            .filter(|&at| text[at + 4..name.start].trim().is_empty())
+            .unwrap_or(name.start);
+        let rest = &text[name.end..];
+        let after = rest.trim_start();
+        let end = if after.starts_with('{') {
+            // Attribute values are numbers, names and strings; a brace can only be in a string.
+            let mut in_string = false;
+            let mut escaped = false;
+            rest.char_indices()
+                .find(|&(_, c)| {
+                    let close = c == '}' && !in_string;
+                    if escaped {
+                        escaped = false;
+                    } else if c == '\\' {
+                        escaped = in_string;
+                    } else if c == '"' {
+                        in_string = !in_string;
+                    }
+                    close
+                })
+                .map_or(text.len(), |(at, _)| name.end + at + 1)
+        } else {
+            rest.find(';').map_or(name.end, |at| name.end + at + 1)
+        };
+        &text[start..end]
+    }
+}
+
+impl Names {
+    fn of(text: &str, spans: &GraphSpans) -> Self {
+        let written = |span: Span| text.get(span.start..span.end).unwrap_or_default();
+        let name = |span: Span| (written(span).to_owned(), span);
+        let is_node = |span: &Span| !matches!(written(*span), "START" | "END" | "");
+        let declared = spans.nodes.iter().map(|node| name(node.name)).collect();
+        let used = spans
+            .edges
+            .iter()
+            .flat_map(|edge| std::iter::once(edge.from).chain(edge.targets.iter().copied()))
+            .chain(spans.nodes.iter().filter_map(|node| node.on_error))
+            .filter(is_node)
+            .map(name)
+            .collect();
+        Names { declared, used }
+    }
+}

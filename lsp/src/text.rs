@@ -1,0 +1,90 @@
+//! Byte offsets to LSP positions and back: lines split at `\n`, columns in UTF-16 code units,
+//! as the protocol requires.
+
+use lsp_types::{Position, Range};
+use trellis_dsl::Span;
+
+/// The start of every line of one text.
+#[derive(Debug)]
+pub(crate) struct Lines {
+    starts: Vec<usize>,
+}
+
+impl Lines {
+    pub(crate) fn new(text: &str) -> Self {
+        let starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(at, _)| at + 1))
+            .collect();
+        Lines { starts }
+    }
+
+    /// The position of a byte offset (clamped to the text, and back to a character boundary).
+    pub(crate) fn position(&self, text: &str, offset: usize) -> Position {
+        let mut offset = offset.min(text.len());
+        while !text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let line = self.starts.partition_point(|&start| start <= offset) - 1;
+        let column: usize = text[self.starts[line]..offset]
+            .chars()
+            .map(char::len_utf16)
+            .sum();
+        Position::new(to_u32(line), to_u32(column))
+    }
+
+    pub(crate) fn range(&self, text: &str, span: Span) -> Range {
+        Range::new(
+            self.position(text, span.start),
+            self.position(text, span.end),
+        )
+    }
+
+    /// The byte offset of a position: a column past the line's end is its end; a line past the
+    /// text's end is the text's end; a column inside a surrogate pair is the character's start.
+    pub(crate) fn offset(&self, text: &str, position: Position) -> usize {
+        let Some(&start) = self.starts.get(position.line as usize) else {
+            return text.len();
+        };
+        let line_end = self
+            .starts
+            .get(position.line as usize + 1)
+            .map_or(text.len(), |next| next - 1);
+        let mut units = 0;
+        for (at, c) in text[start..line_end].char_indices() {
+            if units + c.len_utf16() > position.character as usize {
+                return start + at;
+            }
+            units += c.len_utf16();
+        }
+        line_end
+    }
+}
+
+fn to_u32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_count_utf16_units_and_round_trip() {
+        // "é" is one unit, "𝄞" two (a surrogate pair), both several bytes.
+        let text = "a\n// é𝄞 x\nnode b;";
+        let lines = Lines::new(text);
+        let x = text.find('x').unwrap();
+        assert_eq!(lines.position(text, x), Position::new(1, 7));
+        assert_eq!(lines.offset(text, Position::new(1, 7)), x);
+        let b = text.rfind('b').unwrap();
+        assert_eq!(lines.position(text, b), Position::new(2, 5));
+        assert_eq!(lines.offset(text, Position::new(2, 5)), b);
+        // Inside the surrogate pair: the character's start.
+        let clef = text.find('𝄞').unwrap();
+        assert_eq!(lines.offset(text, Position::new(1, 5)), clef);
+        // Past the end of a line, and past the last line.
+        assert_eq!(lines.offset(text, Position::new(0, 40)), 1);
+        assert_eq!(lines.offset(text, Position::new(9, 0)), text.len());
+        assert_eq!(lines.position(text, text.len() + 5), Position::new(2, 7));
+    }
+}
