@@ -83,12 +83,12 @@ fn the_commands_they_give_exist() {
             "docs/bench.md describes `{workload}`"
         );
     }
-    // The LangGraph side runs the same workloads, by the same names (not `compile` and
-    // `tooling`, which need a graph language).
+    // The LangGraph side runs the same workloads, by the same names (not `compile`, `tooling`
+    // and `editor`, which need a graph language).
     let langgraph = read("bench/langgraph/bench.py");
     for workload in WORKLOADS
         .iter()
-        .filter(|w| !matches!(**w, "compile" | "tooling"))
+        .filter(|w| !matches!(**w, "compile" | "tooling" | "editor"))
     {
         assert!(
             langgraph.contains(&format!("(\"{workload}\", ")),

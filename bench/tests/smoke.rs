@@ -80,11 +80,12 @@ fn every_workload_measures_something_sensible() {
             "export-mermaid"
         ]
     );
+    assert_eq!(variants("editor"), ["change", "hover", "completion"]);
     // The executor's and the stores' workloads stand beside their floors; the rest have none.
     for row in &rows {
         let has_floor = !matches!(
             row.workload,
-            "memory" | "interrupt_resume" | "build" | "compile" | "tooling"
+            "memory" | "interrupt_resume" | "build" | "compile" | "tooling" | "editor"
         );
         assert_eq!(
             row.baseline_ns.is_some(),

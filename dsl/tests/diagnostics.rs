@@ -121,6 +121,9 @@ fn each_fix_removes_its_diagnostic() {
         }
     }
     for code in [Code::E0202, Code::E0204, Code::E0107] {
-        assert!(fixed_codes.contains(&code), "no fixture exercises the fix for {code}");
+        assert!(
+            fixed_codes.contains(&code),
+            "no fixture exercises the fix for {code}"
+        );
     }
 }

@@ -4,6 +4,7 @@
 mod build;
 mod checkpoints;
 mod compile;
+mod editor;
 mod executor;
 mod interrupts;
 mod tooling;
@@ -36,6 +37,7 @@ pub const WORKLOADS: &[&str] = &[
     "build",
     "compile",
     "tooling",
+    "editor",
 ];
 
 /// Why a workload could not be measured.
@@ -140,6 +142,7 @@ pub fn run(
             "build" => build::build(&mut bench)?,
             "compile" => compile::compile(&mut bench)?,
             "tooling" => tooling::tooling(&mut bench)?,
+            "editor" => editor::editor(&mut bench)?,
             _ => unreachable!("every name of WORKLOADS has a workload"),
         }
     }
