@@ -78,6 +78,9 @@ def main():
             if "rss_kib_growth" in other:
                 line += f" (LangGraph: {other['rss_kib_growth']:,} KiB)"
             details.append(line)
+        if row["workload"] == "editor":
+            details.append(f"editor {row['variant']}: {row.get('whole_ms')} ms for the "
+                           f"{row['size']:,}-node file")
         for key in (k for k in row if k.startswith("time_vs_")):
             details.append(f"compile {row['variant']}: {row['size']:,} nodes take {row[key]}x "
                            f"the time of {int(key.rsplit('_', 1)[1]):,}")
