@@ -3,8 +3,9 @@
 
 use trellis_dsl::Code;
 
-/// The language reference, compiled in: its `### E0202 — …` sections explain the codes.
-const REFERENCE: &str = include_str!("../../docs/language.md");
+/// The language reference, compiled in (`lsp/language.md` links to `docs/language.md`, so that
+/// the packaged crate holds it too): its `### E0202 — …` sections explain the codes.
+const REFERENCE: &str = include_str!("../language.md");
 
 /// The reference's section on `code` (title, example and fix), as Markdown.
 pub(crate) fn explain(code: Code) -> Option<String> {
