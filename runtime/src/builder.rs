@@ -1,7 +1,6 @@
 //! `GraphBuilder`: declare nodes and edges, then `compile()` checks them by the graph rules the
 //! `.graph` language shares (`trellis-graph`) and makes them runnable.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -351,7 +350,7 @@ impl<S: GraphState> GraphBuilder<S> {
             event_capacity,
             checkpointer,
         } = self;
-        let index: HashMap<String, usize> = blueprint
+        let index: crate::graph::NameIndex = blueprint
             .nodes
             .iter()
             .enumerate()

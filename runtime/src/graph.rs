@@ -16,6 +16,11 @@ use crate::runner::stream::{RunStream, StreamModes};
 use crate::runner::{Outcome, Run};
 use crate::state::{ApplyResume, GraphState};
 
+/// Node name → position, hashed with the rules' FNV (names are the program's own, so `std`'s
+/// DoS-resistant hasher buys nothing and costs more than the lookups it serves, at build and
+/// in every router that asks `Visits::of`).
+pub(crate) type NameIndex = HashMap<String, usize, trellis_graph::FnvBuildHasher>;
+
 /// Picks a conditional edge's target from the merged state; `Err` carries an undeclared choice.
 pub(crate) type RouterFn<S> =
     Box<dyn Fn(&S, &Visits<'_>, &[(Arc<str>, Target)]) -> Result<Target, String> + Send + Sync>;
@@ -41,12 +46,12 @@ pub(crate) type RouterFn<S> =
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct Visits<'a> {
-    index: &'a HashMap<String, usize>,
+    index: &'a NameIndex,
     counts: &'a [u32],
 }
 
 impl<'a> Visits<'a> {
-    pub(crate) fn new(index: &'a HashMap<String, usize>, counts: &'a [u32]) -> Self {
+    pub(crate) fn new(index: &'a NameIndex, counts: &'a [u32]) -> Self {
         Visits { index, counts }
     }
 
@@ -92,7 +97,7 @@ pub(crate) struct Topology<S: GraphState> {
     pub(crate) nodes: Vec<NodeSpec<S>>,
     /// The node names, shared with every run's node contexts.
     pub(crate) names: Arc<[Arc<str>]>,
-    pub(crate) index: HashMap<String, usize>,
+    pub(crate) index: NameIndex,
     pub(crate) entry: Edge<S>,
     pub(crate) max_steps: u32,
     /// A stable hash of the nodes and edges (see `CompiledGraph::fingerprint`).
