@@ -1,7 +1,7 @@
 //! One document as the server knows it: its text, its check, and where every node name is
 //! declared and used, per graph.
 
-use trellis_dsl::{Blueprint, Checked, GraphSpans, Span};
+use trellis_dsl::{Blueprint, Checked, Endpoint, GraphSpans, Span};
 
 use crate::text::Lines;
 
@@ -37,9 +37,10 @@ impl Analysis {
         let checked = trellis_dsl::check(&text);
         let names = checked
             .module
-            .spans
+            .graphs
             .iter()
-            .map(|spans| Names::of(&text, spans))
+            .zip(&checked.module.spans)
+            .map(|(graph, spans)| Names::of(graph, spans))
             .collect();
         Analysis {
             lines: Lines::new(&text),
@@ -132,18 +133,36 @@ impl Analysis {
 }
 
 impl Names {
-    fn of(text: &str, spans: &GraphSpans) -> Self {
-        let written = |span: Span| text.get(span.start..span.end).unwrap_or_default();
-        let name = |span: Span| (written(span).to_owned(), span);
-        let is_node = |span: &Span| !matches!(written(*span), "START" | "END" | "");
-        let declared = spans.nodes.iter().map(|node| name(node.name)).collect();
-        let used = spans
-            .edges
+    /// Read from the blueprint (whose endpoints already tell a node from START and END) and
+    /// its spans, position for position.
+    fn of(graph: &Blueprint, spans: &GraphSpans) -> Self {
+        let node = |endpoint: &Endpoint, span: Span| match endpoint {
+            Endpoint::Node(name) => Some((name.clone(), span)),
+            Endpoint::Start | Endpoint::End => None,
+        };
+        let declared = graph
+            .nodes
             .iter()
-            .flat_map(|edge| std::iter::once(edge.from).chain(edge.targets.iter().copied()))
-            .chain(spans.nodes.iter().filter_map(|node| node.on_error))
-            .filter(is_node)
-            .map(name)
+            .zip(&spans.nodes)
+            .map(|(declared, at)| (declared.id.clone(), at.name))
+            .collect();
+        let edges = graph.edges.iter().zip(&spans.edges).flat_map(|(edge, at)| {
+            std::iter::once((&edge.from, at.from))
+                .chain(edge.targets.iter().zip(at.targets.iter().copied()))
+        });
+        let handlers = graph
+            .nodes
+            .iter()
+            .zip(&spans.nodes)
+            .filter_map(|(declared, at)| {
+                Some((
+                    Endpoint::from_name(declared.on_error.as_deref()?),
+                    at.on_error?,
+                ))
+            });
+        let used = edges
+            .filter_map(|(endpoint, span)| node(endpoint, span))
+            .chain(handlers.filter_map(|(endpoint, span)| node(&endpoint, span)))
             .collect();
         Names { declared, used }
     }
