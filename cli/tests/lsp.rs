@@ -145,6 +145,26 @@ impl Client {
         self.request(method, params)
     }
 
+    /// The code actions offered on `diagnostic`'s range.
+    fn quick_fixes(&mut self, diagnostic: &Value) -> Value {
+        self.request(
+            "textDocument/codeAction",
+            json!({
+                "textDocument": { "uri": URI },
+                "range": diagnostic["range"],
+                "context": { "diagnostics": [diagnostic] },
+            }),
+        )
+    }
+
+    /// The edits `textDocument/formatting` answers (null when it formats nothing).
+    fn format(&mut self) -> Value {
+        self.request(
+            "textDocument/formatting",
+            json!({ "textDocument": { "uri": URI }, "options": { "tabSize": 4, "insertSpaces": true } }),
+        )
+    }
+
     fn shut_down(mut self) {
         self.request("shutdown", Value::Null);
         self.notify("exit", Value::Null);
@@ -245,14 +265,7 @@ fn a_typo_is_underlined_at_its_utf16_range_and_its_quick_fix_makes_the_file_clea
     assert_eq!(typo["relatedInformation"][0]["message"], "not declared");
     assert_eq!(diagnostics.len(), 1, "{diagnostics:#?}");
 
-    let actions = client.request(
-        "textDocument/codeAction",
-        json!({
-            "textDocument": { "uri": URI },
-            "range": typo["range"],
-            "context": { "diagnostics": [typo] },
-        }),
-    );
+    let actions = client.quick_fixes(typo);
     let fix = &actions[0];
     assert_eq!(fix["title"], "replace with `draft`");
     assert_eq!(fix["kind"], "quickfix");
@@ -280,14 +293,7 @@ fn a_node_leading_nowhere_gets_its_end_edge_from_the_quick_fix() {
     let diagnostics = client.open(text);
     assert_eq!(diagnostics.len(), 1, "{diagnostics:#?}");
     assert_eq!(diagnostics[0]["code"], "E0204");
-    let actions = client.request(
-        "textDocument/codeAction",
-        json!({
-            "textDocument": { "uri": URI },
-            "range": diagnostics[0]["range"],
-            "context": { "diagnostics": diagnostics },
-        }),
-    );
+    let actions = client.quick_fixes(&diagnostics[0]);
     assert_eq!(actions[0]["title"], "add `b -> END;`");
     let fixed = apply(
         text,
@@ -486,10 +492,7 @@ fn symbols_outline_graphs_and_their_nodes_and_formatting_uses_the_formatter() {
 
     let messy = "graph A{node x;START->x->END;}\n";
     client.change(2, messy);
-    let edits = client.request(
-        "textDocument/formatting",
-        json!({ "textDocument": { "uri": URI }, "options": { "tabSize": 4, "insertSpaces": true } }),
-    );
+    let edits = client.format();
     let formatted = apply(messy, edits.as_array().expect("edits"));
     assert_eq!(
         formatted,
@@ -516,10 +519,7 @@ fn a_file_with_broken_syntax_keeps_the_server_serving() {
     );
     assert_eq!(symbols[0]["name"], "Support");
     // Formatting a file that does not parse changes nothing.
-    let edits = client.request(
-        "textDocument/formatting",
-        json!({ "textDocument": { "uri": URI }, "options": { "tabSize": 4, "insertSpaces": true } }),
-    );
+    let edits = client.format();
     assert_eq!(edits, Value::Null);
     // Garbage, an empty file, an unclosed comment: diagnostics, never a crash.
     for (version, text) in [(2, "}}}{{ -> ->"), (3, ""), (4, "graph G { /* open")] {
