@@ -45,6 +45,7 @@ mod diagnostic;
 pub mod export;
 mod fast;
 mod format;
+mod lexeme;
 mod literal;
 mod lower;
 mod names;
@@ -80,6 +81,7 @@ mod syntax {
 pub use blueprint::{EdgeSpans, GraphSpans, Module, NodeSpans};
 pub use diagnostic::{Diagnostic, Fix, Label, Span};
 pub use format::{FormatError, format};
+pub use lexeme::{Lexeme, LexemeKind, lexemes};
 pub use position::{LineColumn, LineIndex};
 /// The graph rules' types, re-exported: the blueprint IR and the diagnostic codes.
 pub use trellis_graph::{

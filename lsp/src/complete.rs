@@ -2,8 +2,8 @@
 //! `on_error`, attributes inside a node's block, a graph's items at the start of a statement.
 
 use lsp_types::{CompletionItem, CompletionItemKind};
-use trellis_dsl::NodeKind;
 use trellis_dsl::words::{ATTRIBUTES, GRAPH_ITEMS};
+use trellis_dsl::{LexemeKind, NodeKind};
 
 use crate::analysis::Analysis;
 
@@ -13,21 +13,21 @@ pub(crate) fn complete(analysis: &Analysis, offset: usize) -> Vec<CompletionItem
     let word_start = text[..offset]
         .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .map_or(0, |at| at + 1);
-    let Some(before) = code_before(text, word_start) else {
+    let Some(tokens) = code_before(text, word_start) else {
         return Vec::new(); // In a comment or a string.
     };
-    let previous = before.trim_end();
-    let last_word = previous
-        .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .next()
-        .unwrap_or_default();
-    let depth = brace_depth(&before);
+    let previous = tokens.last().copied().unwrap_or_default();
+    let depth = tokens.iter().fold(0, |depth: usize, &token| match token {
+        "{" => depth + 1,
+        "}" => depth.saturating_sub(1),
+        _ => depth,
+    });
     let nodes = || node_names(analysis, offset);
     let words = |list: &[&str], kind| list.iter().map(|w| item(w, kind, None)).collect::<Vec<_>>();
     if depth == 0 {
         return words(&["graph"], CompletionItemKind::KEYWORD);
     }
-    if previous.ends_with("->") || previous.ends_with('|') {
+    if matches!(previous, "->" | "|") {
         let mut items = nodes();
         items.push(item(
             "END",
@@ -36,10 +36,10 @@ pub(crate) fn complete(analysis: &Analysis, offset: usize) -> Vec<CompletionItem
         ));
         return items;
     }
-    if previous.ends_with('&') || last_word == "on_error" {
+    if matches!(previous, "&" | "on_error") {
         return nodes();
     }
-    if last_word == "kind" {
+    if previous == "kind" {
         let mut items: Vec<CompletionItem> = NodeKind::BUILT_IN
             .iter()
             .map(|(name, _)| item(name, CompletionItemKind::ENUM_MEMBER, None))
@@ -51,11 +51,11 @@ pub(crate) fn complete(analysis: &Analysis, offset: usize) -> Vec<CompletionItem
         ));
         return items;
     }
-    if last_word == "interrupt" {
+    if previous == "interrupt" {
         return words(&["before", "after"], CompletionItemKind::KEYWORD);
     }
-    // Comments are blanked, doc comments included: after one, a statement starts.
-    let statement_start = previous.is_empty() || previous.ends_with([';', '{', '}']);
+    // Comments are not tokens, doc comments included: after one, a statement starts.
+    let statement_start = matches!(previous, "" | ";" | "{" | "}");
     if !statement_start {
         return Vec::new();
     }
@@ -102,78 +102,24 @@ fn node_names(analysis: &Analysis, offset: usize) -> Vec<CompletionItem> {
         .collect()
 }
 
-/// `text[..end]` with comments and the insides of strings blanked out, so that a brace or an
-/// arrow inside them counts for nothing; `None` when `end` lies inside a comment or a string.
-fn code_before(text: &str, end: usize) -> Option<String> {
-    let mut code = String::with_capacity(end);
-    let mut chars = text[..end].chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '"' => {
-                code.push('"');
-                let mut closed = false;
-                while let Some(c) = chars.next() {
-                    match c {
-                        '\\' => {
-                            chars.next();
-                        }
-                        '"' => {
-                            closed = true;
-                            break;
-                        }
-                        _ => {}
-                    }
-                }
-                if !closed {
-                    return None;
-                }
-                code.push('"');
-            }
-            '/' if chars.peek() == Some(&'/') => {
-                let mut closed = false;
-                for c in chars.by_ref() {
-                    if c == '\n' {
-                        closed = true;
-                        break;
-                    }
-                }
-                if !closed {
-                    return None;
-                }
-                code.push('\n');
-            }
-            '/' if chars.peek() == Some(&'*') => {
-                chars.next();
-                let (mut nested, mut last) = (1, ' ');
-                for c in chars.by_ref() {
-                    match (last, c) {
-                        ('/', '*') => (nested, last) = (nested + 1, ' '),
-                        ('*', '/') => (nested, last) = (nested - 1, ' '),
-                        _ => last = c,
-                    }
-                    if nested == 0 {
-                        break;
-                    }
-                }
-                if nested > 0 {
-                    return None;
-                }
-                code.push(' ');
-            }
-            c => code.push(c),
+/// The tokens of `text[..end]` (comments left out), as the language's lexer reads them; `None`
+/// when `end` lies inside a comment or a string.
+fn code_before(text: &str, end: usize) -> Option<Vec<&str>> {
+    let lexemes = trellis_dsl::lexemes(&text[..end]);
+    if let Some(last) = lexemes.last() {
+        let written = &text[last.span.start..last.span.end];
+        let open = written.starts_with("//") || !written.ends_with("*/");
+        if last.kind != LexemeKind::Token && last.span.end == end && open {
+            return None;
         }
     }
-    Some(code)
-}
-
-/// How deep in braces the end of `code` (blanked) is: 0 between graphs, 1 in a graph, 2 in a
-/// node's block.
-fn brace_depth(code: &str) -> usize {
-    code.chars().fold(0, |depth: usize, c| match c {
-        '{' => depth + 1,
-        '}' => depth.saturating_sub(1),
-        _ => depth,
-    })
+    let tokens: Vec<&str> = lexemes
+        .iter()
+        .filter(|lexeme| lexeme.kind == LexemeKind::Token)
+        .map(|lexeme| &text[lexeme.span.start..lexeme.span.end])
+        .collect();
+    // A string left open is a lone quote.
+    (!tokens.contains(&"\"")).then_some(tokens)
 }
 
 #[cfg(test)]
@@ -193,5 +139,19 @@ mod tests {
         let at = text.find("ma }").unwrap() + 2;
         let items = labels(text, at);
         assert!(items.contains(&"max_visits".to_owned()), "{items:?}");
+    }
+
+    #[test]
+    fn nothing_inside_a_comment_or_a_string() {
+        for text in [
+            "graph G {\n    node a; // a -> ",
+            "graph G {\n    node a; /* a -> ",
+            "graph G {\n    node a { kind \"a -> ",
+        ] {
+            assert_eq!(labels(text, text.len()), Vec::<String>::new(), "{text:?}");
+        }
+        // Right after a closed block comment: code again.
+        let text = "graph G {\n    node a;\n    a -> /* x */ ";
+        assert!(labels(text, text.len()).contains(&"a".to_owned()));
     }
 }
