@@ -1,7 +1,7 @@
 //! One document as the server knows it: its text, its check, and where every node name is
 //! declared and used, per graph.
 
-use trellis_dsl::{Blueprint, Checked, Endpoint, GraphSpans, Span};
+use trellis_dsl::{Blueprint, Checked, Endpoint, GraphSpans, LexemeKind, Span};
 
 use crate::text::Lines;
 
@@ -99,36 +99,46 @@ impl Analysis {
         spans
     }
 
-    /// The text of the declaration whose name is at `name`: `node x;` or `node x { … }`.
-    pub(crate) fn declaration_text(&self, name: Span) -> &str {
+    /// The text of the declaration whose name is at `name` in graph `graph`: `node x;` or
+    /// `node x { … }`, read with the language's lexer (a `}` in a comment or a string ends
+    /// nothing) up to the next item's name at most.
+    pub(crate) fn declaration_text(&self, graph: usize, name: Span) -> &str {
         let text = &self.text;
         let start = text[..name.start]
             .rfind("node")
             .filter(|&at| text[at + 4..name.start].trim().is_empty())
             .unwrap_or(name.start);
-        let rest = &text[name.end..];
-        let after = rest.trim_start();
-        let end = if after.starts_with('{') {
-            // Attribute values are numbers, names and strings; a brace can only be in a string.
-            let mut in_string = false;
-            let mut escaped = false;
-            rest.char_indices()
-                .find(|&(_, c)| {
-                    let close = c == '}' && !in_string;
-                    if escaped {
-                        escaped = false;
-                    } else if c == '\\' {
-                        escaped = in_string;
-                    } else if c == '"' {
-                        in_string = !in_string;
-                    }
-                    close
-                })
-                .map_or(text.len(), |(at, _)| name.end + at + 1)
-        } else {
-            rest.find(';').map_or(name.end, |at| name.end + at + 1)
-        };
-        &text[start..end]
+        let limit = self
+            .checked
+            .module
+            .spans
+            .get(graph)
+            .map_or(text.len(), |spans| {
+                let names = spans.nodes.iter().map(|node| node.name);
+                let edges = spans.edges.iter().map(|edge| edge.from);
+                names
+                    .chain(edges)
+                    .map(|span| span.start)
+                    .filter(|&at| at > name.end)
+                    .fold(spans.extent.end, usize::min)
+            })
+            .min(text.len());
+        let rest = &text[name.end..limit];
+        let mut depth = 0_usize;
+        let end = trellis_dsl::lexemes(rest)
+            .into_iter()
+            .filter(|lexeme| lexeme.kind == LexemeKind::Token)
+            .find_map(|lexeme| {
+                match &rest[lexeme.span.start..lexeme.span.end] {
+                    "{" => depth += 1,
+                    "}" if depth <= 1 => return Some(lexeme.span.end),
+                    "}" => depth -= 1,
+                    ";" if depth == 0 => return Some(lexeme.span.end),
+                    _ => {}
+                }
+                None
+            });
+        &text[start..end.map_or(limit, |end| name.end + end)]
     }
 }
 
@@ -165,5 +175,23 @@ impl Names {
             .chain(handlers.filter_map(|(endpoint, span)| node(&endpoint, span)))
             .collect();
         Names { declared, used }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_declaration_ends_at_its_own_brace_or_semicolon() {
+        let text = "graph G {\n    node a { // not the end }\n        kind \"}\"; }\n    node b;\n    START -> a -> b -> END;\n}\n";
+        let analysis = Analysis::new(text.to_owned());
+        let a = analysis.declaration(0, "a").unwrap();
+        assert_eq!(
+            analysis.declaration_text(0, a),
+            "node a { // not the end }\n        kind \"}\"; }"
+        );
+        let b = analysis.declaration(0, "b").unwrap();
+        assert_eq!(analysis.declaration_text(0, b), "node b;");
     }
 }

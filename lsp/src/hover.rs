@@ -44,7 +44,10 @@ fn node(analysis: &Analysis, graph: usize, name: &str) -> Option<String> {
     let (blueprint, _) = analysis.graph(graph)?;
     let node = blueprint.nodes.iter().find(|node| node.id == name)?;
     let declared = analysis.declaration(graph, name)?;
-    let mut out = format!("```graph\n{}\n```\n", analysis.declaration_text(declared));
+    let mut out = format!(
+        "```graph\n{}\n```\n",
+        analysis.declaration_text(graph, declared)
+    );
     if let Some(doc) = &node.doc {
         out.push_str(&format!("\n{}\n", doc.trim()));
     }
