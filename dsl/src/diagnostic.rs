@@ -82,6 +82,34 @@ pub struct Fix {
     pub statement: bool,
 }
 
+impl Fix {
+    /// The text to put at `span` in `source`. A statement goes on a line of its own before the
+    /// closing brace, indented one level (four spaces, as `trellis fmt` writes) more than the
+    /// brace; when the brace shares its line with other text, just before it on that line.
+    ///
+    /// ```
+    /// let source = "graph G {\n    node a;\n    START -> a;\n}\n";
+    /// let checked = trellis_dsl::check(source);
+    /// let fix = checked.diagnostics[0].fix.as_deref().unwrap();
+    /// let mut fixed = source.to_owned();
+    /// fixed.replace_range(fix.span.start..fix.span.end, &fix.text_in(source));
+    /// assert_eq!(fixed, "graph G {\n    node a;\n    START -> a;\n    a -> END;\n}\n");
+    /// ```
+    pub fn text_in(&self, source: &str) -> String {
+        if !self.statement {
+            return self.replacement.clone();
+        }
+        let at = self.span.start.min(source.len());
+        let line_start = source[..at].rfind('\n').map_or(0, |n| n + 1);
+        let before_brace = source.get(line_start..at).unwrap_or_default();
+        if before_brace.trim().is_empty() {
+            format!("    {}\n{before_brace}", self.replacement)
+        } else {
+            format!("{} ", self.replacement)
+        }
+    }
+}
+
 impl Diagnostic {
     /// A diagnostic with a message and the label under its caret.
     pub fn new(

@@ -6,7 +6,7 @@ use lsp_types::{
     CodeAction, CodeActionKind, CodeActionOrCommand, DiagnosticRelatedInformation,
     DiagnosticSeverity, Location, NumberOrString, Range, TextEdit, Uri, WorkspaceEdit,
 };
-use trellis_dsl::{Diagnostic, Fix, Severity, Span};
+use trellis_dsl::{Diagnostic, Severity, Span};
 
 use crate::analysis::Analysis;
 
@@ -71,7 +71,7 @@ pub(crate) fn quick_fixes(
             let fix = diagnostic.fix.as_ref()?;
             let edit = TextEdit::new(
                 analysis.lines.range(&analysis.text, fix.span),
-                edit_text(&analysis.text, fix),
+                fix.text_in(&analysis.text),
             );
             Some(CodeActionOrCommand::CodeAction(CodeAction {
                 title: fix.title.clone(),
@@ -86,21 +86,4 @@ pub(crate) fn quick_fixes(
             }))
         })
         .collect()
-}
-
-/// A statement goes on a line of its own before the closing brace, indented like the graph's
-/// items; a closing brace on the same line as other text gets it just before, on that line.
-fn edit_text(text: &str, fix: &Fix) -> String {
-    if !fix.statement {
-        return fix.replacement.clone();
-    }
-    let at = fix.span.start.min(text.len());
-    let line_start = text[..at].rfind('\n').map_or(0, |n| n + 1);
-    let before_brace = &text[line_start..at];
-    if before_brace.trim().is_empty() {
-        // Indented one level (four spaces, as `trellis fmt` writes) more than the brace.
-        format!("    {}\n{before_brace}", fix.replacement)
-    } else {
-        format!("{} ", fix.replacement)
-    }
 }
