@@ -148,8 +148,9 @@ pub enum RunError {
         /// The run.
         run_id: RunId,
     },
-    /// The run failed; it cannot be resumed.
-    #[error("run {run_id} failed; a failed run cannot be resumed")]
+    /// The run failed; it cannot be resumed (but it can be retried, once the cause is fixed:
+    /// [`CompiledGraph::retry`](crate::CompiledGraph::retry)).
+    #[error("run {run_id} failed; a failed run is not resumed but retried")]
     AlreadyFailed {
         /// The run.
         run_id: RunId,
@@ -206,6 +207,23 @@ pub enum RunError {
     Ended {
         /// The run.
         run_id: RunId,
+    },
+    /// Only a failed run can be retried; this one is `status` (or another process retried it
+    /// first).
+    #[error("run {run_id} is {status}, not failed; only a failed run can be retried")]
+    NotFailed {
+        /// The run.
+        run_id: RunId,
+        /// Where it stands.
+        status: crate::checkpoint::RunStatus,
+    },
+    /// The run has no checkpoint with this id.
+    #[error("run {run_id} has no checkpoint {checkpoint}")]
+    CheckpointNotFound {
+        /// The run.
+        run_id: RunId,
+        /// The checkpoint id asked for.
+        checkpoint: u64,
     },
     /// The stored run cannot be continued: `reason` says why.
     #[error("run {run_id} cannot be resumed: {reason}")]

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
+use crate::checkpoint::CheckpointRef;
 use crate::id::{RunId, Timestamp};
 use crate::interrupt::Interrupt;
 
@@ -112,7 +113,8 @@ pub enum Event {
         graph: String,
         /// Super-steps completed.
         step: u64,
-        /// `start`, `step`, `pause:<kind>`, `resume`, `complete` or `failed`.
+        /// `start`, `step`, `pause:<kind>`, `resume`, `complete`, `failed`, `retry`, `fork` or
+        /// `update` ([`CheckpointLabel`](crate::checkpoint::CheckpointLabel)).
         label: String,
     },
     /// A paused run was taken up again.
@@ -137,6 +139,33 @@ pub enum Event {
         /// Super-steps completed.
         step: u64,
     },
+    /// A failed run was taken up again from its last committed checkpoint
+    /// ([`retry`](crate::CompiledGraph::retry)).
+    #[serde(rename = "graph.run.retried")]
+    RunRetried {
+        /// The run.
+        run_id: RunId,
+        /// The graph's name.
+        graph: String,
+        /// Super-steps completed (those of the checkpoint it goes on from).
+        step: u64,
+        /// The checkpoint it goes on from.
+        checkpoint: u64,
+    },
+    /// A branch was forked from a checkpoint of another run
+    /// ([`replay`](crate::CompiledGraph::replay),
+    /// [`update_state`](crate::CompiledGraph::update_state)).
+    #[serde(rename = "graph.run.forked")]
+    RunForked {
+        /// The new run (the branch).
+        run_id: RunId,
+        /// The graph's name.
+        graph: String,
+        /// Super-steps completed (those of the checkpoint it was forked from).
+        step: u64,
+        /// The run and checkpoint it was forked from.
+        parent: CheckpointRef,
+    },
 }
 
 impl Event {
@@ -153,6 +182,8 @@ impl Event {
             Event::CheckpointSaved { .. } => "graph.checkpoint.saved",
             Event::ResumeStarted { .. } => "graph.resume.started",
             Event::ResumeCompleted { .. } => "graph.resume.completed",
+            Event::RunRetried { .. } => "graph.run.retried",
+            Event::RunForked { .. } => "graph.run.forked",
         }
     }
 
@@ -168,7 +199,9 @@ impl Event {
             | Event::RunFailed { run_id, .. }
             | Event::CheckpointSaved { run_id, .. }
             | Event::ResumeStarted { run_id, .. }
-            | Event::ResumeCompleted { run_id, .. } => run_id,
+            | Event::ResumeCompleted { run_id, .. }
+            | Event::RunRetried { run_id, .. }
+            | Event::RunForked { run_id, .. } => run_id,
         }
     }
 }

@@ -482,7 +482,7 @@ impl<S: GraphState> CompiledGraph<S> {
 }
 
 /// Hands a run this process holds over to the queue.
-async fn release<S: GraphState>(mut run: Run<S>) -> Result<RunId, RunError> {
+pub(crate) async fn release<S: GraphState>(mut run: Run<S>) -> Result<RunId, RunError> {
     let run_id = run.run_id().clone();
     if run.release().await? {
         Ok(run_id)

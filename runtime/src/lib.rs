@@ -110,6 +110,7 @@ mod options;
 mod owner;
 mod runner;
 mod state;
+mod travel;
 pub mod worker;
 
 // What a first program needs, at the root; everything else in one module, by one path.
@@ -131,11 +132,13 @@ pub use trellis_derive::GraphState;
 #[cfg(feature = "macros")]
 pub use trellis_macros::{graph, include_graph};
 
-/// Driving a run step by step: the run, what one step did, cancelling it, and its clock.
+/// Driving a run step by step: the run, what one step did, cancelling it, its clock, and its
+/// history ([`CompiledGraph::history`]).
 pub mod run {
     pub use crate::cancel::CancellationToken;
     pub use crate::id::{Timestamp, TimestampError};
     pub use crate::runner::{Run, StepOutcome};
+    pub use crate::travel::Snapshot;
 }
 
 /// Reading one run as it goes: [`CompiledGraph::stream`] and

@@ -362,7 +362,7 @@ async fn corrupt_rows_and_a_newer_schema_are_clear_errors() {
         .unwrap_err();
     assert_eq!(
         error.to_string(),
-        "stored database schema is unreadable: schema version 99 is not one this build knows (it reads versions up to 1); use a newer trellis"
+        "stored database schema is unreadable: schema version 99 is not one this build knows (it reads versions up to 2); use a newer trellis"
     );
 }
 
@@ -400,4 +400,60 @@ where
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+#[cfg_attr(
+    not(postgres_tests),
+    ignore = "needs PostgreSQL: set TRELLIS_TEST_POSTGRES_URL (`.ci/postgres start DIR` gives one)"
+)]
+#[tokio::test]
+async fn time_travel_and_retries_work_on_postgres() {
+    use common::travel;
+    let url = database_url();
+    let fresh = || async {
+        let store: Arc<dyn Checkpointer> = Arc::new(store_in(&url, &fresh_schema()).await);
+        store
+    };
+    travel::history_is_newest_first_with_typed_states(fresh().await).await;
+    travel::replay_branches_and_leaves_the_original_alone(fresh().await).await;
+    travel::replaying_a_pause_asks_again(fresh().await).await;
+    travel::update_state_forks_with_an_edit(fresh().await).await;
+    travel::retry_goes_on_from_the_last_committed_checkpoint(fresh().await).await;
+    travel::two_retries_one_winner(fresh().await).await;
+}
+
+#[cfg_attr(
+    not(postgres_tests),
+    ignore = "needs PostgreSQL: set TRELLIS_TEST_POSTGRES_URL (`.ci/postgres start DIR` gives one)"
+)]
+#[tokio::test]
+async fn a_database_of_the_first_schema_is_brought_up_to_date_and_keeps_its_runs() {
+    let url = database_url();
+    let schema = fresh_schema();
+    let store = Arc::new(store_in(&url, &schema).await);
+    let paused = approval_graph(Arc::clone(&store))
+        .invoke(ticket("t"))
+        .await
+        .unwrap();
+    drop(store);
+    // As a build of schema 1 left it.
+    tamper(
+        &url,
+        &schema,
+        "ALTER TABLE trellis_runs DROP COLUMN parent_run, DROP COLUMN parent_checkpoint;
+         UPDATE trellis_schema SET version = 1",
+    )
+    .await;
+    let store: Arc<dyn Checkpointer> = Arc::new(store_in(&url, &schema).await);
+    let record = store.load_run(paused.run_id()).await.unwrap().unwrap();
+    assert_eq!((record.status, record.parent), (RunStatus::Paused, None));
+    let graph = approval_graph(Arc::clone(&store));
+    let done = graph
+        .resume(paused.run_id(), Answer::Approve)
+        .await
+        .unwrap();
+    assert_eq!(done.state().log, ["draft", "answered send@2", "sent"]);
+    let branch = graph.replay(paused.run_id(), 1).await.unwrap();
+    let record = store.load_run(branch.run_id()).await.unwrap().unwrap();
+    assert_eq!(record.parent.map(|p| p.checkpoint), Some(1));
 }

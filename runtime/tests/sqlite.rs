@@ -112,7 +112,7 @@ async fn corrupt_rows_are_clear_errors_naming_the_row_and_column() {
     assert_eq!(
         error.to_string(),
         format!(
-            "stored column `label` of checkpoint 3 of run {run_id} is unreadable: unknown checkpoint label `paused`: expected start, step, pause:<kind>, resume, complete or failed"
+            "stored column `label` of checkpoint 3 of run {run_id} is unreadable: unknown checkpoint label `paused`: expected start, step, pause:<kind>, resume, complete, failed, retry, fork or update"
         )
     );
 }
@@ -125,7 +125,7 @@ fn a_file_from_a_newer_schema_is_refused() {
     let error = SqliteCheckpointer::open(&path).unwrap_err();
     assert_eq!(
         error.to_string(),
-        "stored database schema is unreadable: schema version 99 is not one this build knows (it reads versions up to 3); use a newer trellis"
+        "stored database schema is unreadable: schema version 99 is not one this build knows (it reads versions up to 4); use a newer trellis"
     );
 }
 
@@ -191,4 +191,32 @@ async fn the_run_record_follows_every_step_though_a_step_writes_one_row() {
     assert_eq!(record.steps, 6);
     let state: Ticket = serde_json::from_value(record.state).unwrap();
     assert_eq!(state.reviews, 6);
+}
+
+#[tokio::test]
+async fn a_file_of_an_earlier_schema_is_brought_up_to_date_and_keeps_its_runs() {
+    let path = fresh_path();
+    let paused = {
+        let store = Arc::new(SqliteCheckpointer::open(&path).expect("creates"));
+        approval_graph(store).invoke(ticket("t")).await.unwrap()
+    };
+    // As a build of schema 3 left it.
+    tamper(
+        &path,
+        "ALTER TABLE runs DROP COLUMN parent_run;
+         ALTER TABLE runs DROP COLUMN parent_checkpoint;
+         PRAGMA user_version = 3",
+    );
+    let store = Arc::new(SqliteCheckpointer::open(&path).expect("migrates"));
+    let record = store.load_run(paused.run_id()).await.unwrap().unwrap();
+    assert_eq!((record.status, record.parent), (RunStatus::Paused, None));
+    let graph = approval_graph(Arc::clone(&store));
+    let done = graph
+        .resume(paused.run_id(), Answer::Approve)
+        .await
+        .unwrap();
+    assert_eq!(done.state().log, ["draft", "answered send@2", "sent"]);
+    let branch = graph.replay(paused.run_id(), 1).await.unwrap();
+    let record = store.load_run(branch.run_id()).await.unwrap().unwrap();
+    assert_eq!(record.parent.map(|p| p.checkpoint), Some(1));
 }

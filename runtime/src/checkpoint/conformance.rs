@@ -20,7 +20,9 @@ use std::future::Future;
 
 use serde_json::json;
 
-use super::{Checkpoint, CheckpointLabel, Checkpointer, RunQueue, RunRecord, RunStatus};
+use super::{
+    Checkpoint, CheckpointLabel, CheckpointRef, Checkpointer, RunQueue, RunRecord, RunStatus,
+};
 use crate::id::{RunId, Timestamp};
 use crate::interrupt::{Interrupt, InterruptPoint, InterruptRequest};
 use crate::node::{FailureKind, NodeFailure};
@@ -128,6 +130,10 @@ pub fn sample_run(run_id: RunId, created_at: Timestamp) -> RunRecord {
         transitions: 7,
         owner: Some("host-a:4242:987654".to_owned()),
         lease_until: Some(at("2026-03-04T05:06:37.5Z")),
+        parent: Some(CheckpointRef {
+            run_id: RunId::from("01JPARENT0000000000000000X"),
+            checkpoint: 9_007_199_254_740_993,
+        }),
     }
 }
 
@@ -149,6 +155,13 @@ pub fn sample_checkpoint(run_id: &RunId, id: u64) -> Checkpoint {
             attempts: 3,
             kind: FailureKind::Timeout,
             message: "timed out after 10s".to_owned(),
+        }],
+        interrupts: vec![Interrupt {
+            id: format!("send@{id}"),
+            node: "send".to_owned(),
+            step: id,
+            point: InterruptPoint::Node,
+            request: InterruptRequest::new("approval", "send «this»?").with_options(["yes"]),
         }],
         graph_fingerprint: "9f2c4e1a7b3d5c60".to_owned(),
         state_type: "support::Ticket".to_owned(),
@@ -191,6 +204,24 @@ async fn run_round_trip(store: &impl Checkpointer) -> Result<(), ConformanceErro
         CHECK,
         loaded.as_ref() == Some(&run),
         "saved {run:?}, loaded {loaded:?}"
+    );
+    // A run that is no branch, and a checkpoint that asks nothing.
+    let mut root = sample_run(RunId::new(), at("2026-03-04T05:06:08Z"));
+    root.parent = None;
+    let mut quiet = sample_checkpoint(&root.run_id, 1);
+    quiet.interrupts.clear();
+    backend(CHECK, store.save_step(&root, &quiet).await)?;
+    let loaded = backend(CHECK, store.load_run(&root.run_id).await)?;
+    ensure!(
+        CHECK,
+        loaded.as_ref() == Some(&root),
+        "saved {root:?}, loaded {loaded:?}"
+    );
+    let listed = backend(CHECK, store.list_checkpoints(&root.run_id).await)?;
+    ensure!(
+        CHECK,
+        listed == [quiet.clone()],
+        "saved {quiet:?}, listed {listed:?}"
     );
     Ok(())
 }
@@ -348,6 +379,19 @@ async fn checkpoint_order_and_latest(store: &impl Checkpointer) -> Result<(), Co
         "latest is {:?}, expected id 10 (not the last written, 2)",
         latest.map(|c| c.id)
     );
+    for (id, expected) in [
+        (2, Some(&replaced)),
+        (10, listed.get(3)),
+        (4, None),
+        (99, None),
+    ] {
+        let found = backend(CHECK, store.checkpoint(&run.run_id, id).await)?;
+        ensure!(
+            CHECK,
+            found.as_ref() == expected,
+            "checkpoint({id}) found {found:?}, expected {expected:?}"
+        );
+    }
     let others = backend(CHECK, store.list_checkpoints(&other.run_id).await)?;
     ensure!(
         CHECK,

@@ -176,6 +176,20 @@ impl Checkpointer for InMemoryCheckpointer {
             .get(run_id)
             .and_then(|stored| stored.checkpoints.last().cloned()))
     }
+
+    async fn checkpoint(
+        &self,
+        run_id: &RunId,
+        id: u64,
+    ) -> Result<Option<Checkpoint>, CheckpointError> {
+        Ok(self.lock().get(run_id).and_then(|stored| {
+            let at = stored
+                .checkpoints
+                .binary_search_by_key(&id, |c| c.id)
+                .ok()?;
+            Some(stored.checkpoints[at].clone())
+        }))
+    }
 }
 
 #[async_trait]

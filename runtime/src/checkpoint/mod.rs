@@ -89,6 +89,27 @@ pub struct RunRecord {
     /// checkpoint renews it). A run whose owner is gone — its process ended on this machine, or
     /// its lease ran out — can be continued by another process.
     pub lease_until: Option<Timestamp>,
+    /// For a branch ([`replay`](crate::CompiledGraph::replay),
+    /// [`update_state`](crate::CompiledGraph::update_state)): the run and checkpoint it was
+    /// forked from. Never changes once written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<CheckpointRef>,
+}
+
+/// One checkpoint of one run: where a branch was forked from.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct CheckpointRef {
+    /// The run.
+    pub run_id: RunId,
+    /// The checkpoint's id in that run ([`Checkpoint::id`]).
+    pub checkpoint: u64,
+}
+
+impl fmt::Display for CheckpointRef {
+    /// `RUN#ID`, as `trellis runs` prints it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}#{}", self.run_id, self.checkpoint)
+    }
 }
 
 /// What moment of a run a checkpoint records.
@@ -106,6 +127,15 @@ pub enum CheckpointLabel {
     Complete,
     /// When the run failed: the last committed state.
     Failed,
+    /// A failed run taken up again ([`retry`](crate::CompiledGraph::retry)): its last
+    /// committed checkpoint, from which it goes on.
+    Retry,
+    /// The first checkpoint of a branch replayed from another run's checkpoint
+    /// ([`replay`](crate::CompiledGraph::replay)): that checkpoint, copied.
+    Fork,
+    /// The first checkpoint of a branch whose state was edited as if a node had written it
+    /// ([`update_state`](crate::CompiledGraph::update_state)).
+    Update,
 }
 
 impl fmt::Display for CheckpointLabel {
@@ -117,14 +147,18 @@ impl fmt::Display for CheckpointLabel {
             CheckpointLabel::Resume => f.write_str("resume"),
             CheckpointLabel::Complete => f.write_str("complete"),
             CheckpointLabel::Failed => f.write_str("failed"),
+            CheckpointLabel::Retry => f.write_str("retry"),
+            CheckpointLabel::Fork => f.write_str("fork"),
+            CheckpointLabel::Update => f.write_str("update"),
         }
     }
 }
 
-/// A label that is none of `start`, `step`, `pause:<kind>`, `resume`, `complete`, `failed`.
+/// A label that is none of `start`, `step`, `pause:<kind>`, `resume`, `complete`, `failed`,
+/// `retry`, `fork`, `update`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown checkpoint label `{0}`: expected start, step, pause:<kind>, resume, complete or failed"
+    "unknown checkpoint label `{0}`: expected start, step, pause:<kind>, resume, complete, failed, retry, fork or update"
 )]
 pub struct UnknownLabel(String);
 
@@ -137,6 +171,9 @@ impl std::str::FromStr for CheckpointLabel {
             "resume" => CheckpointLabel::Resume,
             "complete" => CheckpointLabel::Complete,
             "failed" => CheckpointLabel::Failed,
+            "retry" => CheckpointLabel::Retry,
+            "fork" => CheckpointLabel::Fork,
+            "update" => CheckpointLabel::Update,
             _ => match text.strip_prefix("pause:") {
                 Some(kind) if !kind.is_empty() => CheckpointLabel::Pause(kind.to_owned()),
                 _ => return Err(UnknownLabel(text.to_owned())),
@@ -185,6 +222,10 @@ pub struct Checkpoint {
     pub approved: Vec<String>,
     /// Failures waiting for their `on_error` handler (which is in the frontier).
     pub failures: Vec<NodeFailure>,
+    /// At a pause: the questions asked, so that a branch forked from it asks them again
+    /// (empty otherwise, and in pauses written before Trellis kept them here).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub interrupts: Vec<Interrupt>,
     /// The topology that wrote it ([`CompiledGraph::fingerprint`](crate::CompiledGraph::fingerprint)).
     pub graph_fingerprint: String,
     /// The state's Rust type (`std::any::type_name`), so another state type is refused.
@@ -204,6 +245,8 @@ pub(crate) struct Detail {
     #[serde(alias = "released")]
     pub(crate) approved: Vec<String>,
     pub(crate) failures: Vec<NodeFailure>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) interrupts: Vec<Interrupt>,
     pub(crate) graph_fingerprint: String,
     pub(crate) state_type: String,
 }
@@ -217,6 +260,7 @@ impl Detail {
             visits: checkpoint.visits.clone(),
             approved: checkpoint.approved.clone(),
             failures: checkpoint.failures.clone(),
+            interrupts: checkpoint.interrupts.clone(),
             graph_fingerprint: checkpoint.graph_fingerprint.clone(),
             state_type: checkpoint.state_type.clone(),
         }
@@ -448,6 +492,20 @@ pub trait Checkpointer: Send + Sync {
         &self,
         run_id: &RunId,
     ) -> Result<Option<Checkpoint>, CheckpointError>;
+
+    /// The run's checkpoint `id`, if there is one. The default reads the run's whole list;
+    /// the backends Trellis ships read the one row.
+    async fn checkpoint(
+        &self,
+        run_id: &RunId,
+        id: u64,
+    ) -> Result<Option<Checkpoint>, CheckpointError> {
+        Ok(self
+            .list_checkpoints(run_id)
+            .await?
+            .into_iter()
+            .find(|checkpoint| checkpoint.id == id))
+    }
 }
 
 /// A [`Checkpointer`] that is also a queue of ready runs: what a
@@ -523,6 +581,9 @@ mod tests {
             CheckpointLabel::Resume,
             CheckpointLabel::Complete,
             CheckpointLabel::Failed,
+            CheckpointLabel::Retry,
+            CheckpointLabel::Fork,
+            CheckpointLabel::Update,
         ] {
             assert_eq!(label.to_string().parse::<CheckpointLabel>(), Ok(label));
         }

@@ -2,13 +2,14 @@
 //!
 //! [`Run`] is defined here with what a caller reads of it; each job it does has its own file:
 //! `step` (the super-step), `persist` (records and checkpoints), `restore` (from a checkpoint),
-//! `resume` (answers), `lease` (who holds a running run).
+//! `resume` (answers), `lease` (who holds a running run), `branch` (retries and forks).
 
 use std::sync::Arc;
 
 use tracing::Instrument;
 
 use crate::cancel::CancellationToken;
+use crate::checkpoint::CheckpointRef;
 use crate::errors::RunError;
 use crate::graph::CompiledGraph;
 use crate::id::{RunId, Timestamp};
@@ -16,6 +17,7 @@ use crate::interrupt::Interrupt;
 use crate::node::{NodeFailure, RunScope};
 use crate::state::GraphState;
 
+mod branch;
 mod lease;
 mod persist;
 mod restore;
@@ -133,6 +135,8 @@ pub struct Run<S: GraphState> {
     lease: std::time::Duration,
     /// Where the run's stream items go, when it is driven as a [`RunStream`](stream::RunStream).
     stream: Option<stream::StreamSink<S>>,
+    /// For a branch: the run and checkpoint it was forked from.
+    parent: Option<CheckpointRef>,
 }
 
 impl<S: GraphState> Run<S> {
@@ -165,6 +169,7 @@ impl<S: GraphState> Run<S> {
             owner: Arc::from(crate::owner::current()),
             lease: LEASE,
             stream: None,
+            parent: None,
         }
     }
 

@@ -94,6 +94,7 @@ impl<S: GraphState> Run<S> {
             // its claim (see `Checkpointer::save_step`).
             owner: Some(self.owner.to_string()),
             lease_until: (status == RunStatus::Running).then(|| now.plus(self.lease)),
+            parent: self.parent.clone(),
         }
     }
 
@@ -155,6 +156,11 @@ impl<S: GraphState> Run<S> {
                 .collect::<BTreeMap<_, _>>(),
             approved: names(&self.approved),
             failures: self.failures.iter().map(|(_, f)| (**f).clone()).collect(),
+            interrupts: if status == RunStatus::Paused {
+                self.interrupts.clone()
+            } else {
+                Vec::new()
+            },
             graph_fingerprint: self.graph.topology.fingerprint.clone(),
             state_type: std::any::type_name::<S>().to_owned(),
             created_at: now,

@@ -107,6 +107,7 @@ impl<S: GraphState> Run<S> {
             owner: Arc::from(crate::owner::current()),
             lease: LEASE,
             stream: None,
+            parent: record.parent,
         })
     }
 }

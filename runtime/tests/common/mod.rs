@@ -1,6 +1,8 @@
 //! States and helpers shared by the runtime's integration tests.
 #![allow(dead_code, unreachable_pub)]
 
+pub mod travel;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 

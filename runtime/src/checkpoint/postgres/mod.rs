@@ -14,13 +14,13 @@ use super::{Checkpoint, CheckpointError, Checkpointer, RunQueue, RunRecord, RunS
 use crate::id::{RunId, Timestamp};
 use pool::Pool;
 use rows::{
-    CLAIM_NEXT, CLAIM_RUN, CheckpointParams, HELD_RUNS, LATEST_CHECKPOINT, LIST_CHECKPOINTS,
-    LIST_RUNS, LOAD_RUN, RENEW_LEASE, RunParams, SAVE_STEP, TAKE_OVER, column, decode_checkpoint,
-    decode_run,
+    CHECKPOINT, CLAIM_NEXT, CLAIM_RUN, CheckpointParams, HELD_RUNS, LATEST_CHECKPOINT,
+    LIST_CHECKPOINTS, LIST_RUNS, LOAD_RUN, RENEW_LEASE, RunParams, SAVE_STEP, TAKE_OVER, column,
+    decode_checkpoint, decode_run,
 };
 
 /// The schema this build writes and reads (`trellis_schema.version`).
-const SCHEMA_VERSION: i32 = 1;
+const SCHEMA_VERSION: i32 = 2;
 
 /// Each step applied in order to bring a database from version `n` to `n + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -55,6 +55,9 @@ const MIGRATIONS: &[&str] = &[
         detail jsonb NOT NULL,
         PRIMARY KEY (run_id, id)
     );",
+    // 1 → 2: a branch's parent run and checkpoint (time travel).
+    "ALTER TABLE trellis_runs ADD COLUMN parent_run text;
+    ALTER TABLE trellis_runs ADD COLUMN parent_checkpoint bigint;",
 ];
 
 /// How to connect: the pool's size, the schema the tables live in, timeouts.
@@ -429,6 +432,21 @@ impl Checkpointer for PostgresCheckpointer {
     ) -> Result<Option<Checkpoint>, CheckpointError> {
         let rows = self
             .query(LATEST_CHECKPOINT, &[&run_id.as_str()])
+            .await
+            .map_err(backend)?;
+        rows.first().map(decode_checkpoint).transpose()
+    }
+
+    async fn checkpoint(
+        &self,
+        run_id: &RunId,
+        id: u64,
+    ) -> Result<Option<Checkpoint>, CheckpointError> {
+        let Ok(id) = i64::try_from(id) else {
+            return Ok(None);
+        };
+        let rows = self
+            .query(CHECKPOINT, &[&run_id.as_str(), &id])
             .await
             .map_err(backend)?;
         rows.first().map(decode_checkpoint).transpose()

@@ -5,10 +5,12 @@ use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 
 use super::{big, json};
-use crate::checkpoint::{Checkpoint, CheckpointError, Detail, RunRecord, RunStatus, corrupt};
+use crate::checkpoint::{
+    Checkpoint, CheckpointError, CheckpointRef, Detail, RunRecord, RunStatus, corrupt,
+};
 use crate::id::{RunId, Timestamp};
 
-/// A run record as bind parameters ($1–$15 of `UPSERT_RUN` and friends).
+/// A run record as bind parameters ($1–$16 of `UPSERT_RUN` and friends).
 pub(super) struct RunParams {
     pub(super) run_id: String,
     pub(super) graph: String,
@@ -24,6 +26,8 @@ pub(super) struct RunParams {
     pub(super) transitions: i64,
     pub(super) owner: Option<String>,
     pub(super) lease_until: Option<time::OffsetDateTime>,
+    pub(super) parent_run: Option<String>,
+    pub(super) parent_checkpoint: Option<i64>,
 }
 
 impl RunParams {
@@ -47,10 +51,12 @@ impl RunParams {
             transitions: big(run.transitions),
             owner: run.owner.clone(),
             lease_until: run.lease_until.map(Timestamp::datetime),
+            parent_run: run.parent.as_ref().map(|p| p.run_id.to_string()),
+            parent_checkpoint: run.parent.as_ref().map(|p| big(p.checkpoint)),
         })
     }
 
-    /// $1–$14, then `more` ($15…).
+    /// $1–$16, then `more` ($17…).
     pub(super) fn params<'a>(
         &'a self,
         more: &[&'a (dyn ToSql + Sync)],
@@ -70,6 +76,8 @@ impl RunParams {
             &self.transitions,
             &self.owner,
             &self.lease_until,
+            &self.parent_run,
+            &self.parent_checkpoint,
         ];
         params.extend_from_slice(more);
         params
@@ -80,14 +88,14 @@ impl RunParams {
 macro_rules! run_columns {
     () => {
         "run_id, graph, status, created_at, updated_at, last_node, steps, state, state_checkpoint,
-         interrupts, error, transitions, owner, lease_until"
+         interrupts, error, transitions, owner, lease_until, parent_run, parent_checkpoint"
     };
 }
 macro_rules! run_updates {
     () => {
         "graph = $2, status = $3, updated_at = $5, last_node = $6, steps = $7, state = $8,
          state_checkpoint = $9, interrupts = $10, error = $11, transitions = $12, owner = $13,
-         lease_until = $14"
+         lease_until = $14, parent_run = $15, parent_checkpoint = $16"
     };
 }
 macro_rules! upsert_run {
@@ -95,7 +103,8 @@ macro_rules! upsert_run {
         concat!(
             "INSERT INTO trellis_runs (",
             run_columns!(),
-            ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+            ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
+                $16)
              ON CONFLICT (run_id) DO UPDATE SET ",
             run_updates!()
         )
@@ -107,7 +116,7 @@ macro_rules! upsert_run {
 pub(super) const CLAIM_RUN: &str = concat!(
     "UPDATE trellis_runs SET ",
     run_updates!(),
-    " WHERE run_id = $1 AND status = $15 AND $4::timestamptz IS NOT NULL"
+    " WHERE run_id = $1 AND status = $17 AND $4::timestamptz IS NOT NULL"
 );
 
 pub(super) const TAKE_OVER: &str = "UPDATE trellis_runs
@@ -122,7 +131,7 @@ pub(super) const SAVE_STEP: &str = concat!(
     upsert_run!(),
     " WHERE trellis_runs.owner IS NOT DISTINCT FROM excluded.owner RETURNING run_id)
     INSERT INTO trellis_checkpoints (run_id, id, step, label, created_at, state, detail)
-    SELECT run_id, $15, $16, $17, $18, $19, $20 FROM run
+    SELECT run_id, $17, $18, $19, $20, $21, $22 FROM run
     ON CONFLICT (run_id, id) DO UPDATE SET step = excluded.step, label = excluded.label,
         created_at = excluded.created_at, state = excluded.state, detail = excluded.detail"
 );
@@ -150,7 +159,7 @@ macro_rules! select_run {
     () => {
         "SELECT r.run_id, r.graph, r.status, r.created_at, r.updated_at, r.last_node,
             COALESCE(r.state, c.state), r.interrupts, r.error, r.steps, r.transitions, r.owner,
-            r.lease_until
+            r.lease_until, r.parent_run, r.parent_checkpoint
         FROM trellis_runs r
         LEFT JOIN trellis_checkpoints c ON c.run_id = r.run_id AND c.id = r.state_checkpoint"
     };
@@ -169,6 +178,7 @@ macro_rules! select_checkpoint {
 }
 pub(super) const LIST_CHECKPOINTS: &str =
     concat!(select_checkpoint!(), " WHERE run_id = $1 ORDER BY id");
+pub(super) const CHECKPOINT: &str = concat!(select_checkpoint!(), " WHERE run_id = $1 AND id = $2");
 pub(super) const LATEST_CHECKPOINT: &str = concat!(
     select_checkpoint!(),
     " WHERE run_id = $1 ORDER BY id DESC LIMIT 1"
@@ -236,6 +246,23 @@ pub(super) fn decode_run(row: &Row) -> Result<RunRecord, CheckpointError> {
         owner: column(row, 11, &what)?,
         lease_until: column::<Option<time::OffsetDateTime>>(row, 12, &what)?
             .map(Timestamp::from_datetime),
+        parent: match (
+            column::<Option<String>>(row, 13, &what)?,
+            column::<Option<i64>>(row, 14, &what)?,
+        ) {
+            (Some(parent), Some(checkpoint)) => Some(CheckpointRef {
+                run_id: RunId::from(parent),
+                checkpoint: u64::try_from(checkpoint)
+                    .map_err(|e| corrupt(what("parent_checkpoint"), e))?,
+            }),
+            (None, None) => None,
+            _ => {
+                return Err(corrupt(
+                    what("parent_run"),
+                    "a parent run without its checkpoint, or the reverse",
+                ));
+            }
+        },
         run_id: RunId::from(run_id.clone()),
     })
 }
@@ -261,6 +288,7 @@ pub(super) fn decode_checkpoint(row: &Row) -> Result<Checkpoint, CheckpointError
         visits: detail.visits,
         approved: detail.approved,
         failures: detail.failures,
+        interrupts: detail.interrupts,
         graph_fingerprint: detail.graph_fingerprint,
         state_type: detail.state_type,
         created_at: Timestamp::from_datetime(column(row, 4, &what)?),

@@ -16,7 +16,7 @@ use rows::{
 mod rows;
 
 /// The schema this build writes and reads (`PRAGMA user_version`).
-const SCHEMA_VERSION: i64 = 3;
+const SCHEMA_VERSION: i64 = 4;
 
 /// Each step applied in order to bring a file from version `n` to `n + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -54,6 +54,9 @@ const MIGRATIONS: &[&str] = &[
     // one row, not two (see `save_step`).
     "ALTER TABLE checkpoints ADD COLUMN run_last_node TEXT;
     ALTER TABLE checkpoints ADD COLUMN run_transitions INTEGER;",
+    // 3 → 4: a branch's parent run and checkpoint (time travel).
+    "ALTER TABLE runs ADD COLUMN parent_run TEXT;
+    ALTER TABLE runs ADD COLUMN parent_checkpoint INTEGER;",
 ];
 
 /// How hard SQLite makes each commit durable.
@@ -445,6 +448,29 @@ impl Checkpointer for SqliteCheckpointer {
                 .query_row(
                     &format!("{SELECT_CHECKPOINT} WHERE run_id = ?1 ORDER BY id DESC LIMIT 1"),
                     [&run_id],
+                    decode_checkpoint,
+                )
+                .optional()
+                .map_err(backend)?
+                .transpose()
+        })
+        .await
+    }
+
+    async fn checkpoint(
+        &self,
+        run_id: &RunId,
+        id: u64,
+    ) -> Result<Option<Checkpoint>, CheckpointError> {
+        let run_id = run_id.to_string();
+        let Ok(id) = i64::try_from(id) else {
+            return Ok(None);
+        };
+        self.with(move |connection| {
+            connection
+                .query_row(
+                    &format!("{SELECT_CHECKPOINT} WHERE run_id = ?1 AND id = ?2"),
+                    params![run_id, id],
                     decode_checkpoint,
                 )
                 .optional()

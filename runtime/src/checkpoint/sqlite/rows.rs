@@ -4,7 +4,9 @@
 use rusqlite::{Connection, Row, params};
 
 use super::{backend, json};
-use crate::checkpoint::{Checkpoint, CheckpointError, Detail, RunRecord, RunStatus, corrupt};
+use crate::checkpoint::{
+    Checkpoint, CheckpointError, CheckpointRef, Detail, RunRecord, RunStatus, corrupt,
+};
 use crate::id::{RunId, Timestamp};
 
 /// The columns of a run record, ready to bind.
@@ -25,6 +27,8 @@ pub(super) struct RunRow {
     pub(super) transitions: i64,
     pub(super) owner: Option<String>,
     pub(super) lease_until: Option<String>,
+    pub(super) parent_run: Option<String>,
+    pub(super) parent_checkpoint: Option<i64>,
 }
 
 /// The run's columns; with `same_as`, the state is not written again but read from that
@@ -50,20 +54,26 @@ pub(super) fn run_row(run: &RunRecord, same_as: Option<i64>) -> Result<RunRow, C
         transitions: i64::try_from(run.transitions).unwrap_or(i64::MAX),
         owner: run.owner.clone(),
         lease_until: run.lease_until.map(|t| t.to_string()),
+        parent_run: run.parent.as_ref().map(|p| p.run_id.to_string()),
+        parent_checkpoint: run
+            .parent
+            .as_ref()
+            .map(|p| i64::try_from(p.checkpoint).unwrap_or(i64::MAX)),
     })
 }
 
 pub(super) const UPSERT_RUN: &str =
     "INSERT INTO runs (run_id, graph, status, created_at, created_us,
         updated_at, last_node, steps, state, state_checkpoint, interrupts, error, transitions,
-        owner, lease_until)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+        owner, lease_until, parent_run, parent_checkpoint)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
     ON CONFLICT (run_id) DO UPDATE SET graph = excluded.graph, status = excluded.status,
         updated_at = excluded.updated_at, last_node = excluded.last_node, steps = excluded.steps,
         state = excluded.state, state_checkpoint = excluded.state_checkpoint,
         interrupts = excluded.interrupts, error = excluded.error,
         transitions = excluded.transitions, owner = excluded.owner,
-        lease_until = excluded.lease_until";
+        lease_until = excluded.lease_until, parent_run = excluded.parent_run,
+        parent_checkpoint = excluded.parent_checkpoint";
 
 pub(super) fn upsert_run(connection: &Connection, row: &RunRow) -> Result<(), CheckpointError> {
     connection
@@ -84,7 +94,9 @@ pub(super) fn upsert_run(connection: &Connection, row: &RunRow) -> Result<(), Ch
                 row.error,
                 row.transitions,
                 row.owner,
-                row.lease_until
+                row.lease_until,
+                row.parent_run,
+                row.parent_checkpoint
             ])
         })
         .map_err(backend)?;
@@ -181,7 +193,7 @@ pub(super) const SELECT_RUN: &str = "SELECT r.run_id, r.graph, r.status, r.creat
     CASE WHEN p.id IS NULL THEN r.last_node ELSE p.run_last_node END,
     COALESCE(p.state, r.state, c.state), r.interrupts, r.error,
     COALESCE(p.step, r.steps), COALESCE(p.run_transitions, r.transitions),
-    r.owner, r.lease_until
+    r.owner, r.lease_until, r.parent_run, r.parent_checkpoint
     FROM runs r
     LEFT JOIN checkpoints c ON c.run_id = r.run_id AND c.id = r.state_checkpoint
     LEFT JOIN checkpoints p ON p.run_id = r.run_id AND p.id > r.state_checkpoint
@@ -195,6 +207,8 @@ pub(super) fn decode_run(row: &Row<'_>) -> rusqlite::Result<Result<RunRecord, Ch
     let transitions: i64 = row.get(10)?;
     let owner: Option<String> = row.get(11)?;
     let lease_until: Option<String> = row.get(12)?;
+    let parent_run: Option<String> = row.get(13)?;
+    let parent_checkpoint: Option<i64> = row.get(14)?;
     Ok((|| {
         let [
             run_id,
@@ -237,6 +251,20 @@ pub(super) fn decode_run(row: &Row<'_>) -> rusqlite::Result<Result<RunRecord, Ch
             lease_until: lease_until
                 .map(|t| Timestamp::parse(&t).map_err(|e| corrupt(what("lease_until"), e)))
                 .transpose()?,
+            parent: match (parent_run, parent_checkpoint) {
+                (Some(parent), Some(checkpoint)) => Some(CheckpointRef {
+                    run_id: RunId::from(parent),
+                    checkpoint: u64::try_from(checkpoint)
+                        .map_err(|e| corrupt(what("parent_checkpoint"), e))?,
+                }),
+                (None, None) => None,
+                _ => {
+                    return Err(corrupt(
+                        what("parent_run"),
+                        "a parent run without its checkpoint, or the reverse",
+                    ));
+                }
+            },
             run_id: RunId::from(run_id.clone()),
         })
     })())
@@ -270,6 +298,7 @@ pub(super) fn decode_checkpoint(
             visits: detail.visits,
             approved: detail.approved,
             failures: detail.failures,
+            interrupts: detail.interrupts,
             graph_fingerprint: detail.graph_fingerprint,
             state_type: detail.state_type,
             created_at: Timestamp::parse(&created_at)

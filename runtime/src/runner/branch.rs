@@ -1,0 +1,148 @@
+//! Runs that go on from a stored checkpoint other than their latest: a failed run retried from
+//! its last committed checkpoint, and branches forked from another run's checkpoint.
+
+use std::sync::Arc;
+
+use super::step::normalize;
+use super::{Phase, Run};
+use crate::checkpoint::{Checkpoint, CheckpointLabel, CheckpointRef, RunRecord, RunStatus};
+use crate::errors::RunError;
+use crate::event::Event;
+use crate::graph::{CompiledGraph, Visits};
+use crate::id::{RunId, Timestamp};
+use crate::state::GraphState;
+
+impl<S: GraphState> Run<S> {
+    /// Run `run_id` as `checkpoint` left it: its state, next nodes, visits and, at a pause,
+    /// its questions. Its own checkpoints are numbered on from `last_id`.
+    pub(crate) fn at_checkpoint(
+        graph: CompiledGraph<S>,
+        run_id: RunId,
+        created_at: Timestamp,
+        parent: Option<CheckpointRef>,
+        checkpoint: Checkpoint,
+        last_id: u64,
+    ) -> Result<Self, RunError> {
+        // A pause's questions are kept in its checkpoint (and in a `retry` of a run that failed
+        // while paused).
+        let paused = !checkpoint.interrupts.is_empty();
+        if matches!(checkpoint.label, CheckpointLabel::Pause(_)) && !paused {
+            return Err(RunError::Unresumable {
+                run_id: checkpoint.run_id,
+                reason: format!(
+                    "its checkpoint {} is a pause written before Trellis kept a pause's questions in its checkpoint",
+                    checkpoint.id
+                ),
+            });
+        }
+        let record = RunRecord {
+            run_id,
+            graph: graph.name().to_owned(),
+            status: if paused {
+                RunStatus::Paused
+            } else {
+                RunStatus::Running
+            },
+            created_at,
+            updated_at: Timestamp::now(),
+            last_node: checkpoint.nodes.last().cloned(),
+            steps: checkpoint.step,
+            // Read from the checkpoint.
+            state: serde_json::Value::Null,
+            interrupts: if paused {
+                checkpoint.interrupts.clone()
+            } else {
+                Vec::new()
+            },
+            error: None,
+            // Activations committed up to the checkpoint: each one is a visit.
+            transitions: checkpoint.visits.values().map(|&n| u64::from(n)).sum(),
+            owner: None,
+            lease_until: None,
+            parent,
+        };
+        let mut run = Run::from_checkpoint(graph, record, checkpoint)?;
+        run.checkpoints = last_id;
+        Ok(run)
+    }
+
+    /// Whether the run waits for answers.
+    pub(crate) fn is_paused(&self) -> bool {
+        self.phase == Phase::Paused
+    }
+
+    /// The checkpoint `label` and the record this process now holds, at the moment a retried
+    /// or forked run starts from; `ran` are the nodes it shows as having run.
+    pub(crate) async fn record_start(
+        &mut self,
+        label: CheckpointLabel,
+        ran: &[String],
+    ) -> Result<(), RunError> {
+        let topology = Arc::clone(&self.graph.topology);
+        let ran: Vec<usize> = ran.iter().filter_map(|n| topology.find(n).ok()).collect();
+        let status = if self.is_paused() {
+            RunStatus::Paused
+        } else {
+            RunStatus::Running
+        };
+        self.save(label, status, &ran, None).await
+    }
+
+    /// The record this process would write now: what a retry claims a failed run with.
+    pub(crate) fn claim_record(&self) -> Result<RunRecord, RunError> {
+        let status = if self.is_paused() {
+            RunStatus::Paused
+        } else {
+            RunStatus::Running
+        };
+        Ok(self.record(status, self.state_json()?, Timestamp::now(), None))
+    }
+
+    /// Folds `update` into the state as if `node` had written it, and makes the nodes `node`'s
+    /// edges lead to (seeing the edited state) the next ones, in place of what was pending.
+    pub(crate) fn write_as(&mut self, node: &str, update: S::Update) -> Result<(), RunError> {
+        let topology = Arc::clone(&self.graph.topology);
+        let index = topology.find(node)?;
+        let spec = &topology.nodes[index];
+        Arc::make_mut(&mut self.state)
+            .apply_one(&spec.name, update)
+            .map_err(|conflict| RunError::MergeConflict {
+                step: self.step,
+                conflict,
+            })?;
+        let mut next = Vec::new();
+        let visits = Visits::new(&topology.index, &self.visits);
+        spec.edge
+            .follow(&self.state, &visits, &mut next)
+            .map_err(|target| RunError::UndeclaredTarget {
+                node: spec.name.to_string(),
+                target,
+            })?;
+        normalize(&mut next);
+        self.frontier = next;
+        self.phase = Phase::Running;
+        self.interrupts.clear();
+        self.approved.clear();
+        self.failures.clear();
+        self.last_node = Some(index);
+        Ok(())
+    }
+
+    pub(crate) fn emit_forked(&self, parent: CheckpointRef) {
+        self.emit(|| Event::RunForked {
+            run_id: self.scope.run_id.clone(),
+            graph: self.scope.graph.to_string(),
+            step: self.step,
+            parent,
+        });
+    }
+
+    pub(crate) fn emit_retried(&self, checkpoint: u64) {
+        self.emit(|| Event::RunRetried {
+            run_id: self.scope.run_id.clone(),
+            graph: self.scope.graph.to_string(),
+            step: self.step,
+            checkpoint,
+        });
+    }
+}

@@ -1,0 +1,307 @@
+//! Time travel and retries: a run's history, branches forked from any of its checkpoints
+//! (replayed as they were, or with the state edited), and a failed run taken up again.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use crate::checkpoint::{
+    Checkpoint, CheckpointLabel, CheckpointRef, Checkpointer, RunRecord, RunStatus,
+};
+use crate::errors::RunError;
+use crate::graph::CompiledGraph;
+use crate::id::{RunId, Timestamp};
+use crate::interrupt::Interrupt;
+use crate::runner::{Outcome, Run};
+use crate::state::GraphState;
+
+/// One checkpoint of a run's history, its state read as the graph's state type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Snapshot<S> {
+    /// The run that wrote it (for a branch's history, an ancestor's checkpoints come after the
+    /// branch's own).
+    pub run_id: RunId,
+    /// Its id in that run: what [`replay`](CompiledGraph::replay) and
+    /// [`update_state`](CompiledGraph::update_state) take.
+    pub checkpoint: u64,
+    /// Super-steps completed.
+    pub step: u64,
+    /// Which moment it is.
+    pub label: CheckpointLabel,
+    /// The nodes the step before it ran, in declaration order.
+    pub ran: Vec<String>,
+    /// The nodes of the next super-step, in declaration order (empty at the end).
+    pub next: Vec<String>,
+    /// At a pause: what was asked.
+    pub interrupts: Vec<Interrupt>,
+    /// The committed state.
+    pub state: S,
+    /// When it was written.
+    pub created_at: Timestamp,
+}
+
+impl<S> Snapshot<S> {
+    /// Where it is: its run and checkpoint id.
+    pub fn at(&self) -> CheckpointRef {
+        CheckpointRef {
+            run_id: self.run_id.clone(),
+            checkpoint: self.checkpoint,
+        }
+    }
+}
+
+impl<S: GraphState> CompiledGraph<S> {
+    /// The run's checkpoints with their states, newest first; for a branch, followed by those
+    /// of the run it was forked from, from the checkpoint it was forked at down (and so on up
+    /// its ancestry). Nothing is written.
+    ///
+    /// # Errors
+    /// [`RunError::NoCheckpointer`], [`RunError::RunNotFound`] (for the run or an ancestor),
+    /// [`RunError::WrongGraph`]; [`RunError::State`] for a state this graph's type cannot read;
+    /// the checkpointer's error.
+    pub async fn history(&self, run_id: &RunId) -> Result<Vec<Snapshot<S>>, RunError> {
+        let store = self.store_for(run_id)?;
+        let mut snapshots = Vec::new();
+        let mut next = Some((run_id.clone(), u64::MAX));
+        let mut seen = HashSet::new();
+        while let Some((run_id, up_to)) = next.take() {
+            if !seen.insert(run_id.clone()) {
+                // Only a store edited by hand can make a run its own ancestor.
+                return Err(RunError::Unresumable {
+                    run_id,
+                    reason: "it is recorded as its own ancestor".to_owned(),
+                });
+            }
+            let record = self.record_of(store.as_ref(), &run_id).await?;
+            for checkpoint in store.list_checkpoints(&run_id).await?.into_iter().rev() {
+                if checkpoint.id <= up_to {
+                    snapshots.push(snapshot(checkpoint)?);
+                }
+            }
+            next = record.parent.map(|p| (p.run_id, p.checkpoint));
+        }
+        Ok(snapshots)
+    }
+
+    /// A new run — a branch of `run_id` — that starts from its checkpoint `checkpoint` (its
+    /// state, next nodes, visits, and at a pause its questions) and runs to the end or the next
+    /// pause. The original run and its history are left as they are; the branch's record names
+    /// it as [`parent`](crate::checkpoint::RunRecord::parent), and its first checkpoint is
+    /// labelled `fork`. Replaying a pause gives a paused branch, to answer differently.
+    ///
+    /// # Errors
+    /// As [`fork`](Self::fork), then as [`invoke`](Self::invoke).
+    pub async fn replay(&self, run_id: &RunId, checkpoint: u64) -> Result<Outcome<S>, RunError> {
+        let run = self.fork(run_id, checkpoint).await?;
+        if run.is_paused() {
+            return Ok(run.into_outcome());
+        }
+        run.finish().await
+    }
+
+    /// The branch [`replay`](Self::replay) runs, recorded (its `fork` checkpoint written) and
+    /// held by this process but not run: to drive step by step with [`Run::step`].
+    ///
+    /// # Errors
+    /// [`RunError::NoCheckpointer`], [`RunError::RunNotFound`], [`RunError::WrongGraph`],
+    /// [`RunError::CheckpointNotFound`]; [`RunError::Unresumable`] for a checkpoint naming a
+    /// node this graph no longer has; the checkpointer's or the state's error.
+    pub async fn fork(&self, run_id: &RunId, checkpoint: u64) -> Result<Run<S>, RunError> {
+        let (mut run, source) = self.branch_at(run_id, checkpoint).await?;
+        let parent = CheckpointRef {
+            run_id: source.run_id.clone(),
+            checkpoint,
+        };
+        run.record_start(CheckpointLabel::Fork, &source.nodes)
+            .await?;
+        run.emit_forked(parent);
+        Ok(run)
+    }
+
+    /// A new run — a branch of `run_id` — whose state is that of checkpoint `checkpoint` with
+    /// `update` folded in by the reducers as if node `as_node` had written it, and whose next
+    /// nodes are those `as_node`'s edges lead to (its router seeing the edited state), in place
+    /// of what was pending there. Returns the branch's id; it is recorded ready to run (its first
+    /// checkpoint labelled `update`), for [`continue_run`](Self::continue_run) or a
+    /// [`Worker`](crate::worker::Worker). The original run is left as it is.
+    ///
+    /// # Errors
+    /// As [`fork`](Self::fork); [`RunError::UnknownNode`] for an `as_node` that is not a node;
+    /// [`RunError::UndeclaredTarget`] when its router names a target it does not declare.
+    pub async fn update_state(
+        &self,
+        run_id: &RunId,
+        checkpoint: u64,
+        update: S::Update,
+        as_node: &str,
+    ) -> Result<RunId, RunError> {
+        let (mut run, source) = self.branch_at(run_id, checkpoint).await?;
+        run.write_as(as_node, update)?;
+        run.record_start(CheckpointLabel::Update, &[as_node.to_owned()])
+            .await?;
+        run.emit_forked(CheckpointRef {
+            run_id: source.run_id,
+            checkpoint,
+        });
+        crate::graph::release(run).await
+    }
+
+    /// Takes a failed run up again from its last committed checkpoint — once the cause of the
+    /// failure is fixed — and runs it to the end or the next pause: the step that failed runs
+    /// again (a failed node, its branch siblings), and everything committed before it is kept.
+    /// A run that failed while its answers were being folded in is paused again, with the same
+    /// questions. The run keeps its id; a `retry` checkpoint marks where it went on from.
+    ///
+    /// # Errors
+    /// [`RunError::NotFailed`] for a run that is not failed (or that another process retried
+    /// first); [`RunError::Unresumable`] for a run that failed before its first checkpoint; as
+    /// [`fork`](Self::fork) otherwise, then as [`invoke`](Self::invoke).
+    pub async fn retry(&self, run_id: &RunId) -> Result<Outcome<S>, RunError> {
+        let run = self.take_up(run_id).await?;
+        if run.is_paused() {
+            return Ok(run.into_outcome());
+        }
+        run.finish().await
+    }
+
+    /// [`retry`](Self::retry), leaving the run to a [`Worker`](crate::worker::Worker): it is
+    /// claimed, its `retry` checkpoint written, and handed to the queue. Returns at once.
+    ///
+    /// # Errors
+    /// As [`retry`](Self::retry), before the run goes on.
+    pub async fn enqueue_retry(&self, run_id: &RunId) -> Result<(), RunError> {
+        let run = self.take_up(run_id).await?;
+        if run.is_paused() {
+            return Ok(());
+        }
+        crate::graph::release(run).await.map(drop)
+    }
+
+    /// A failed run claimed by this process from its last committed checkpoint, its `retry`
+    /// checkpoint written.
+    async fn take_up(&self, run_id: &RunId) -> Result<Run<S>, RunError> {
+        let store = self.store_for(run_id)?;
+        let record = self.record_of(store.as_ref(), run_id).await?;
+        if record.status != RunStatus::Failed {
+            return Err(RunError::NotFailed {
+                run_id: record.run_id,
+                status: record.status,
+            });
+        }
+        let checkpoints = store.list_checkpoints(run_id).await?;
+        let last_id = checkpoints.last().map_or(0, |c| c.id);
+        let committed = checkpoints
+            .into_iter()
+            .rev()
+            .find(|c| c.label != CheckpointLabel::Failed)
+            .ok_or_else(|| RunError::Unresumable {
+                run_id: run_id.clone(),
+                reason: "it failed before its first checkpoint was written".to_owned(),
+            })?;
+        let from = committed.id;
+        let mut run = Run::at_checkpoint(
+            self.clone(),
+            record.run_id.clone(),
+            record.created_at,
+            record.parent,
+            committed,
+            last_id,
+        )?;
+        // Of two processes retrying one run, one claims it; the other sees it is not failed.
+        if !store
+            .claim_run(&run.claim_record()?, RunStatus::Failed)
+            .await?
+        {
+            let status = store
+                .load_run(run_id)
+                .await?
+                .map_or(RunStatus::Failed, |r| r.status);
+            return Err(RunError::NotFailed {
+                run_id: run_id.clone(),
+                status,
+            });
+        }
+        run.record_start(CheckpointLabel::Retry, &[]).await?;
+        run.emit_retried(from);
+        Ok(run)
+    }
+
+    /// A new run at `run_id`'s checkpoint `checkpoint`, not yet recorded, and that checkpoint.
+    async fn branch_at(
+        &self,
+        run_id: &RunId,
+        checkpoint: u64,
+    ) -> Result<(Run<S>, Checkpoint), RunError> {
+        let store = self.store_for(run_id)?;
+        let record = self.record_of(store.as_ref(), run_id).await?;
+        let source = store
+            .checkpoint(&record.run_id, checkpoint)
+            .await?
+            .ok_or_else(|| RunError::CheckpointNotFound {
+                run_id: record.run_id.clone(),
+                checkpoint,
+            })?;
+        let parent = CheckpointRef {
+            run_id: record.run_id,
+            checkpoint,
+        };
+        let run = Run::at_checkpoint(
+            self.clone(),
+            RunId::new(),
+            Timestamp::now(),
+            Some(parent),
+            source.clone(),
+            0,
+        )?;
+        Ok((run, source))
+    }
+
+    fn store_for(&self, run_id: &RunId) -> Result<Arc<dyn Checkpointer>, RunError> {
+        self.checkpointer
+            .clone()
+            .ok_or_else(|| RunError::NoCheckpointer {
+                graph: self.name().to_owned(),
+                run_id: run_id.clone(),
+            })
+    }
+
+    /// The stored record of a run of this graph.
+    async fn record_of(
+        &self,
+        store: &dyn Checkpointer,
+        run_id: &RunId,
+    ) -> Result<RunRecord, RunError> {
+        let record = store
+            .load_run(run_id)
+            .await?
+            .ok_or_else(|| RunError::RunNotFound {
+                run_id: run_id.clone(),
+            })?;
+        if record.graph != self.name() {
+            return Err(RunError::WrongGraph {
+                run_id: record.run_id,
+                expected: self.name().to_owned(),
+                found: record.graph,
+            });
+        }
+        Ok(record)
+    }
+}
+
+fn snapshot<S: GraphState>(checkpoint: Checkpoint) -> Result<Snapshot<S>, RunError> {
+    let state = serde_json::from_value(checkpoint.state).map_err(|source| RunError::State {
+        run_id: checkpoint.run_id.clone(),
+        action: "read from",
+        source,
+    })?;
+    Ok(Snapshot {
+        run_id: checkpoint.run_id,
+        checkpoint: checkpoint.id,
+        step: checkpoint.step,
+        label: checkpoint.label,
+        ran: checkpoint.nodes,
+        next: checkpoint.frontier,
+        interrupts: checkpoint.interrupts,
+        state,
+        created_at: checkpoint.created_at,
+    })
+}
