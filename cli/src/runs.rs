@@ -9,7 +9,8 @@ use trellis::{RunId, checkpoint::RunRecord};
 /// `trellis runs …`.
 #[derive(Subcommand)]
 pub(crate) enum RunsCommand {
-    /// The runs, newest first.
+    /// The runs, newest first; FROM names the run and checkpoint a branch was forked from
+    /// (`RUN#CHECKPOINT`).
     List {
         /// How many runs to show.
         #[arg(long, default_value_t = 20)]
@@ -18,7 +19,8 @@ pub(crate) enum RunsCommand {
         #[arg(long, default_value_t = 0)]
         offset: usize,
     },
-    /// One run: status, times, steps, pending questions, error and state.
+    /// One run: status, times, steps, the run it branches from, pending questions, error and
+    /// state.
     Show {
         /// The run's id.
         id: String,
@@ -156,6 +158,9 @@ fn runs_table(runs: &[RunRecord]) -> String {
                 run.status.to_string(),
                 run.steps.to_string(),
                 run.last_node.clone().unwrap_or_else(|| "-".to_owned()),
+                run.parent
+                    .as_ref()
+                    .map_or_else(|| "-".to_owned(), ToString::to_string),
                 run.created_at.to_string(),
                 run.updated_at.to_string(),
             ]
@@ -168,6 +173,7 @@ fn runs_table(runs: &[RunRecord]) -> String {
             "STATUS",
             "STEPS",
             "LAST NODE",
+            "FROM",
             "CREATED",
             "UPDATED",
         ],
@@ -187,6 +193,12 @@ fn run_details(run: &RunRecord) -> Result<String, RunsError> {
         run.transitions,
         run.last_node.as_deref().unwrap_or("-"),
     );
+    if let Some(parent) = &run.parent {
+        text.push_str(&format!(
+            "branch of    {} at checkpoint {}\n",
+            parent.run_id, parent.checkpoint
+        ));
+    }
     for interrupt in &run.interrupts {
         text.push_str(&format!(
             "waiting      {} ({}): {}\n",

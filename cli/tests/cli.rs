@@ -327,7 +327,7 @@ fn expand_prints_the_generated_code_formatted() {
 /// A database with two runs of a small graph: one paused before `send`, one completed.
 async fn recorded_runs(
     store: std::sync::Arc<dyn trellis::checkpoint::Checkpointer>,
-) -> (trellis::RunId, trellis::RunId) {
+) -> (trellis::RunId, trellis::RunId, trellis::RunId) {
     #[derive(Clone, Default, serde::Serialize, serde::Deserialize)]
     struct Note(String);
     impl trellis::WholeState for Note {}
@@ -355,7 +355,14 @@ async fn recorded_runs(
     let done = graph.invoke(Note::default()).await.expect("runs");
     graph.resume(done.run_id(), ()).await.expect("resumes");
     let paused = graph.invoke(Note::default()).await.expect("runs");
-    (done.run_id().clone(), paused.run_id().clone())
+    // A branch of the completed run from its pause, asking again.
+    let branch = graph.replay(done.run_id(), 2).await.expect("replays");
+    assert!(branch.is_paused());
+    (
+        done.run_id().clone(),
+        paused.run_id().clone(),
+        branch.run_id().clone(),
+    )
 }
 
 #[tokio::test]
@@ -363,8 +370,8 @@ async fn runs_lists_shows_and_walks_checkpoints_in_sqlite() {
     let dir = scratch("runs");
     let db = dir.join("runs.db");
     let store = trellis::checkpoint::SqliteCheckpointer::open(&db).expect("opens");
-    let (done, paused) = recorded_runs(std::sync::Arc::new(store)).await;
-    inspect(&format!("sqlite:{}", db.display()), &done, &paused);
+    let (done, paused, branch) = recorded_runs(std::sync::Arc::new(store)).await;
+    inspect(&format!("sqlite:{}", db.display()), &done, &paused, &branch);
 
     let no_db = trellis(&[
         "runs",
@@ -442,12 +449,12 @@ async fn runs_lists_shows_and_walks_checkpoints_in_postgres() {
     let store = trellis::checkpoint::PostgresCheckpointer::connect(&url)
         .await
         .expect("connects");
-    let (done, paused) = recorded_runs(std::sync::Arc::new(store)).await;
-    inspect(&url, &done, &paused);
+    let (done, paused, branch) = recorded_runs(std::sync::Arc::new(store)).await;
+    inspect(&url, &done, &paused, &branch);
 }
 
 /// `trellis runs` on a database holding `recorded_runs`.
-fn inspect(url: &str, done: &trellis::RunId, paused: &trellis::RunId) {
+fn inspect(url: &str, done: &trellis::RunId, paused: &trellis::RunId, branch: &trellis::RunId) {
     let url = url.to_owned();
 
     let list = trellis(&["runs", "list", "--db", &url, "--format", "json"]);
@@ -456,13 +463,44 @@ fn inspect(url: &str, done: &trellis::RunId, paused: &trellis::RunId) {
         .lines()
         .map(|line| serde_json::from_str(line).expect("a JSON line"))
         .collect();
-    assert_eq!(records.len(), 2);
-    assert_eq!(records[0]["run_id"], paused.as_str(), "newest first");
-    assert_eq!(records[0]["status"], "paused");
-    assert_eq!(records[1]["status"], "completed");
-    let table = stdout(&trellis(&["runs", "list", "--db", &url, "--limit", "1"]));
-    assert!(table.starts_with("RUN "), "{table}");
-    assert_eq!(table.lines().count(), 2, "a header and one run: {table}");
+    assert_eq!(records.len(), 3);
+    assert_eq!(records[0]["run_id"], branch.as_str(), "newest first");
+    assert_eq!(
+        records[0]["parent"],
+        serde_json::json!({ "run_id": done.as_str(), "checkpoint": 2 })
+    );
+    assert_eq!(records[1]["run_id"], paused.as_str());
+    assert_eq!(records[1]["status"], "paused");
+    assert_eq!(records[1].get("parent"), None, "a run that is no branch");
+    assert_eq!(records[2]["status"], "completed");
+    let table = stdout(&trellis(&["runs", "list", "--db", &url, "--limit", "2"]));
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines.len(), 3, "a header and two runs: {table}");
+    let column = |line: &str, n: usize| line.split_whitespace().nth(n).map(str::to_owned);
+    assert_eq!(column(lines[0], 6).as_deref(), Some("FROM"), "{table}");
+    assert_eq!(column(lines[1], 5), Some(format!("{done}#2")), "{table}");
+    assert_eq!(column(lines[2], 5).as_deref(), Some("-"), "{table}");
+
+    let show = stdout(&trellis(&["runs", "show", branch.as_str(), "--db", &url]));
+    assert!(
+        show.contains(&format!("branch of    {done} at checkpoint 2\n")),
+        "{show}"
+    );
+    let checkpoints = stdout(&trellis(&[
+        "runs",
+        "checkpoints",
+        branch.as_str(),
+        "--db",
+        &url,
+    ]));
+    assert_eq!(
+        checkpoints
+            .lines()
+            .nth(1)
+            .and_then(|l| l.split_whitespace().nth(2)),
+        Some("fork"),
+        "{checkpoints}"
+    );
 
     let show = stdout(&trellis(&["runs", "show", paused.as_str(), "--db", &url]));
     assert!(show.contains("status       paused\n"), "{show}");

@@ -88,6 +88,54 @@ impl<S: GraphState> CompiledGraph<S> {
     /// it as [`parent`](crate::checkpoint::RunRecord::parent), and its first checkpoint is
     /// labelled `fork`. Replaying a pause gives a paused branch, to answer differently.
     ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use std::sync::Arc;
+    /// use serde::{Deserialize, Serialize};
+    /// use trellis::checkpoint::InMemoryCheckpointer;
+    /// use trellis::{END, GraphBuilder, GraphState, START};
+    ///
+    /// #[derive(Clone, Default, Serialize, Deserialize, GraphState)]
+    /// struct Draft {
+    ///     #[reducer(append)]
+    ///     log: Vec<String>,
+    ///     tone: Option<String>,
+    /// }
+    ///
+    /// let mut graph = GraphBuilder::<Draft>::new("Drafting");
+    /// graph
+    ///     .add_node_fn("plan", |_, _| async { Ok(DraftUpdate::default().log("plan").into()) })
+    ///     .add_node_fn("write", |draft, _| async move {
+    ///         let tone = draft.tone.clone().unwrap_or_else(|| "plain".into());
+    ///         Ok(DraftUpdate::default().log(format!("write ({tone})")).into())
+    ///     })
+    ///     .add_edge(START, "plan")
+    ///     .add_edge("plan", "write")
+    ///     .add_edge("write", END)
+    ///     .set_checkpointer(Arc::new(InMemoryCheckpointer::new()));
+    /// let graph = graph.compile()?;
+    /// let first = graph.invoke(Draft::default()).await?;
+    ///
+    /// // Newest first: complete (after write), step (after plan), start.
+    /// let history = graph.history(first.run_id()).await?;
+    /// let after_plan = &history[1];
+    /// assert_eq!(after_plan.ran, ["plan"]);
+    /// assert_eq!(after_plan.next, ["write"]);
+    ///
+    /// // Run `write` again from there, as it was…
+    /// let again = graph.replay(first.run_id(), after_plan.checkpoint).await?;
+    /// assert_eq!(again.state().log, ["plan", "write (plain)"]);
+    ///
+    /// // …or with the state edited as if `plan` had chosen a tone.
+    /// let edit = DraftUpdate::default().tone(Some("warm".into()));
+    /// let branch = graph.update_state(first.run_id(), after_plan.checkpoint, edit, "plan").await?;
+    /// let warm = graph.continue_run(&branch).await?;
+    /// assert_eq!(warm.state().log, ["plan", "write (warm)"]);
+    /// assert_eq!(graph.history(first.run_id()).await?.len(), 3, "the original is untouched");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    ///
     /// # Errors
     /// As [`fork`](Self::fork), then as [`invoke`](Self::invoke).
     pub async fn replay(&self, run_id: &RunId, checkpoint: u64) -> Result<Outcome<S>, RunError> {
