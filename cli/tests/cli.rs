@@ -261,6 +261,31 @@ fn export_pictures() {
     insta::assert_snapshot!("support_mermaid", mermaid);
 }
 
+/// A waiting join: one `join` edge per source in JSON, a labelled arrow per source in the
+/// pictures, all ending at the joined node.
+#[test]
+fn export_draws_a_waiting_join() {
+    let dir = scratch("export-join");
+    let text = "graph Research {\n    node plan;\n    node web;\n    node papers;\n    node deep;\n    node summarize;\n    START -> plan;\n    plan -> web & papers;\n    papers -> deep;\n    web & deep -> summarize -> END;\n}\n";
+    let path = write(&dir, "research.graph", text);
+    let path = path.to_str().unwrap_or_default();
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout(&trellis(&["export", "--format", "json", path])))
+            .expect("JSON");
+    assert_eq!(
+        json["edges"][3],
+        serde_json::json!({"kind": "join", "from": "web", "to": "summarize"})
+    );
+    assert_eq!(
+        json["edges"][4],
+        serde_json::json!({"kind": "join", "from": "deep", "to": "summarize"})
+    );
+    let dot = stdout(&trellis(&["export", "--format", "dot", path]));
+    insta::assert_snapshot!("join_dot", dot);
+    let mermaid = stdout(&trellis(&["export", "--format", "mermaid", path]));
+    insta::assert_snapshot!("join_mermaid", mermaid);
+}
+
 #[test]
 fn export_picks_a_graph_by_name() {
     let dir = scratch("export-pick");

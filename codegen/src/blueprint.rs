@@ -18,6 +18,7 @@ pub(crate) fn construct(blueprint: &Blueprint, krate: &TokenStream) -> TokenStre
             EdgeKind::Static => quote!(Static),
             EdgeKind::Conditional => quote!(Conditional),
             EdgeKind::Fork => quote!(Fork),
+            EdgeKind::Join => quote!(Join),
         };
         quote!(B::Edge { from: #from, kind: B::EdgeKind::#kind, targets: ::std::vec::Vec::from([#(#targets),*]) })
     });

@@ -138,10 +138,12 @@ impl Endpoint<'_> {
     }
 }
 
-/// `source -> hop -> … -> target;`
+/// `source -> hop -> … -> target;`, or `source & joined… -> join -> … -> target;`
 #[derive(Debug)]
 pub(crate) struct EdgeStmt<'a> {
     pub(crate) source: Endpoint<'a>,
+    /// The other sources of a waiting join (`a & b -> c`): `c` runs once all are done.
+    pub(crate) joined: Vec<Endpoint<'a>>,
     pub(crate) hops: Vec<Endpoint<'a>>,
     pub(crate) target: Target<'a>,
 }

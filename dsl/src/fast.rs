@@ -386,10 +386,14 @@ impl<'a> Reader<'a> {
         })
     }
 
-    /// `edge = { endpoint ~ (arrow ~ endpoint ~ &arrow)* ~ arrow ~ target ~ semi }` with
-    /// `target = { endpoint ~ ((pipe ~ endpoint)+ | (amp ~ endpoint)+)? }`
+    /// `edge = { endpoint ~ (amp ~ endpoint)* ~ (arrow ~ endpoint ~ &arrow)* ~ arrow ~ target ~
+    /// semi }` with `target = { endpoint ~ ((pipe ~ endpoint)+ | (amp ~ endpoint)+)? }`
     fn edge(&mut self) -> Option<ItemKind<'a>> {
         let source = self.endpoint()?;
+        let mut joined = Vec::new();
+        while self.eat("&")?.is_some() {
+            joined.push(self.endpoint()?);
+        }
         let mut hops = Vec::new();
         self.punct("->")?;
         let mut next = self.endpoint()?;
@@ -416,6 +420,7 @@ impl<'a> Reader<'a> {
         self.punct(";")?;
         Some(ItemKind::Edge(EdgeStmt {
             source,
+            joined,
             hops,
             target,
         }))
@@ -511,6 +516,7 @@ mod tests {
         include_str!("../../examples/graphs/research.graph"),
         include_str!("../../examples/graphs/agent_turn.graph"),
         "//! Docs.\n\u{FEFF}graph A { state ::a::B<C, D<E>>; max_steps 3; /** x */ node a { kind delegate(Other); meta k = false; meta n = 0; interrupt after \"Looks right?\"; defer; on_error END; } /* a /* nested */ one */ START -> a -> a | END; //// not a doc\n /// stray\n }\n/// Two.\ngraph B { node b { kind \"x\\\"y\"; retry 1; } START -> b & b; b -> END; }",
+        "graph J { node a; node b; node c; node d; START -> a & b; a & b -> c -> d; d&END->c|d; }",
     ];
 
     /// The examples, and every construct the reader handles, read as pest reads them. (Random

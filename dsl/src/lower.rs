@@ -531,10 +531,38 @@ fn endpoint(endpoint: &ast::Endpoint<'_>) -> Endpoint {
     }
 }
 
-/// `a -> b -> c | d;` becomes `a -> b` (static) and `b -> c | d` (conditional).
+/// `a -> b -> c | d;` becomes `a -> b` (static) and `b -> c | d` (conditional); `a & b -> c;`
+/// becomes `a -> c` and `b -> c` (join edges).
 fn lower_edge(edge: &ast::EdgeStmt<'_>, edges: &mut Vec<Edge>, spans: &mut Vec<EdgeSpans>) {
     let mut from = &edge.source;
-    for hop in &edge.hops {
+    let mut hops = edge.hops.as_slice();
+    if !edge.joined.is_empty() {
+        // The join leads to the first hop, or to the target (the rules want one node there).
+        let joined_into: &[ast::Endpoint<'_>] = match (hops.split_first(), &edge.target) {
+            (Some((first, rest)), _) => {
+                hops = rest;
+                std::slice::from_ref(first)
+            }
+            (None, ast::Target::Single(target)) => std::slice::from_ref(target),
+            (None, ast::Target::Conditional(targets) | ast::Target::Fork(targets)) => targets,
+        };
+        for source in std::iter::once(&edge.source).chain(&edge.joined) {
+            edges.push(Edge {
+                from: endpoint(source),
+                kind: EdgeKind::Join,
+                targets: joined_into.iter().map(endpoint).collect(),
+            });
+            spans.push(EdgeSpans {
+                from: source.span(),
+                targets: joined_into.iter().map(ast::Endpoint::span).collect(),
+            });
+        }
+        match joined_into {
+            [next] if !edge.hops.is_empty() => from = next,
+            _ => return,
+        }
+    }
+    for hop in hops {
         edges.push(Edge::to(endpoint(from), endpoint(hop)));
         spans.push(EdgeSpans {
             from: from.span(),

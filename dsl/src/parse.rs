@@ -1118,10 +1118,13 @@ fn rust_path(pair: Pair<'_, Rule>, base: usize) -> RustPath<'_> {
             tokens.push(ident(&part, base));
         }
     }
-    RustPath {
-        tokens,
-        span: path_span,
-    }
+    // From its first token to its last: pest's span of the rule also holds the whitespace
+    // skipped while looking for generic arguments that are not there (`state Ticket ;`).
+    let span = match (tokens.first(), tokens.last()) {
+        (Some(first), Some(last)) => first.span.to(last.span),
+        _ => path_span,
+    };
+    RustPath { tokens, span }
 }
 
 fn endpoint(pair: Pair<'_, Rule>, base: usize) -> Endpoint<'_> {
@@ -1139,10 +1142,13 @@ fn endpoint(pair: Pair<'_, Rule>, base: usize) -> Endpoint<'_> {
 
 fn build_edge(pair: Pair<'_, Rule>, base: usize) -> EdgeStmt<'_> {
     let mut endpoints = Vec::new();
+    // The endpoints before the first arrow: the source, and a join's other sources.
+    let mut sources = None;
     let mut target = None;
     for part in pair.into_inner() {
         match part.as_rule() {
             Rule::endpoint => endpoints.push(endpoint(part, base)),
+            Rule::arrow if sources.is_none() => sources = Some(endpoints.len()),
             Rule::target => {
                 let mut fork = false;
                 let mut branch = false;
@@ -1169,6 +1175,7 @@ fn build_edge(pair: Pair<'_, Rule>, base: usize) -> EdgeStmt<'_> {
             _ => {}
         }
     }
+    let hops = endpoints.split_off(sources.unwrap_or(1).min(endpoints.len()));
     let mut endpoints = endpoints.into_iter();
     let source = endpoints.next().unwrap_or(Endpoint::Node(Ident {
         text: "",
@@ -1176,7 +1183,8 @@ fn build_edge(pair: Pair<'_, Rule>, base: usize) -> EdgeStmt<'_> {
     }));
     EdgeStmt {
         source,
-        hops: endpoints.collect(),
+        joined: endpoints.collect(),
+        hops,
         target: target.unwrap_or(Target::Conditional(Vec::new())),
     }
 }

@@ -323,6 +323,7 @@ proptest! {
             "node a;", "node b { retry 2 backoff 10ms; timeout 5s; }", "START -> a;",
             "a -> b | END;", "b -> a & b;", "state x::Y<Z>;", "max_steps 9;", "/// d\n",
             "node c { kind tools; meta owner = \"me\"; }", "a -> b -> c;", "c -> END;",
+            "a & b -> c;", "b & c -> a -> END;",
             "node d { defer; on_error c; interrupt before; max_visits 2; }", "// c\n",
         ][..]),
         0..12,

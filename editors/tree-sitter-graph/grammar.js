@@ -61,8 +61,13 @@ module.exports = grammar({
       ';',
     ),
 
-    // `a -> b -> c | d;`: hops, the last of which may branch.
-    edge: $ => seq(field('from', $._endpoint), repeat1(seq('->', $.targets)), ';'),
+    // `a -> b -> c | d;`: hops, the last of which may branch. `a & b -> c;`: a waiting join.
+    edge: $ => seq(
+      field('from', $._endpoint),
+      repeat(seq('&', field('from', $._endpoint))),
+      repeat1(seq('->', $.targets)),
+      ';',
+    ),
     targets: $ => seq(
       $._endpoint,
       optional(choice(repeat1(seq('|', $._endpoint)), repeat1(seq('&', $._endpoint)))),

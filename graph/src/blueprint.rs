@@ -260,15 +260,19 @@ pub enum EdgeKind {
     Conditional,
     /// `a -> b & c`: every target runs in the next super-step.
     Fork,
+    /// `a & b -> j`: one per source; the target runs once every source joining into it has
+    /// completed since it last ran (a waiting join).
+    Join,
 }
 
 impl EdgeKind {
-    /// `"static"`, `"conditional"` or `"fork"`, as in the JSON export.
+    /// `"static"`, `"conditional"`, `"fork"` or `"join"`, as in the JSON export.
     pub const fn as_str(self) -> &'static str {
         match self {
             EdgeKind::Static => "static",
             EdgeKind::Conditional => "conditional",
             EdgeKind::Fork => "fork",
+            EdgeKind::Join => "join",
         }
     }
 }
@@ -278,9 +282,9 @@ impl EdgeKind {
 pub struct Edge {
     /// Where the edge leaves.
     pub from: Endpoint,
-    /// Static, conditional or fork.
+    /// Static, conditional, fork or join.
     pub kind: EdgeKind,
-    /// One target for a static edge, any number otherwise (the rules want at least one).
+    /// One target for a static or join edge, any number otherwise (the rules want at least one).
     pub targets: Vec<Endpoint>,
 }
 
@@ -292,6 +296,18 @@ impl Edge {
             kind: EdgeKind::Static,
             targets: vec![to],
         }
+    }
+
+    /// The edges of a join `a & b -> to`: one `Join` edge per source.
+    pub fn join(sources: impl IntoIterator<Item = Endpoint>, to: &Endpoint) -> Vec<Self> {
+        sources
+            .into_iter()
+            .map(|from| Edge {
+                from,
+                kind: EdgeKind::Join,
+                targets: vec![to.clone()],
+            })
+            .collect()
     }
 }
 

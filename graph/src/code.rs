@@ -87,8 +87,9 @@ codes! {
     E0204 => Error, Topology, "a node with no outgoing edge";
     E0205 => Error, Topology, "a node with two outgoing edge statements";
     E0206 => Error, Topology, "a conditional or fork edge naming the same target twice";
-    E0207 => Error, Topology, "an edge into START, out of END, or END inside a fork";
+    E0207 => Error, Topology, "an edge into START, out of END, END inside a fork, or START or END in a join";
     E0208 => Error, Topology, "a graph with no nodes";
+    E0209 => Error, Topology, "a join with one source, or not into exactly one node";
     W0301 => Warning, Topology, "a node that START cannot reach";
     W0302 => Warning, Topology, "a node from which END cannot be reached";
     W0303 => Warning, Topology, "a cycle in which no node has `max_visits`";

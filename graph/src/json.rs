@@ -113,20 +113,22 @@ impl Serialize for Endpoint {
     }
 }
 
-/// `{"kind": "static", "from", "to"}`, or `{"kind": "conditional" | "fork", "from", "targets"}`.
+/// `{"kind": "static" | "join", "from", "to"}`, or `{"kind": "conditional" | "fork", "from",
+/// "targets"}`. A join `a & b -> j` is one `join` edge per source.
+/// (A malformed static or join edge, whose targets are not one, is written with `targets`.)
 impl Serialize for Edge {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut out = serializer.serialize_struct("Edge", 3)?;
         match (self.kind, self.targets.as_slice()) {
-            (EdgeKind::Static, [to]) => {
-                out.serialize_field("kind", "static")?;
+            (kind @ (EdgeKind::Static | EdgeKind::Join), [to]) => {
+                out.serialize_field("kind", kind.as_str())?;
                 out.serialize_field("from", &self.from)?;
                 out.serialize_field("to", to)?;
             }
             (kind, targets) => {
                 let kind = match kind {
-                    EdgeKind::Fork => "fork",
-                    _ => "conditional",
+                    EdgeKind::Static => "conditional",
+                    other => other.as_str(),
                 };
                 out.serialize_field("kind", kind)?;
                 out.serialize_field("from", &self.from)?;
@@ -395,15 +397,16 @@ impl<'de> Visitor<'de> for EdgeVisitor {
             Some("static") => EdgeKind::Static,
             Some("conditional") => EdgeKind::Conditional,
             Some("fork") => EdgeKind::Fork,
+            Some("join") => EdgeKind::Join,
             Some(other) => {
                 return Err(de::Error::unknown_variant(
                     other,
-                    &["static", "conditional", "fork"],
+                    &["static", "conditional", "fork", "join"],
                 ));
             }
             None => return Err(de::Error::missing_field("kind")),
         };
-        let missing = if kind == EdgeKind::Static {
+        let missing = if matches!(kind, EdgeKind::Static | EdgeKind::Join) {
             "to"
         } else {
             "targets"

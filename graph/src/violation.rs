@@ -53,6 +53,28 @@ pub enum Violation {
         /// Which of its targets is END.
         target: usize,
     },
+    /// E0207: START as a source of a join.
+    JoinOutOfStart {
+        /// The join edge from START.
+        edge: usize,
+    },
+    /// E0207: END as the target of a join.
+    EndInJoin {
+        /// The join edge into END.
+        edge: usize,
+    },
+    /// E0209: a join edge with several targets (or none is left to other rules).
+    JoinTargets {
+        /// The join edge.
+        edge: usize,
+    },
+    /// E0209: a node that only one join edge leads into: nothing to wait for.
+    LoneJoin {
+        /// The node joined into.
+        node: usize,
+        /// The one join edge.
+        edge: usize,
+    },
     /// E0207: `on_error` naming START or END.
     OnErrorNotANode {
         /// The node whose `on_error` it is.
@@ -206,6 +228,12 @@ pub struct Path {
 }
 
 impl Path {
+    /// The node just before the path's destination, when the path has one (not the fork's
+    /// source itself).
+    pub fn before_last(&self) -> Option<usize> {
+        self.nodes.len().checked_sub(2).map(|at| self.nodes[at])
+    }
+
     /// `plan -> web -> summarize`, or `plan -> … -> deep -> summarize` when elided.
     pub fn display(&self, blueprint: &Blueprint) -> String {
         let mut text = self.from.as_written().to_owned();
@@ -232,7 +260,10 @@ impl Violation {
             Violation::EdgeOutOfEnd { .. }
             | Violation::EdgeIntoStart { .. }
             | Violation::EndInFork { .. }
+            | Violation::JoinOutOfStart { .. }
+            | Violation::EndInJoin { .. }
             | Violation::OnErrorNotANode { .. } => Code::E0207,
+            Violation::JoinTargets { .. } | Violation::LoneJoin { .. } => Code::E0209,
             Violation::RepeatedTarget { .. } => Code::E0206,
             Violation::NoTargets { .. } | Violation::NoOutgoing { .. } => Code::E0204,
             Violation::TwoEntries { .. } => Code::E0203,
@@ -283,6 +314,17 @@ impl Violation {
             Violation::EdgeOutOfEnd { .. } => "an edge cannot leave END".to_owned(),
             Violation::EdgeIntoStart { .. } => "an edge cannot lead into START".to_owned(),
             Violation::EndInFork { .. } => "END cannot be a target of a fork".to_owned(),
+            Violation::JoinOutOfStart { .. } => "START cannot be a source of a join".to_owned(),
+            Violation::EndInJoin { .. } => "END cannot be the target of a join".to_owned(),
+            Violation::JoinTargets { edge } => format!(
+                "a join must lead to one node, not {} targets",
+                blueprint.edges[*edge].targets.len()
+            ),
+            Violation::LoneJoin { node: at, edge } => format!(
+                "node `{}` is joined from {} alone",
+                node(*at),
+                quoted(&blueprint.edges[*edge].from)
+            ),
             Violation::OnErrorNotANode { .. } => "`on_error` must name a node".to_owned(),
             Violation::RepeatedTarget { edge, again, .. } => {
                 let edge = &blueprint.edges[*edge];

@@ -66,21 +66,32 @@ fn is(endpoint: &Endpoint, name: &str) -> bool {
     matches!(endpoint, Endpoint::Node(node) if node == name)
 }
 
-/// The edges `keep` picks, each as written: `a -> b | c`.
+/// The edges `keep` picks, each as written: `a -> b | c`; a join with all its sources,
+/// `a & b -> j`, once.
 fn edges(blueprint: &Blueprint, keep: impl Fn(&trellis_dsl::Edge) -> bool) -> Vec<String> {
-    blueprint
-        .edges
-        .iter()
-        .filter(|edge| keep(edge))
-        .map(|edge| {
-            let join = match edge.kind {
-                EdgeKind::Static | EdgeKind::Conditional => " | ",
-                EdgeKind::Fork => " & ",
-            };
-            let targets: Vec<String> = edge.targets.iter().map(ToString::to_string).collect();
-            format!("`{} -> {}`", edge.from, targets.join(join))
-        })
-        .collect()
+    let mut written: Vec<String> = Vec::new();
+    for edge in blueprint.edges.iter().filter(|edge| keep(edge)) {
+        let targets: Vec<String> = edge.targets.iter().map(ToString::to_string).collect();
+        let text = match edge.kind {
+            EdgeKind::Static | EdgeKind::Conditional => {
+                format!("`{} -> {}`", edge.from, targets.join(" | "))
+            }
+            EdgeKind::Fork => format!("`{} -> {}`", edge.from, targets.join(" & ")),
+            EdgeKind::Join => {
+                let sources: Vec<String> = blueprint
+                    .edges
+                    .iter()
+                    .filter(|other| other.kind == EdgeKind::Join && other.targets == edge.targets)
+                    .map(|other| other.from.to_string())
+                    .collect();
+                format!("`{} -> {}`", sources.join(" & "), targets.join(" | "))
+            }
+        };
+        if !written.contains(&text) {
+            written.push(text);
+        }
+    }
+    written
 }
 
 fn list(items: &[String], none: &str) -> String {

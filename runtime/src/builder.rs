@@ -11,7 +11,7 @@ use trellis_graph::{
 use crate::checkpoint::{Checkpointer, SharedCheckpointer};
 use crate::errors::{BuildDiagnostic, CompileError};
 use crate::event::EventBus;
-use crate::graph::{CompiledGraph, Edge, NodeSpec, RouterFn, Target, Topology, Visits};
+use crate::graph::{CompiledGraph, Edge, Join, NodeSpec, RouterFn, Target, Topology, Visits};
 use crate::node::{FnNode, Node, NodeContext, NodeError, NodeResult};
 use crate::options::NodeOptions;
 use crate::state::GraphState;
@@ -260,6 +260,55 @@ impl<S: GraphState> GraphBuilder<S> {
         self
     }
 
+    /// A waiting join: `to` runs once every one of `sources` has completed since it last ran,
+    /// whatever the lengths of the branches they end (what `.graph` writes `a & b -> to;`).
+    /// Each source's one outgoing edge is this join. A source that completes again before the
+    /// others counts once; after `to` is scheduled the join starts over, so a loop can join
+    /// again.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use serde::{Deserialize, Serialize};
+    /// use trellis::{END, GraphBuilder, GraphState, START};
+    ///
+    /// #[derive(Clone, Default, Serialize, Deserialize, GraphState)]
+    /// struct Notes {
+    ///     #[reducer(append)]
+    ///     log: Vec<String>,
+    /// }
+    /// let note = |text: &'static str| move |_, _| async move { Ok(NotesUpdate::default().log(text).into()) };
+    ///
+    /// let mut graph = GraphBuilder::<Notes>::new("Research");
+    /// graph
+    ///     .add_node_fn("plan", note("plan"))
+    ///     .add_node_fn("web", note("web"))
+    ///     .add_node_fn("papers", note("papers"))
+    ///     .add_node_fn("deep", note("deep"))
+    ///     .add_node_fn("summarize", note("summarize"))
+    ///     .add_edge(START, "plan")
+    ///     .add_fork("plan", ["web", "papers"])
+    ///     .add_edge("papers", "deep")
+    ///     // `web` is done in step 2, `deep` in step 3: `summarize` waits, and runs once.
+    ///     .add_join(["web", "deep"], "summarize")
+    ///     .add_edge("summarize", END);
+    /// let outcome = graph.compile()?.invoke(Notes::default()).await?;
+    /// assert_eq!(outcome.state().log, ["plan", "web", "papers", "deep", "summarize"]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn add_join<I>(&mut self, sources: I, to: impl Into<String>) -> &mut Self
+    where
+        I: IntoIterator,
+        I::Item: Into<String>,
+    {
+        let to = Endpoint::from_owned(to.into());
+        for source in sources {
+            self.push_edge(source.into(), EdgeKind::Join, vec![to.clone()]);
+            self.routers.push(None);
+        }
+        self
+    }
+
     /// `add_edge(START, node)`.
     pub fn set_entry_point(&mut self, node: impl Into<String>) -> &mut Self {
         self.add_edge(START, node)
@@ -317,7 +366,8 @@ impl<S: GraphState> GraphBuilder<S> {
     /// a reserved or empty name (E0103), a node declared twice (E0102), a zero limit (E0002), an
     /// edge into START, out of END or END in a fork (E0207), an undeclared node (E0202), a
     /// target named twice (E0206), no entry (E0201) or several (E0203), a node with no outgoing
-    /// edge, or an edge with no target (E0204), a node with several (E0205).
+    /// edge, or an edge with no target (E0204), a node with several (E0205), a join from START
+    /// or into END (E0207), a join of one source or into several targets (E0209).
     pub fn compile(self) -> Result<CompiledGraph<S>, CompileError> {
         let violations = trellis_graph::check(&self.blueprint);
         let (errors, warnings): (Vec<_>, Vec<_>) = violations
@@ -360,10 +410,39 @@ impl<S: GraphState> GraphBuilder<S> {
             Endpoint::Node(id) => index.get(id).map_or(Target::End, |&at| Target::Node(at)),
             _ => Target::End,
         };
+        // One join per node joined into, numbered in the order the nodes are declared.
+        let mut join_of = vec![usize::MAX; nodes.len()];
+        let mut joins: Vec<Join> = Vec::new();
+        for edge in blueprint.edges.iter().filter(|e| e.kind == EdgeKind::Join) {
+            if let Target::Node(to) = target(&edge.targets[0]) {
+                join_of[to] = 0;
+            }
+        }
+        for (node, slot) in join_of.iter_mut().enumerate() {
+            if *slot == 0 {
+                *slot = joins.len();
+                joins.push(Join {
+                    target: node,
+                    sources: Vec::new(),
+                });
+            }
+        }
         let mut entry = None;
         let mut outgoing: Vec<Option<Edge<S>>> = (0..nodes.len()).map(|_| None).collect();
         for (at, edge) in blueprint.edges.iter().enumerate() {
             let resolved = match edge.kind {
+                EdgeKind::Join => {
+                    // The rules made sure a join leads into one node, from a node.
+                    let Target::Node(to) = target(&edge.targets[0]) else {
+                        continue;
+                    };
+                    if let Endpoint::Node(id) = &edge.from
+                        && let Some(&source) = index.get(id)
+                    {
+                        joins[join_of[to]].sources.push(source);
+                    }
+                    Edge::Join(join_of[to])
+                }
                 EdgeKind::Static => Edge::Static(target(&edge.targets[0])),
                 EdgeKind::Fork => Edge::Fork(
                     edge.targets
@@ -412,12 +491,12 @@ impl<S: GraphState> GraphBuilder<S> {
             .collect();
         let entry = entry.unwrap_or(Edge::Static(Target::End));
         let mut shape = format!("graph {}\nentry ", blueprint.name);
-        entry.describe(&nodes, &mut shape);
+        entry.describe(&nodes, &joins, &mut shape);
         for node in &nodes {
             shape.push_str("\nnode ");
             shape.push_str(&node.name);
             shape.push_str(" -> ");
-            node.edge.describe(&nodes, &mut shape);
+            node.edge.describe(&nodes, &joins, &mut shape);
         }
         shape.push('\n');
         CompiledGraph::new(
@@ -427,6 +506,7 @@ impl<S: GraphState> GraphBuilder<S> {
                 fingerprint: crate::graph::fnv1a(&shape),
                 max_steps: blueprint.max_steps.unwrap_or(Self::DEFAULT_MAX_STEPS),
                 nodes,
+                joins,
                 index,
                 entry,
                 blueprint,
@@ -487,6 +567,16 @@ fn help(violation: &Violation, blueprint: &Blueprint) -> String {
         }
         Violation::EndInFork { .. } => "a fork runs nodes; end the branches after them".to_owned(),
         Violation::OnErrorNotANode { .. } => "name a handler node".to_owned(),
+        Violation::JoinOutOfStart { .. } => "join nodes only".to_owned(),
+        Violation::EndInJoin { .. } => {
+            "join into a node, and lead that node to END".to_owned()
+        }
+        Violation::JoinTargets { .. } => {
+            "join into one node, and route or fork from it".to_owned()
+        }
+        Violation::LoneJoin { .. } => {
+            "join two sources or more with `add_join`, or use `add_edge` for one".to_owned()
+        }
         Violation::RepeatedTarget { .. } => "name each target once".to_owned(),
         Violation::NoTargets { .. } => "give the edge at least one target".to_owned(),
         Violation::TwoEntries { .. } => "keep one START edge; use `add_conditional_edges` or `add_fork` from START to reach several nodes".to_owned(),
@@ -504,7 +594,7 @@ fn help(violation: &Violation, blueprint: &Blueprint) -> String {
             "only `max_steps` bounds it; give one of its nodes `NodeOptions::max_visits`".to_owned()
         }
         Violation::UnevenJoin { node: at, .. } => format!(
-            "give `{}` `NodeOptions::defer()` so that it runs once, after the other branches",
+            "join the branches into `{0}` with `add_join`, or give `{0}` `NodeOptions::defer()`, so that it runs once, after the other branches",
             node(*at)
         ),
     }

@@ -81,6 +81,15 @@ pub(crate) enum Edge<S> {
         router: RouterFn<S>,
     },
     Fork(Vec<usize>),
+    /// Into join `barrier` (of [`Topology::joins`]): its node runs once all its sources are done.
+    Join(usize),
+}
+
+/// A waiting join: `target` runs once every one of `sources` has completed since it last ran.
+pub(crate) struct Join {
+    pub(crate) target: usize,
+    /// In the order their edges were declared.
+    pub(crate) sources: Vec<usize>,
 }
 
 pub(crate) struct NodeSpec<S: GraphState> {
@@ -99,6 +108,8 @@ pub(crate) struct Topology<S: GraphState> {
     pub(crate) names: Arc<[Arc<str>]>,
     pub(crate) index: NameIndex,
     pub(crate) entry: Edge<S>,
+    /// The waiting joins, one per node joined into, in the order their nodes are declared.
+    pub(crate) joins: Vec<Join>,
     pub(crate) max_steps: u32,
     /// A stable hash of the nodes and edges (see `CompiledGraph::fingerprint`).
     pub(crate) fingerprint: String,
@@ -131,9 +142,9 @@ pub(crate) fn fnv1a(text: &str) -> String {
 
 impl<S> Edge<S> {
     /// The edge as canonical text, for the fingerprint, appended to `out` (`static b`,
-    /// `conditional b __end__`, `fork b c`). Stored runs carry the fingerprint: the text must
-    /// not change.
-    pub(crate) fn describe(&self, nodes: &[NodeSpec<S>], out: &mut String)
+    /// `conditional b __end__`, `fork b c`, `join d`). Stored runs carry the fingerprint: the
+    /// text must not change.
+    pub(crate) fn describe(&self, nodes: &[NodeSpec<S>], joins: &[Join], out: &mut String)
     where
         S: GraphState,
     {
@@ -161,11 +172,20 @@ impl<S> Edge<S> {
                     &mut targets.iter().map(|&i| name(&Target::Node(i))),
                 );
             }
+            Edge::Join(barrier) => list(
+                "join ",
+                &mut std::iter::once(name(&Target::Node(joins[*barrier].target))),
+            ),
         }
     }
 
     /// The target called `name` among those this edge declares.
-    pub(crate) fn declared(&self, name: &str, nodes: &[NodeSpec<S>]) -> Option<Target>
+    pub(crate) fn declared(
+        &self,
+        name: &str,
+        nodes: &[NodeSpec<S>],
+        joins: &[Join],
+    ) -> Option<Target>
     where
         S: GraphState,
     {
@@ -182,10 +202,12 @@ impl<S> Edge<S> {
                 .iter()
                 .map(|&i| Target::Node(i))
                 .find(|t| by_name(t)),
+            Edge::Join(barrier) => Some(Target::Node(joins[*barrier].target)).filter(by_name),
         }
     }
 
     /// Pushes the nodes this edge leads to from `state`; `Err` is a router's undeclared choice.
+    /// A join edge pushes nothing: the run counts the arrival (`Run::follow_edge`).
     pub(crate) fn follow(
         &self,
         state: &S,
@@ -199,6 +221,7 @@ impl<S> Edge<S> {
                 next.extend_from_slice(targets);
                 return Ok(());
             }
+            Edge::Join(_) => return Ok(()),
         };
         if let Target::Node(i) = target {
             next.push(i);

@@ -141,7 +141,7 @@ fn warnings_do_not_fail_the_build_and_are_listed() {
     assert_eq!(
         graph.warnings()[0].help.as_deref(),
         Some(
-            "give `summarize` `NodeOptions::defer()` so that it runs once, after the other branches"
+            "join the branches into `summarize` with `add_join`, or give `summarize` `NodeOptions::defer()`, so that it runs once, after the other branches"
         )
     );
 }

@@ -457,3 +457,16 @@ async fn a_database_of_the_first_schema_is_brought_up_to_date_and_keeps_its_runs
     let record = store.load_run(branch.run_id()).await.unwrap().unwrap();
     assert_eq!(record.parent.map(|p| p.checkpoint), Some(1));
 }
+
+#[cfg_attr(
+    not(postgres_tests),
+    ignore = "needs PostgreSQL: set TRELLIS_TEST_POSTGRES_URL (`.ci/postgres start DIR` gives one)"
+)]
+#[tokio::test]
+async fn a_join_waits_across_a_pause_resumed_through_another_pool() {
+    let url = database_url();
+    let schema = fresh_schema();
+    let first: Arc<dyn Checkpointer> = Arc::new(store_in(&url, &schema).await);
+    let second: Arc<dyn Checkpointer> = Arc::new(store_in(&url, &schema).await);
+    common::joins::a_join_waits_across_a_pause(first, second).await;
+}

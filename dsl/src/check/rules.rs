@@ -85,6 +85,30 @@ pub(super) fn diagnostic(
             "a fork starts branches; END ends one",
         )
         .with_help("fork to nodes only, and lead each branch to END by its own edge"),
+        Violation::JoinOutOfStart { edge } => new(from_span(*edge), "START waits for nothing")
+            .with_help("join nodes only: `a & b -> next;`"),
+        Violation::EndInJoin { edge } => new(target_span(*edge, 0), "a join runs a node")
+            .with_help("join into a node, and lead that node to END"),
+        Violation::JoinTargets { edge } => {
+            let targets = &spans.edges[*edge].targets;
+            let span = targets
+                .iter()
+                .fold(targets[0], |whole, target| whole.to(*target));
+            new(span, "a join runs one node once its sources are done").with_help(
+                "join into one node, and route or fork from it: `a & b -> next; next -> c | d;`",
+            )
+        }
+        Violation::LoneJoin { node, edge } => {
+            let id = &graph.nodes[*node].id;
+            let from = graph.edges[*edge].from.as_written();
+            new(
+                spans.edges[*edge].whole(),
+                "one source: nothing to wait for",
+            )
+            .with_help(format!(
+                "join two sources or more (`{from} & other -> {id};`), or write `{from} -> {id};`"
+            ))
+        }
         Violation::OnErrorNotANode { node } => new(
             spans.nodes[*node].on_error.unwrap_or(node_span(*node)),
             "not a node",
@@ -147,13 +171,20 @@ pub(super) fn diagnostic(
                 None => diagnostic,
             }
         }
-        Violation::UnevenJoin { node, fork, .. } => {
+        Violation::UnevenJoin { node, fork, paths } => {
             let id = &graph.nodes[*node].id;
+            let help = match (paths[0].before_last(), paths[1].before_last()) {
+                (Some(a), Some(b)) => format!(
+                    "replace the two edges into `{id}` with a waiting join, `{} & {} -> {id};`, or add `defer;` to `{id}`, so that it runs once, after both",
+                    graph.nodes[a].id, graph.nodes[b].id
+                ),
+                _ => {
+                    format!("add `defer;` to `{id}` so that it runs once, after the other branches")
+                }
+            };
             new(node_span(*node), "runs once per arriving branch")
                 .with_label(spans.edges[*fork].whole(), "the branches start here")
-                .with_help(format!(
-                    "add `defer;` to `{id}` so that it runs once, after the other branches"
-                ))
+                .with_help(help)
         }
     }
 }

@@ -56,6 +56,8 @@ pub fn to_dot(blueprint: &Blueprint) -> String {
             EdgeKind::Static => "",
             EdgeKind::Conditional => " [style=dashed]",
             EdgeKind::Fork => " [style=bold, arrowhead=normalnormal]",
+            // Every source's arrow ends in the same diamond: the node waits for all of them.
+            EdgeKind::Join => " [arrowhead=diamond, color=steelblue, label=\"join\"]",
         };
         for target in &edge.targets {
             let _ = writeln!(

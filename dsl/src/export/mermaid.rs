@@ -49,6 +49,7 @@ pub fn to_mermaid(blueprint: &Blueprint) -> String {
             EdgeKind::Static => "-->",
             EdgeKind::Conditional => "-.->",
             EdgeKind::Fork => "==>",
+            EdgeKind::Join => "-->|join|",
         };
         for target in &edge.targets {
             let _ = writeln!(out, "    {} {arrow} {}", id(&edge.from), id(target));

@@ -1,8 +1,9 @@
 //! Exports of a blueprint: JSON (the shape of LANGUAGE.md §6), Graphviz DOT and Mermaid.
 //!
 //! Pure Rust, no external tool. In the pictures a static edge is a plain arrow, a conditional
-//! edge a dashed one, a fork a thick one and an `on_error` route a dotted, labelled one; START and
-//! END are terminals; interrupt, deferred and error-handler nodes are marked.
+//! edge a dashed one, a fork a thick one, a waiting join's edges labelled `join` and an
+//! `on_error` route a dotted, labelled one; START and END are terminals; interrupt, deferred and
+//! error-handler nodes are marked.
 
 mod dot;
 mod mermaid;

@@ -111,7 +111,11 @@ impl Search {
                 };
                 *budget = left;
                 let to = successor.node;
-                if Some(to) == source || blueprint.nodes[to].defer {
+                // A deferred node, and a waiting join, run once after all their branches.
+                if Some(to) == source
+                    || blueprint.nodes[to].defer
+                    || blueprint.edges[successor.edge].kind == EdgeKind::Join
+                {
                     continue;
                 }
                 if self.label[to] == NONE {

@@ -8,7 +8,7 @@ mod adjacency;
 mod flow;
 mod joins;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use adjacency::Adjacency;
 
@@ -122,14 +122,26 @@ pub(crate) struct Outgoing {
     pub(crate) of_node: Vec<Option<usize>>,
 }
 
-/// E0203, E0205, E0202, E0204 (no targets), E0206, E0207; the outgoing edge of every node.
+/// E0203, E0205, E0202, E0204 (no targets), E0206, E0207, E0209; the outgoing edge of every
+/// node.
 fn edges(blueprint: &Blueprint, index: &NodeIndex<'_>, out: &mut Vec<Violation>) -> Outgoing {
     let mut outgoing = Outgoing {
         entry: None,
         of_node: vec![None; blueprint.nodes.len()],
     };
+    // Per node: the join edges into it (the first, and how many), to find a join of one.
+    let mut joined: Vec<(usize, usize)> = vec![(0, 0); blueprint.nodes.len()];
+    // The join edges into the same targets are one join: its shape is reported once.
+    let mut joins_seen: HashSet<&[Endpoint], FnvBuildHasher> = HashSet::default();
     for (at, edge) in blueprint.edges.iter().enumerate() {
+        let first_of_join =
+            edge.kind == EdgeKind::Join && joins_seen.insert(edge.targets.as_slice());
+        if edge.kind == EdgeKind::Join {
+            join_edge(index, at, edge, first_of_join, &mut joined, out);
+        }
         match &edge.from {
+            // START in a join is no entry (E0207 above).
+            Endpoint::Start if edge.kind == EdgeKind::Join => {}
             Endpoint::Start => match outgoing.entry {
                 Some(first) => out.push(Violation::TwoEntries { first, again: at }),
                 None => outgoing.entry = Some(at),
@@ -171,6 +183,11 @@ fn edges(blueprint: &Blueprint, index: &NodeIndex<'_>, out: &mut Vec<Violation>)
                     edge: at,
                     target: target_at,
                 }),
+                Endpoint::End if edge.kind == EdgeKind::Join => {
+                    if first_of_join {
+                        out.push(Violation::EndInJoin { edge: at });
+                    }
+                }
                 Endpoint::End => {}
                 Endpoint::Node(id) => {
                     if index.get(id).is_none() {
@@ -185,7 +202,42 @@ fn edges(blueprint: &Blueprint, index: &NodeIndex<'_>, out: &mut Vec<Violation>)
             }
         }
     }
+    for (node, &(edge, count)) in joined.iter().enumerate() {
+        if count == 1 {
+            out.push(Violation::LoneJoin { node, edge });
+        }
+    }
     outgoing
+}
+
+/// E0207 (START joining), E0209 (a join into several targets, reported on its first edge);
+/// counts the join into its node.
+fn join_edge(
+    index: &NodeIndex<'_>,
+    at: usize,
+    edge: &crate::blueprint::Edge,
+    first_of_join: bool,
+    joined: &mut [(usize, usize)],
+    out: &mut Vec<Violation>,
+) {
+    if edge.from == Endpoint::Start {
+        out.push(Violation::JoinOutOfStart { edge: at });
+    }
+    match edge.targets.as_slice() {
+        [] => {}
+        [Endpoint::Node(id)] => {
+            if let Some(node) = index.get(id) {
+                let (first, count) = &mut joined[node];
+                if *count == 0 {
+                    *first = at;
+                }
+                *count += 1;
+            }
+        }
+        [_] => {}
+        _ if first_of_join => out.push(Violation::JoinTargets { edge: at }),
+        _ => {}
+    }
 }
 
 /// E0208, E0201, E0204: rules about what the graph lacks, meaningful only when every declaration

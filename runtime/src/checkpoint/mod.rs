@@ -226,6 +226,10 @@ pub struct Checkpoint {
     /// (empty otherwise, and in pauses written before Trellis kept them here).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub interrupts: Vec<Interrupt>,
+    /// Waiting joins some of whose sources are done: the node joined into → those sources, in
+    /// declaration order.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub joins: BTreeMap<String, Vec<String>>,
     /// The topology that wrote it ([`CompiledGraph::fingerprint`](crate::CompiledGraph::fingerprint)).
     pub graph_fingerprint: String,
     /// The state's Rust type (`std::any::type_name`), so another state type is refused.
@@ -247,6 +251,8 @@ pub(crate) struct Detail {
     pub(crate) failures: Vec<NodeFailure>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) interrupts: Vec<Interrupt>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) joins: BTreeMap<String, Vec<String>>,
     pub(crate) graph_fingerprint: String,
     pub(crate) state_type: String,
 }
@@ -261,6 +267,7 @@ impl Detail {
             approved: checkpoint.approved.clone(),
             failures: checkpoint.failures.clone(),
             interrupts: checkpoint.interrupts.clone(),
+            joins: checkpoint.joins.clone(),
             graph_fingerprint: checkpoint.graph_fingerprint.clone(),
             state_type: checkpoint.state_type.clone(),
         }

@@ -8,7 +8,7 @@ use super::{Phase, Run};
 use crate::checkpoint::{Checkpoint, CheckpointLabel, CheckpointRef, RunRecord, RunStatus};
 use crate::errors::RunError;
 use crate::event::Event;
-use crate::graph::{CompiledGraph, Visits};
+use crate::graph::CompiledGraph;
 use crate::id::{RunId, Timestamp};
 use crate::state::GraphState;
 
@@ -111,13 +111,7 @@ impl<S: GraphState> Run<S> {
                 conflict,
             })?;
         let mut next = Vec::new();
-        let visits = Visits::new(&topology.index, &self.visits);
-        spec.edge
-            .follow(&self.state, &visits, &mut next)
-            .map_err(|target| RunError::UndeclaredTarget {
-                node: spec.name.to_string(),
-                target,
-            })?;
+        self.follow_edge(&topology, index, &mut next)?;
         normalize(&mut next);
         self.frontier = next;
         self.phase = Phase::Running;

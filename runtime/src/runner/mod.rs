@@ -137,11 +137,14 @@ pub struct Run<S: GraphState> {
     stream: Option<stream::StreamSink<S>>,
     /// For a branch: the run and checkpoint it was forked from.
     parent: Option<CheckpointRef>,
+    /// Per waiting join (`Topology::joins`): the sources done since its node last ran.
+    arrived: Vec<Vec<usize>>,
 }
 
 impl<S: GraphState> Run<S> {
     pub(crate) fn new(graph: CompiledGraph<S>, input: S) -> Self {
         let nodes = graph.topology.nodes.len();
+        let graph_joins = graph.topology.joins.len();
         Run {
             scope: Arc::new(RunScope {
                 run_id: RunId::new(),
@@ -170,6 +173,7 @@ impl<S: GraphState> Run<S> {
             lease: LEASE,
             stream: None,
             parent: None,
+            arrived: vec![Vec::new(); graph_joins],
         }
     }
 

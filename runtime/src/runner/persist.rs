@@ -161,6 +161,13 @@ impl<S: GraphState> Run<S> {
             } else {
                 Vec::new()
             },
+            joins: self
+                .arrived
+                .iter()
+                .zip(&self.graph.topology.joins)
+                .filter(|(arrived, _)| !arrived.is_empty())
+                .map(|(arrived, join)| (nodes[join.target].name.to_string(), names(arrived)))
+                .collect(),
             graph_fingerprint: self.graph.topology.fingerprint.clone(),
             state_type: std::any::type_name::<S>().to_owned(),
             created_at: now,

@@ -69,6 +69,27 @@ impl<S: GraphState> Run<S> {
         for interrupt in &record.interrupts {
             find(&interrupt.node)?;
         }
+        let mut arrived = vec![Vec::new(); topology.joins.len()];
+        for (target, sources) in &checkpoint.joins {
+            let target = find(target)?;
+            let barrier = topology
+                .joins
+                .iter()
+                .position(|join| join.target == target)
+                .ok_or_else(|| RunError::Unresumable {
+                    run_id: run_id.clone(),
+                    reason: format!(
+                        "node `{}` is no longer joined into, and the run waits at that join",
+                        topology.nodes[target].name
+                    ),
+                })?;
+            for source in sources {
+                let source = find(source)?;
+                if topology.joins[barrier].sources.contains(&source) {
+                    arrived[barrier].push(source);
+                }
+            }
+        }
         let state: S =
             serde_json::from_value(checkpoint.state).map_err(|source| RunError::State {
                 run_id: run_id.clone(),
@@ -108,6 +129,7 @@ impl<S: GraphState> Run<S> {
             lease: LEASE,
             stream: None,
             parent: record.parent,
+            arrived,
         })
     }
 }

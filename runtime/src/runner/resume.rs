@@ -7,7 +7,7 @@ use super::{Phase, Run};
 use crate::checkpoint::{CheckpointLabel, RunStatus};
 use crate::errors::RunError;
 use crate::event::Event;
-use crate::graph::{Target, Visits};
+use crate::graph::{Edge, Target};
 use crate::id::Timestamp;
 use crate::interrupt::{Interrupt, InterruptPoint};
 use crate::state::ApplyResume;
@@ -115,18 +115,18 @@ impl<S: ApplyResume> Run<S> {
                     Some(to) => {
                         let target = spec
                             .edge
-                            .declared(to, nodes)
+                            .declared(to, nodes, &topology.joins)
                             .ok_or_else(|| undeclared(to))?;
-                        if let Target::Node(j) = target {
-                            next.push(j);
+                        match target {
+                            // Resuming to a join is arriving at it.
+                            Target::Node(_) if matches!(spec.edge, Edge::Join(_)) => {
+                                self.follow_edge(&topology, i, &mut next)?;
+                            }
+                            Target::Node(j) => next.push(j),
+                            Target::End => {}
                         }
                     }
-                    None => {
-                        let visits = Visits::new(&self.graph.topology.index, &self.visits);
-                        spec.edge
-                            .follow(&self.state, &visits, &mut next)
-                            .map_err(|target| undeclared(&target))?;
-                    }
+                    None => self.follow_edge(&topology, i, &mut next)?,
                 },
             }
         }

@@ -9,7 +9,7 @@ use crate::activation::{Activation, Stop, activate};
 use crate::checkpoint::{CheckpointLabel, RunStatus};
 use crate::errors::RunError;
 use crate::event::Event;
-use crate::graph::{Target, Topology, Visits};
+use crate::graph::{Edge, Target, Topology, Visits};
 use crate::interrupt::{Interrupt, InterruptPoint};
 use crate::node::{Command, NodeContext, NodeFailure, NodeResult};
 use crate::state::GraphState;
@@ -80,6 +80,36 @@ pub(super) fn normalize(frontier: &mut Vec<usize>) {
 }
 
 impl<S: GraphState> Run<S> {
+    /// Follows node `i`'s edge into `next`. A join edge counts `i` as done for its join, and
+    /// adds the join's node once all its sources are (the join then starts over).
+    pub(super) fn follow_edge(
+        &mut self,
+        topology: &Topology<S>,
+        i: usize,
+        next: &mut Vec<usize>,
+    ) -> Result<(), RunError> {
+        let spec = &topology.nodes[i];
+        if let Edge::Join(barrier) = spec.edge {
+            let join = &topology.joins[barrier];
+            let arrived = &mut self.arrived[barrier];
+            if !arrived.contains(&i) {
+                arrived.push(i);
+            }
+            if arrived.len() == join.sources.len() {
+                arrived.clear();
+                next.push(join.target);
+            }
+            return Ok(());
+        }
+        let visits = Visits::new(&topology.index, &self.visits);
+        spec.edge
+            .follow(&self.state, &visits, next)
+            .map_err(|target| RunError::UndeclaredTarget {
+                node: spec.name.to_string(),
+                target,
+            })
+    }
+
     /// Records the run's start (its record and `start` checkpoint) without running a step, so
     /// that its id can be handed out knowing the run exists; [`step`](Self::step) does it on
     /// its first call otherwise. Does nothing once the run has begun.
@@ -304,15 +334,8 @@ impl<S: GraphState> Run<S> {
         for &i in runnable {
             self.visits[i] += 1;
         }
-        let visits = Visits::new(&self.graph.topology.index, &self.visits);
         for &i in &follow {
-            let spec = &nodes[i];
-            spec.edge
-                .follow(&self.state, &visits, &mut next)
-                .map_err(|target| RunError::UndeclaredTarget {
-                    node: spec.name.to_string(),
-                    target,
-                })?;
+            self.follow_edge(topology, i, &mut next)?;
         }
 
         normalize(&mut next);
@@ -434,20 +457,23 @@ impl<S: GraphState> Run<S> {
         };
         let declared = |target: &str| {
             spec.edge
-                .declared(target, nodes)
+                .declared(target, nodes, &topology.joins)
                 .ok_or_else(|| undeclared(target))
         };
+        // A join source's one target is its join: going there is arriving at it.
+        let joins = matches!(spec.edge, Edge::Join(_));
         let mut interrupted = false;
         match command {
             Command::Continue => absorbed.follow.push(i),
-            Command::Goto(target) => {
-                if let Target::Node(j) = declared(&target)? {
-                    absorbed.next.push(j);
-                }
-            }
+            Command::Goto(target) => match declared(&target)? {
+                Target::Node(_) if joins => absorbed.follow.push(i),
+                Target::Node(j) => absorbed.next.push(j),
+                Target::End => {}
+            },
             Command::Fork(targets) => {
                 for target in targets {
                     match declared(&target)? {
+                        Target::Node(_) if joins => absorbed.follow.push(i),
                         Target::Node(j) => absorbed.next.push(j),
                         Target::End => return Err(undeclared(&target)),
                     }

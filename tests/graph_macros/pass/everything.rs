@@ -42,6 +42,20 @@ trellis::graph! {
         skip -> END;
     }
 
+    /// A waiting join: `merge` runs once, after `quick` (step 2) and `slow` (step 3).
+    graph Joined {
+        state Work;
+        node split;
+        node quick;
+        node long;
+        node slow;
+        node merge;
+        START -> split;
+        split -> quick & long;
+        long -> slow;
+        quick & slow -> merge -> END;
+    }
+
     /// No `state`: the handlers choose it.
     graph Generic {
         node only;
@@ -84,6 +98,27 @@ impl everything::Handlers for Worker {
     }
 }
 
+struct Joiner;
+
+#[trellis::async_trait]
+impl joined::Handlers for Joiner {
+    async fn split(&self, _: Arc<Work>, _: &mut NodeContext) -> joined::NodeOutput {
+        log("split")
+    }
+    async fn quick(&self, _: Arc<Work>, _: &mut NodeContext) -> joined::NodeOutput {
+        log("quick")
+    }
+    async fn long(&self, _: Arc<Work>, _: &mut NodeContext) -> joined::NodeOutput {
+        log("long")
+    }
+    async fn slow(&self, _: Arc<Work>, _: &mut NodeContext) -> joined::NodeOutput {
+        log("slow")
+    }
+    async fn merge(&self, _: Arc<Work>, _: &mut NodeContext) -> joined::NodeOutput {
+        log("merge")
+    }
+}
+
 /// A state chosen by the handlers of the generic graph.
 #[derive(Clone, Default, Serialize, Deserialize, GraphState)]
 pub struct Count {
@@ -118,6 +153,8 @@ fn main() {
         assert_eq!(paused.interrupts()[0].id, "left@2", "interrupt after `left`");
         let done = graph.resume(paused.run_id(), ()).await.expect("resumes");
         assert_eq!(done.state().log, ["plan", "type", "left", "right", "join"]);
+        let joined = joined::build(Joiner).invoke(Work::default()).await.expect("runs");
+        assert_eq!(joined.state().log, ["split", "quick", "long", "slow", "merge"]);
         let counted = generic::build(Counter).invoke(Count::default()).await.expect("runs");
         assert_eq!(counted.state().n, 1);
     });

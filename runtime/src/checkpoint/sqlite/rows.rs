@@ -299,6 +299,7 @@ pub(super) fn decode_checkpoint(
             approved: detail.approved,
             failures: detail.failures,
             interrupts: detail.interrupts,
+            joins: detail.joins,
             graph_fingerprint: detail.graph_fingerprint,
             state_type: detail.state_type,
             created_at: Timestamp::parse(&created_at)

@@ -1,0 +1,183 @@
+//! Waiting joins (`a & b -> c;`, `GraphBuilder::add_join`): the joined node runs once, after all
+//! its sources are done, whatever the lengths of their branches; again in each round of a loop;
+//! its state is checkpointed; its shape is checked by the same rules as the language's.
+
+mod common;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use common::{Ticket, TicketUpdate, drain, log, shape};
+use trellis::checkpoint::{Checkpointer, InMemoryCheckpointer, SqliteCheckpointer};
+use trellis::{Command, END, GraphBuilder, NodeResult, START};
+
+fn notes(names: &[&'static str]) -> GraphBuilder<Ticket> {
+    let mut builder = GraphBuilder::<Ticket>::new("Joins");
+    for &name in names {
+        builder.add_node_fn(name, move |_, _| async move { Ok(log(name)) });
+    }
+    builder
+}
+
+#[tokio::test]
+async fn a_join_runs_once_after_branches_of_different_lengths() {
+    let mut builder = notes(&["plan", "web", "papers", "deep", "deeper", "summarize"]);
+    builder
+        .add_edge(START, "plan")
+        .add_fork("plan", ["web", "papers"])
+        .add_edge("papers", "deep")
+        .add_edge("deep", "deeper")
+        .add_join(["web", "deeper"], "summarize")
+        .add_edge("summarize", END);
+    let graph = builder.compile().unwrap();
+    assert!(graph.warnings().is_empty(), "{:?}", graph.warnings());
+    let mut events = graph.subscribe();
+    let done = graph.invoke(Ticket::default()).await.unwrap();
+    assert_eq!(
+        done.state().log,
+        ["plan", "web", "papers", "deep", "deeper", "summarize"]
+    );
+    let entered: Vec<String> = shape(&drain(&mut events))
+        .into_iter()
+        .filter(|e| e.contains("entered"))
+        .collect();
+    assert_eq!(
+        entered,
+        [
+            "1 entered plan",
+            "2 entered web",
+            "2 entered papers",
+            "3 entered deep",
+            "4 entered deeper",
+            "5 entered summarize",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_join_starts_over_in_each_round_of_a_loop() {
+    let rounds = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&rounds);
+    let mut builder = notes(&["plan", "fast", "slow", "slower"]);
+    builder
+        .add_node_fn("merge", move |_, _| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            async {
+                Ok(NodeResult::Update(
+                    TicketUpdate::default().reviews(1).log("merge"),
+                ))
+            }
+        })
+        .add_edge(START, "plan")
+        .add_fork("plan", ["fast", "slow"])
+        .add_edge("slow", "slower")
+        .add_join(["fast", "slower"], "merge")
+        .add_conditional_edges(
+            "merge",
+            |t: &Ticket| if t.reviews < 3 { "plan" } else { END },
+            ["plan", END],
+        );
+    let done = builder
+        .compile()
+        .unwrap()
+        .invoke(Ticket::default())
+        .await
+        .unwrap();
+    assert_eq!(rounds.load(Ordering::SeqCst), 3, "once per round");
+    let round = ["plan", "fast", "slow", "slower", "merge"];
+    assert_eq!(done.state().log, round.repeat(3));
+}
+
+#[tokio::test]
+async fn a_command_to_the_join_is_an_arrival_and_a_missing_source_holds_it() {
+    // `b` steers to `j` with a command; `c` never runs: `j` must not run, and the run ends.
+    let mut builder = notes(&["a", "j", "c"]);
+    builder
+        .add_node_fn("b", |_, _| async {
+            Ok(NodeResult::UpdateThen(
+                TicketUpdate::default().log("b"),
+                Command::Goto("j".into()),
+            ))
+        })
+        .add_edge(START, "a")
+        .add_fork("a", ["b"])
+        .add_join(["b", "c"], "j")
+        .add_edge("j", END);
+    let graph = builder.compile().unwrap();
+    let done = graph.invoke(Ticket::default()).await.unwrap();
+    assert_eq!(
+        done.state().log,
+        ["a", "b"],
+        "`c` never ran: `j` waits in vain"
+    );
+
+    // With `c` running too, the command's arrival and `c`'s complete the join: `j` runs once.
+    let mut builder = notes(&["a", "j", "c"]);
+    builder
+        .add_node_fn("b", |_, _| async {
+            Ok(NodeResult::UpdateThen(
+                TicketUpdate::default().log("b"),
+                Command::Goto("j".into()),
+            ))
+        })
+        .add_edge(START, "a")
+        .add_fork("a", ["b", "c"])
+        .add_join(["b", "c"], "j")
+        .add_edge("j", END);
+    let done = builder
+        .compile()
+        .unwrap()
+        .invoke(Ticket::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        done.state().log,
+        ["a", "c", "b", "j"],
+        "declaration order: `b` last"
+    );
+}
+
+#[test]
+fn join_shapes_are_checked_by_the_shared_rules() {
+    let codes = |configure: &dyn Fn(&mut GraphBuilder<Ticket>)| {
+        let mut builder = notes(&["a", "b", "j"]);
+        builder.add_edge(START, "a").add_fork("a", ["b"]);
+        configure(&mut builder);
+        builder
+            .compile()
+            .map(|_| Vec::new())
+            .unwrap_or_else(|e| e.diagnostics.iter().map(|d| d.code.to_string()).collect())
+    };
+    // One source: nothing to wait for.
+    let lone = codes(&|b| {
+        b.add_join(["b"], "j").add_edge("j", END);
+    });
+    assert_eq!(lone, ["E0209"]);
+    // Into END.
+    let end = codes(&|b| {
+        b.add_join(["b", "j"], END);
+    });
+    assert_eq!(end, ["E0207"]);
+    let fine = codes(&|b| {
+        b.add_edge("b", "j").add_edge("j", END);
+    });
+    assert!(fine.is_empty(), "{fine:?}");
+}
+
+#[tokio::test]
+async fn a_join_waits_across_a_pause_in_memory() {
+    let store: Arc<dyn Checkpointer> = Arc::new(InMemoryCheckpointer::new());
+    common::joins::a_join_waits_across_a_pause(Arc::clone(&store), store).await;
+}
+
+#[tokio::test]
+async fn a_join_waits_across_a_pause_in_sqlite_through_a_second_store() {
+    let dir: PathBuf = std::env::temp_dir().join(format!("trellis-joins-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("runs.db");
+    let _ = std::fs::remove_file(&path);
+    let first: Arc<dyn Checkpointer> = Arc::new(SqliteCheckpointer::open(&path).unwrap());
+    let second: Arc<dyn Checkpointer> = Arc::new(SqliteCheckpointer::open(&path).unwrap());
+    common::joins::a_join_waits_across_a_pause(first, second).await;
+}
