@@ -19,6 +19,7 @@ pub(crate) fn construct(blueprint: &Blueprint, krate: &TokenStream) -> TokenStre
             EdgeKind::Conditional => quote!(Conditional),
             EdgeKind::Fork => quote!(Fork),
             EdgeKind::Join => quote!(Join),
+            EdgeKind::Send => quote!(Send),
         };
         quote!(B::Edge { from: #from, kind: B::EdgeKind::#kind, targets: ::std::vec::Vec::from([#(#targets),*]) })
     });
@@ -70,6 +71,9 @@ fn node(node: &Node) -> TokenStream {
     }
     if let Some(max) = node.max_visits.map(Literal::u32_unsuffixed) {
         fields.push(quote!(max_visits: Some(#max)));
+    }
+    if let Some(max) = node.max_concurrency.map(Literal::u32_unsuffixed) {
+        fields.push(quote!(max_concurrency: Some(#max)));
     }
     if let Some(point) = node.interrupt {
         let point = match point {

@@ -90,6 +90,9 @@ pub struct Node {
     pub on_error: Option<String>,
     /// Free-form `meta key = value` pairs, in declaration order.
     pub meta: Vec<(String, MetaValue)>,
+    /// How many of the node's sent branches ([`EdgeKind::Send`]) may run at once in one
+    /// super-step (all of them when unset).
+    pub max_concurrency: Option<u32>,
 }
 
 impl Node {
@@ -263,6 +266,9 @@ pub enum EdgeKind {
     /// `a & b -> j`: one per source; the target runs once every source joining into it has
     /// completed since it last ran (a waiting join).
     Join,
+    /// A dynamic fan-out: a function of the state sends any number of branches, each running
+    /// one of the targets with an input of its own, all in the next super-step.
+    Send,
 }
 
 impl EdgeKind {
@@ -273,6 +279,7 @@ impl EdgeKind {
             EdgeKind::Conditional => "conditional",
             EdgeKind::Fork => "fork",
             EdgeKind::Join => "join",
+            EdgeKind::Send => "send",
         }
     }
 }

@@ -87,7 +87,7 @@ codes! {
     E0204 => Error, Topology, "a node with no outgoing edge";
     E0205 => Error, Topology, "a node with two outgoing edge statements";
     E0206 => Error, Topology, "a conditional or fork edge naming the same target twice";
-    E0207 => Error, Topology, "an edge into START, out of END, END inside a fork, or START or END in a join";
+    E0207 => Error, Topology, "an edge into START, out of END, END inside a fork or a send, or START or END in a join";
     E0208 => Error, Topology, "a graph with no nodes";
     E0209 => Error, Topology, "a join with one source, or not into exactly one node";
     W0301 => Warning, Topology, "a node that START cannot reach";

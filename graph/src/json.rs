@@ -46,6 +46,10 @@ impl Serialize for Node {
         out.serialize_field("defer", &self.defer)?;
         out.serialize_field("on_error", &self.on_error)?;
         out.serialize_field("meta", &Meta(&self.meta))?;
+        // Written only when set, so that the export of a graph without sends is unchanged.
+        if let Some(max) = self.max_concurrency {
+            out.serialize_field("max_concurrency", &max)?;
+        }
         out.end()
     }
 }
@@ -113,8 +117,8 @@ impl Serialize for Endpoint {
     }
 }
 
-/// `{"kind": "static" | "join", "from", "to"}`, or `{"kind": "conditional" | "fork", "from",
-/// "targets"}`. A join `a & b -> j` is one `join` edge per source.
+/// `{"kind": "static" | "join", "from", "to"}`, or `{"kind": "conditional" | "fork" | "send",
+/// "from", "targets"}`. A join `a & b -> j` is one `join` edge per source.
 /// (A malformed static or join edge, whose targets are not one, is written with `targets`.)
 impl Serialize for Edge {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -235,6 +239,7 @@ impl<'de> Visitor<'de> for NodeVisitor {
                 "backoff_ms" => backoff_ms = map.next_value()?,
                 "timeout_ms" => node.timeout_ms = map.next_value()?,
                 "max_visits" => node.max_visits = map.next_value()?,
+                "max_concurrency" => node.max_concurrency = map.next_value()?,
                 "interrupt" => {
                     node.interrupt = match map.next_value::<Option<String>>()?.as_deref() {
                         None => None,
@@ -398,10 +403,11 @@ impl<'de> Visitor<'de> for EdgeVisitor {
             Some("conditional") => EdgeKind::Conditional,
             Some("fork") => EdgeKind::Fork,
             Some("join") => EdgeKind::Join,
+            Some("send") => EdgeKind::Send,
             Some(other) => {
                 return Err(de::Error::unknown_variant(
                     other,
-                    &["static", "conditional", "fork", "join"],
+                    &["static", "conditional", "fork", "join", "send"],
                 ));
             }
             None => return Err(de::Error::missing_field("kind")),
@@ -501,6 +507,43 @@ mod tests {
         let text = serde_json::to_string(&sample()).unwrap();
         let back: Blueprint = serde_json::from_str(&text).unwrap();
         assert_eq!(back, sample());
+    }
+
+    /// A join is one `join` edge per source; a send lists its targets; `max_concurrency` is
+    /// written only when set.
+    #[test]
+    fn joins_sends_and_max_concurrency_read_back_as_written() {
+        let mut graph = sample();
+        graph.nodes[0].max_concurrency = Some(8);
+        graph.edges.extend(Edge::join(
+            [
+                Endpoint::Node("draft".into()),
+                Endpoint::Node("review".into()),
+            ],
+            &Endpoint::Node("send".into()),
+        ));
+        graph.edges.push(Edge {
+            from: Endpoint::Node("classify".into()),
+            kind: EdgeKind::Send,
+            targets: vec![Endpoint::Node("draft".into())],
+        });
+        let json = serde_json::to_value(&graph).unwrap();
+        assert_eq!(json["nodes"][0]["max_concurrency"], 8);
+        assert!(json["nodes"][1].get("max_concurrency").is_none());
+        let edges = json["edges"].as_array().unwrap();
+        let tail: Vec<&serde_json::Value> = edges.iter().rev().take(3).rev().collect();
+        assert_eq!(
+            tail,
+            [
+                &serde_json::json!({"kind": "join", "from": "draft", "to": "send"}),
+                &serde_json::json!({"kind": "join", "from": "review", "to": "send"}),
+                &serde_json::json!({"kind": "send", "from": "classify", "targets": ["draft"]}),
+            ]
+        );
+        // Through text: a `Value` would sort `meta` by key.
+        let back: Blueprint =
+            serde_json::from_str(&serde_json::to_string(&graph).unwrap()).unwrap();
+        assert_eq!(back, graph);
     }
 
     #[test]

@@ -53,6 +53,13 @@ pub enum Violation {
         /// Which of its targets is END.
         target: usize,
     },
+    /// E0207: END among the targets of a send.
+    EndInSend {
+        /// The send edge.
+        edge: usize,
+        /// Which of its targets is END.
+        target: usize,
+    },
     /// E0207: START as a source of a join.
     JoinOutOfStart {
         /// The join edge from START.
@@ -157,6 +164,8 @@ pub enum Limit {
     Timeout(usize),
     /// A node's `retry` count.
     Retry(usize),
+    /// A node's `max_concurrency`.
+    MaxConcurrency(usize),
 }
 
 impl Limit {
@@ -167,6 +176,7 @@ impl Limit {
             Limit::MaxVisits(_) => "max_visits",
             Limit::Timeout(_) => "timeout",
             Limit::Retry(_) => "retry",
+            Limit::MaxConcurrency(_) => "max_concurrency",
         }
     }
 
@@ -174,7 +184,10 @@ impl Limit {
     pub const fn node(self) -> Option<usize> {
         match self {
             Limit::MaxSteps => None,
-            Limit::MaxVisits(node) | Limit::Timeout(node) | Limit::Retry(node) => Some(node),
+            Limit::MaxVisits(node)
+            | Limit::Timeout(node)
+            | Limit::Retry(node)
+            | Limit::MaxConcurrency(node) => Some(node),
         }
     }
 }
@@ -262,6 +275,7 @@ impl Violation {
             | Violation::EndInFork { .. }
             | Violation::JoinOutOfStart { .. }
             | Violation::EndInJoin { .. }
+            | Violation::EndInSend { .. }
             | Violation::OnErrorNotANode { .. } => Code::E0207,
             Violation::JoinTargets { .. } | Violation::LoneJoin { .. } => Code::E0209,
             Violation::RepeatedTarget { .. } => Code::E0206,
@@ -316,6 +330,7 @@ impl Violation {
             Violation::EndInFork { .. } => "END cannot be a target of a fork".to_owned(),
             Violation::JoinOutOfStart { .. } => "START cannot be a source of a join".to_owned(),
             Violation::EndInJoin { .. } => "END cannot be the target of a join".to_owned(),
+            Violation::EndInSend { .. } => "END cannot be sent to".to_owned(),
             Violation::JoinTargets { edge } => format!(
                 "a join must lead to one node, not {} targets",
                 blueprint.edges[*edge].targets.len()

@@ -1,6 +1,7 @@
 //! `GraphBuilder`: declare nodes and edges, then `compile()` checks them by the graph rules the
 //! `.graph` language shares (`trellis-graph`) and makes them runnable.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -11,7 +12,9 @@ use trellis_graph::{
 use crate::checkpoint::{Checkpointer, SharedCheckpointer};
 use crate::errors::{BuildDiagnostic, CompileError};
 use crate::event::EventBus;
-use crate::graph::{CompiledGraph, Edge, Join, NodeSpec, RouterFn, Target, Topology, Visits};
+use crate::graph::{
+    CompiledGraph, Edge, FanFn, Join, NodeSpec, RouterFn, Target, Topology, Visits,
+};
 use crate::node::{FnNode, Node, NodeContext, NodeError, NodeResult};
 use crate::options::NodeOptions;
 use crate::state::GraphState;
@@ -52,6 +55,8 @@ pub struct GraphBuilder<S: GraphState> {
     nodes: Vec<(Arc<dyn Node<S>>, NodeOptions)>,
     /// Per blueprint edge: the router of a conditional edge.
     routers: Vec<Option<RouterFn<S>>>,
+    /// The function of each send edge, by the edge's position.
+    fans: HashMap<usize, FanFn<S>>,
     event_capacity: usize,
     checkpointer: Option<Arc<dyn Checkpointer>>,
 }
@@ -71,6 +76,7 @@ impl<S: GraphState> GraphBuilder<S> {
             blueprint: Blueprint::new(name),
             nodes: Vec::new(),
             routers: Vec::new(),
+            fans: HashMap::new(),
             event_capacity: Self::DEFAULT_EVENT_CAPACITY,
             checkpointer: None,
         }
@@ -139,6 +145,7 @@ impl<S: GraphState> GraphBuilder<S> {
             blueprint,
             nodes,
             routers,
+            fans: HashMap::new(),
             event_capacity: Self::DEFAULT_EVENT_CAPACITY,
             checkpointer: None,
         }
@@ -309,6 +316,84 @@ impl<S: GraphState> GraphBuilder<S> {
         self
     }
 
+    /// A dynamic fan-out: after `from` runs, `fan` reads the merged state and returns the
+    /// branches to run in the next super-step, each a [`SendTo`](crate::SendTo) naming one of
+    /// `targets` with an input of its own (one branch per document, say). The branches' updates
+    /// are merged like any step's: in declaration order of their nodes, then in the order `fan`
+    /// returned them. The step after them begins once all have finished, so a node they all
+    /// lead to runs once, with every result merged. No branch ends `from`'s branch; a target
+    /// that is not among `targets` fails the run with
+    /// [`RunError::UndeclaredTarget`](crate::RunError::UndeclaredTarget). A target's
+    /// [`NodeOptions::max_concurrency`] bounds how many of its branches run at once. `from` may
+    /// be [`START`]. A node can also send with [`Command::Send`](crate::Command::Send) toward
+    /// these targets.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use serde::{Deserialize, Serialize};
+    /// use trellis::{END, GraphBuilder, GraphState, NodeOptions, SendTo, START};
+    ///
+    /// #[derive(Clone, Default, Serialize, Deserialize, GraphState)]
+    /// struct Review {
+    ///     documents: Vec<String>,
+    ///     #[reducer(append)]
+    ///     summaries: Vec<String>,
+    /// }
+    ///
+    /// let mut graph = GraphBuilder::<Review>::new("Review");
+    /// graph
+    ///     .add_node_fn_with(
+    ///         "summarize",
+    ///         |_, ctx| async move {
+    ///             let document: String = ctx.input()?;
+    ///             let words = document.split(' ').count();
+    ///             Ok(ReviewUpdate::default().summaries(format!("{words} words")).into())
+    ///         },
+    ///         NodeOptions::new().max_concurrency(2),
+    ///     )
+    ///     .add_send(
+    ///         START,
+    ///         |review: &Review, _| {
+    ///             let each = |d: &String| SendTo::json("summarize", d.as_str().into());
+    ///             review.documents.iter().map(each).collect()
+    ///         },
+    ///         ["summarize"],
+    ///     )
+    ///     .add_edge("summarize", END);
+    /// let documents = vec!["a b".into(), "c".into(), "d e f".into()];
+    /// let outcome = graph.compile()?.invoke(Review { documents, ..Review::default() }).await?;
+    /// assert_eq!(outcome.state().summaries, ["2 words", "1 words", "3 words"]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn add_send<F, I>(&mut self, from: impl Into<String>, fan: F, targets: I) -> &mut Self
+    where
+        F: Fn(&S, &Visits<'_>) -> Vec<crate::node::SendTo> + Send + Sync + 'static,
+        I: IntoIterator,
+        I::Item: Into<String>,
+    {
+        let targets = targets
+            .into_iter()
+            .map(|t| Endpoint::from_owned(t.into()))
+            .collect();
+        self.fans.insert(self.blueprint.edges.len(), Box::new(fan));
+        self.push_edge(from.into(), EdgeKind::Send, targets);
+        self.routers.push(None);
+        self
+    }
+
+    /// Gives the send edge at position `edge` of the blueprint its function: what a graph
+    /// declared with [`from_blueprint`](Self::from_blueprint) needs for each of its send edges
+    /// (a send edge without one fails the run that reaches it with
+    /// [`RunError::NoSendFunction`](crate::RunError::NoSendFunction)).
+    pub fn set_send<F>(&mut self, edge: usize, fan: F) -> &mut Self
+    where
+        F: Fn(&S, &Visits<'_>) -> Vec<crate::node::SendTo> + Send + Sync + 'static,
+    {
+        self.fans.insert(edge, Box::new(fan));
+        self
+    }
+
     /// `add_edge(START, node)`.
     pub fn set_entry_point(&mut self, node: impl Into<String>) -> &mut Self {
         self.add_edge(START, node)
@@ -397,6 +482,7 @@ impl<S: GraphState> GraphBuilder<S> {
             blueprint,
             nodes,
             mut routers,
+            mut fans,
             event_capacity,
             checkpointer,
         } = self;
@@ -431,6 +517,17 @@ impl<S: GraphState> GraphBuilder<S> {
         let mut outgoing: Vec<Option<Edge<S>>> = (0..nodes.len()).map(|_| None).collect();
         for (at, edge) in blueprint.edges.iter().enumerate() {
             let resolved = match edge.kind {
+                EdgeKind::Send => Edge::Send {
+                    targets: edge
+                        .targets
+                        .iter()
+                        .filter_map(|t| match target(t) {
+                            Target::Node(node) => Some((Arc::from(t.as_str()), node)),
+                            Target::End => None,
+                        })
+                        .collect(),
+                    fan: fans.remove(&at),
+                },
                 EdgeKind::Join => {
                     // The rules made sure a join leads into one node, from a node.
                     let Target::Node(to) = target(&edge.targets[0]) else {
@@ -549,6 +646,9 @@ fn help(violation: &Violation, blueprint: &Blueprint) -> String {
             Limit::MaxVisits(_) => "give max_visits 1 or more, or none".to_owned(),
             Limit::Timeout(_) => "give a timeout above zero, or none".to_owned(),
             Limit::Retry(_) => "retry once or more, or not at all".to_owned(),
+            Limit::MaxConcurrency(_) => {
+                "let 1 or more branches run at once, or leave it unset for all".to_owned()
+            }
         },
         Violation::Undeclared { reference } => {
             let name = reference.name(blueprint);
@@ -568,6 +668,9 @@ fn help(violation: &Violation, blueprint: &Blueprint) -> String {
         Violation::EndInFork { .. } => "a fork runs nodes; end the branches after them".to_owned(),
         Violation::OnErrorNotANode { .. } => "name a handler node".to_owned(),
         Violation::JoinOutOfStart { .. } => "join nodes only".to_owned(),
+        Violation::EndInSend { .. } => {
+            "send to nodes only; each leads to END by its own edge".to_owned()
+        }
         Violation::EndInJoin { .. } => {
             "join into a node, and lead that node to END".to_owned()
         }

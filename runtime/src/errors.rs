@@ -225,6 +225,16 @@ pub enum RunError {
         /// The checkpoint id asked for.
         checkpoint: u64,
     },
+    /// A send edge without its function (a graph declared with
+    /// [`GraphBuilder::from_blueprint`](crate::GraphBuilder::from_blueprint) and no
+    /// [`set_send`](crate::GraphBuilder::set_send) for it).
+    #[error(
+        "the send edge from {from} has no function to say what to send: give it one with `GraphBuilder::set_send`"
+    )]
+    NoSendFunction {
+        /// The edge's source (`START` or a node, in backquotes).
+        from: String,
+    },
     /// The stored run cannot be continued: `reason` says why.
     #[error("run {run_id} cannot be resumed: {reason}")]
     Unresumable {

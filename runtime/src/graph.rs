@@ -21,6 +21,9 @@ use crate::state::{ApplyResume, GraphState};
 /// in every router that asks `Visits::of`).
 pub(crate) type NameIndex = HashMap<String, usize, trellis_graph::FnvBuildHasher>;
 
+/// A send edge's function: the branches to run, from the merged state.
+pub(crate) type FanFn<S> = Box<dyn Fn(&S, &Visits<'_>) -> Vec<crate::node::SendTo> + Send + Sync>;
+
 /// Picks a conditional edge's target from the merged state; `Err` carries an undeclared choice.
 pub(crate) type RouterFn<S> =
     Box<dyn Fn(&S, &Visits<'_>, &[(Arc<str>, Target)]) -> Result<Target, String> + Send + Sync>;
@@ -83,6 +86,12 @@ pub(crate) enum Edge<S> {
     Fork(Vec<usize>),
     /// Into join `barrier` (of [`Topology::joins`]): its node runs once all its sources are done.
     Join(usize),
+    /// A dynamic fan-out: `fan` sends branches, each to one of `targets` (`None`: a graph
+    /// declared from a blueprint that was given no function for it).
+    Send {
+        targets: Vec<(Arc<str>, usize)>,
+        fan: Option<FanFn<S>>,
+    },
 }
 
 /// A waiting join: `target` runs once every one of `sources` has completed since it last ran.
@@ -176,6 +185,7 @@ impl<S> Edge<S> {
                 "join ",
                 &mut std::iter::once(name(&Target::Node(joins[*barrier].target))),
             ),
+            Edge::Send { targets, .. } => list("send ", &mut targets.iter().map(|(n, _)| &**n)),
         }
     }
 
@@ -203,11 +213,16 @@ impl<S> Edge<S> {
                 .map(|&i| Target::Node(i))
                 .find(|t| by_name(t)),
             Edge::Join(barrier) => Some(Target::Node(joins[*barrier].target)).filter(by_name),
+            Edge::Send { targets, .. } => targets
+                .iter()
+                .find(|(n, _)| &**n == name)
+                .map(|&(_, i)| Target::Node(i)),
         }
     }
 
     /// Pushes the nodes this edge leads to from `state`; `Err` is a router's undeclared choice.
-    /// A join edge pushes nothing: the run counts the arrival (`Run::follow_edge`).
+    /// A join or send edge pushes nothing: the run counts the arrival, or takes the branches
+    /// (`Run::follow_edge`).
     pub(crate) fn follow(
         &self,
         state: &S,
@@ -221,7 +236,7 @@ impl<S> Edge<S> {
                 next.extend_from_slice(targets);
                 return Ok(());
             }
-            Edge::Join(_) => return Ok(()),
+            Edge::Join(_) | Edge::Send { .. } => return Ok(()),
         };
         if let Target::Node(i) = target {
             next.push(i);

@@ -119,7 +119,7 @@ pub use errors::{CompileError, RunError};
 pub use graph::{CompiledGraph, Visits};
 pub use id::RunId;
 pub use interrupt::{Decision, Interrupt, InterruptRequest};
-pub use node::{Command, Node, NodeContext, NodeError, NodeOutput, NodeResult, node_fn};
+pub use node::{Command, Node, NodeContext, NodeError, NodeOutput, NodeResult, SendTo, node_fn};
 pub use options::NodeOptions;
 pub use runner::Outcome;
 pub use state::{ApplyResume, GraphState, WholeState};

@@ -113,6 +113,44 @@ pub enum Command {
     End,
     /// Pause the run and ask a person.
     Interrupt(InterruptRequest),
+    /// Run each branch in the next super-step: its node (a target of this node's send edge,
+    /// [`GraphBuilder::add_send`](crate::GraphBuilder::add_send)) with its own input. None
+    /// ends this branch.
+    Send(Vec<SendTo>),
+}
+
+/// One branch of a dynamic fan-out: run `node` with `input` (what the node reads with
+/// [`NodeContext::input`]). Returned by a send edge's function, or in [`Command::Send`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SendTo {
+    /// The node to run.
+    pub node: Cow<'static, str>,
+    /// Its input, as JSON (kept so in checkpoints while the branch waits to run).
+    pub input: serde_json::Value,
+}
+
+impl SendTo {
+    /// A branch running `node` with `input`.
+    ///
+    /// # Errors
+    /// `input` cannot be written as JSON (a map with non-string keys, a failing `Serialize`).
+    pub fn new(
+        node: impl Into<Cow<'static, str>>,
+        input: &impl Serialize,
+    ) -> Result<Self, serde_json::Error> {
+        Ok(SendTo {
+            node: node.into(),
+            input: serde_json::to_value(input)?,
+        })
+    }
+
+    /// A branch running `node` with `input` given as JSON.
+    pub fn json(node: impl Into<Cow<'static, str>>, input: serde_json::Value) -> Self {
+        SendTo {
+            node: node.into(),
+            input,
+        }
+    }
 }
 
 impl Command {
@@ -176,6 +214,7 @@ fn command_label(command: &Command) -> String {
         Command::Fork(targets) => format!("fork:{}", targets.join(",")),
         Command::End => "end".to_owned(),
         Command::Interrupt(request) => format!("interrupt:{}", request.kind),
+        Command::Send(sends) => format!("send:{}", sends.len()),
     }
 }
 
@@ -189,6 +228,8 @@ pub struct NodeContext {
     pub(crate) step: u64,
     pub(crate) attempt: u32,
     pub(crate) failure: Option<Arc<NodeFailure>>,
+    /// For a branch of a send: its input.
+    pub(crate) input: Option<Arc<serde_json::Value>>,
 }
 
 /// The part of a context shared by every node of a run.
@@ -243,6 +284,28 @@ impl NodeContext {
     /// For an `on_error` handler: the failure it was routed here to handle.
     pub fn failure(&self) -> Option<&NodeFailure> {
         self.failure.as_deref()
+    }
+
+    /// For a branch of a send ([`SendTo`]): its input, read as `T`.
+    ///
+    /// # Errors
+    /// [`NodeError::Failed`] when this activation is no sent branch, or when its input is not
+    /// a `T` (the error says which node and why).
+    pub fn input<T: serde::de::DeserializeOwned>(&self) -> Result<T, NodeError> {
+        let input = self.input.as_deref().ok_or_else(|| {
+            NodeError::msg(format!("node `{}` was not sent an input", self.node()))
+        })?;
+        T::deserialize(input).map_err(|error| {
+            NodeError::msg(format!(
+                "the input sent to node `{}` is not what it reads: {error}",
+                self.node()
+            ))
+        })
+    }
+
+    /// For a branch of a send: its input, as JSON.
+    pub fn input_json(&self) -> Option<&serde_json::Value> {
+        self.input.as_deref()
     }
 
     /// The run's cancellation token, for nodes that want to stop cleanly before being dropped.

@@ -17,6 +17,7 @@ pub struct NodeOptions {
     pub(crate) defer: bool,
     pub(crate) on_error: Option<String>,
     pub(crate) question: Option<String>,
+    pub(crate) max_concurrency: Option<u32>,
     doc: Option<String>,
     kind: Option<NodeKind>,
     meta: Vec<(String, MetaValue)>,
@@ -67,6 +68,14 @@ impl NodeOptions {
     #[must_use]
     pub fn max_visits(mut self, max_visits: u32) -> Self {
         self.max_visits = Some(max_visits);
+        self
+    }
+
+    /// Run at most `max` of the node's sent branches ([`SendTo`](crate::SendTo)) at once; the
+    /// others of the step wait for a free place. (All at once by default.)
+    #[must_use]
+    pub fn max_concurrency(mut self, max: u32) -> Self {
+        self.max_concurrency = Some(max);
         self
     }
 
@@ -149,6 +158,7 @@ impl NodeOptions {
             defer: self.defer,
             on_error: self.on_error.clone(),
             meta: self.meta.clone(),
+            max_concurrency: self.max_concurrency,
         }
     }
 
@@ -163,6 +173,7 @@ impl NodeOptions {
             question: node.question.clone(),
             defer: node.defer,
             on_error: node.on_error.clone(),
+            max_concurrency: node.max_concurrency,
             doc: node.doc.clone(),
             kind: node.kind.clone(),
             meta: node.meta.clone(),

@@ -159,6 +159,11 @@ fn join_shapes_are_checked_by_the_shared_rules() {
         b.add_join(["b", "j"], END);
     });
     assert_eq!(end, ["E0207"]);
+    // START joining: E0207 alone (it is no second entry).
+    let start = codes(&|b| {
+        b.add_join([START, "b"], "j").add_edge("j", END);
+    });
+    assert_eq!(start, ["E0207"]);
     let fine = codes(&|b| {
         b.add_edge("b", "j").add_edge("j", END);
     });

@@ -46,6 +46,11 @@ pub(super) fn diagnostic(
                     "zero duration",
                     "give a positive duration, such as `1s`, or leave `timeout` out",
                 ),
+                Limit::MaxConcurrency(_) => (
+                    None,
+                    "too small",
+                    "write 1 or more, or leave `max_concurrency` out to run every branch at once",
+                ),
             };
             let fallback = limit.node().map_or(spans.name, node_span);
             new(span.unwrap_or(fallback), label).with_help(help)
@@ -85,6 +90,11 @@ pub(super) fn diagnostic(
             "a fork starts branches; END ends one",
         )
         .with_help("fork to nodes only, and lead each branch to END by its own edge"),
+        Violation::EndInSend { edge, target } => new(
+            target_span(*edge, *target),
+            "a send runs nodes; END ends a branch",
+        )
+        .with_help("send to nodes only, and lead each of them to END by its own edge"),
         Violation::JoinOutOfStart { edge } => new(from_span(*edge), "START waits for nothing")
             .with_help("join nodes only: `a & b -> next;`"),
         Violation::EndInJoin { edge } => new(target_span(*edge, 0), "a join runs a node")

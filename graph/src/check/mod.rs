@@ -90,6 +90,7 @@ fn declarations(blueprint: &Blueprint, index: &NodeIndex<'_>, out: &mut Vec<Viol
             (node.max_visits == Some(0), Limit::MaxVisits(at)),
             (node.timeout_ms == Some(0), Limit::Timeout(at)),
             (node.retry.is_some_and(|r| r.retries == 0), Limit::Retry(at)),
+            (node.max_concurrency == Some(0), Limit::MaxConcurrency(at)),
         ];
         for (is_zero, limit) in zero {
             if is_zero {
@@ -180,6 +181,10 @@ fn edges(blueprint: &Blueprint, index: &NodeIndex<'_>, out: &mut Vec<Violation>)
                     target: target_at,
                 }),
                 Endpoint::End if edge.kind == EdgeKind::Fork => out.push(Violation::EndInFork {
+                    edge: at,
+                    target: target_at,
+                }),
+                Endpoint::End if edge.kind == EdgeKind::Send => out.push(Violation::EndInSend {
                     edge: at,
                     target: target_at,
                 }),

@@ -230,6 +230,9 @@ pub struct Checkpoint {
     /// declaration order.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub joins: BTreeMap<String, Vec<String>>,
+    /// Branches sent for the next super-step, with their inputs, in the order they run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sends: Vec<crate::node::SendTo>,
     /// The topology that wrote it ([`CompiledGraph::fingerprint`](crate::CompiledGraph::fingerprint)).
     pub graph_fingerprint: String,
     /// The state's Rust type (`std::any::type_name`), so another state type is refused.
@@ -253,6 +256,8 @@ pub(crate) struct Detail {
     pub(crate) interrupts: Vec<Interrupt>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub(crate) joins: BTreeMap<String, Vec<String>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) sends: Vec<crate::node::SendTo>,
     pub(crate) graph_fingerprint: String,
     pub(crate) state_type: String,
 }
@@ -268,6 +273,7 @@ impl Detail {
             failures: checkpoint.failures.clone(),
             interrupts: checkpoint.interrupts.clone(),
             joins: checkpoint.joins.clone(),
+            sends: checkpoint.sends.clone(),
             graph_fingerprint: checkpoint.graph_fingerprint.clone(),
             state_type: checkpoint.state_type.clone(),
         }

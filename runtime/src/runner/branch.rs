@@ -111,6 +111,7 @@ impl<S: GraphState> Run<S> {
                 conflict,
             })?;
         let mut next = Vec::new();
+        self.sends.clear();
         self.follow_edge(&topology, index, &mut next)?;
         normalize(&mut next);
         self.frontier = next;

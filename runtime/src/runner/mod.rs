@@ -139,6 +139,8 @@ pub struct Run<S: GraphState> {
     parent: Option<CheckpointRef>,
     /// Per waiting join (`Topology::joins`): the sources done since its node last ran.
     arrived: Vec<Vec<usize>>,
+    /// Branches sent for the next super-step: the node, and its input.
+    sends: Vec<(usize, Arc<serde_json::Value>)>,
 }
 
 impl<S: GraphState> Run<S> {
@@ -174,6 +176,7 @@ impl<S: GraphState> Run<S> {
             stream: None,
             parent: None,
             arrived: vec![Vec::new(); graph_joins],
+            sends: Vec::new(),
         }
     }
 

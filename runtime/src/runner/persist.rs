@@ -168,6 +168,13 @@ impl<S: GraphState> Run<S> {
                 .filter(|(arrived, _)| !arrived.is_empty())
                 .map(|(arrived, join)| (nodes[join.target].name.to_string(), names(arrived)))
                 .collect(),
+            sends: self
+                .sends
+                .iter()
+                .map(|(i, input)| {
+                    crate::node::SendTo::json(nodes[*i].name.to_string(), (**input).clone())
+                })
+                .collect(),
             graph_fingerprint: self.graph.topology.fingerprint.clone(),
             state_type: std::any::type_name::<S>().to_owned(),
             created_at: now,

@@ -69,6 +69,11 @@ impl<S: GraphState> Run<S> {
         for interrupt in &record.interrupts {
             find(&interrupt.node)?;
         }
+        let sends = checkpoint
+            .sends
+            .iter()
+            .map(|send| Ok((find(&send.node)?, Arc::new(send.input.clone()))))
+            .collect::<Result<Vec<_>, RunError>>()?;
         let mut arrived = vec![Vec::new(); topology.joins.len()];
         for (target, sources) in &checkpoint.joins {
             let target = find(target)?;
@@ -130,6 +135,7 @@ impl<S: GraphState> Run<S> {
             stream: None,
             parent: record.parent,
             arrived,
+            sends,
         })
     }
 }

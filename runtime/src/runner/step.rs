@@ -53,8 +53,13 @@ struct Absorbed<'t, U> {
     follow: Vec<usize>,
     interrupts: Vec<(usize, Interrupt)>,
     failures: Vec<(usize, Arc<NodeFailure>)>,
+    /// Branches sent by commands: (sending node, node to run, input).
+    sends: Vec<(usize, usize, Arc<serde_json::Value>)>,
     cancelled: bool,
 }
+
+/// The activations of a step that runs sent branches: node, and input for a branch.
+type Activations = Vec<(usize, Option<Arc<serde_json::Value>>)>;
 
 /// Aborts spawned branches when a step is dropped midway (its run future dropped).
 struct AbortOnDrop<T>(Vec<tokio::task::JoinHandle<T>>);
@@ -65,6 +70,40 @@ impl<T> Drop for AbortOnDrop<T> {
             handle.abort();
         }
     }
+}
+
+/// A spawned activation's outcome, once its task is awaited.
+fn joined<S: GraphState>(
+    handle: Result<Activation<S::Update>, tokio::task::JoinError>,
+    topology: &Topology<S>,
+    i: usize,
+    step: u64,
+) -> Activation<S::Update> {
+    let result = match handle {
+        Ok(activation) => return activation,
+        Err(error) if error.is_cancelled() => Err(Stop::Cancelled),
+        // `activate` catches the node's panics; this is a panic in the runtime itself.
+        Err(error) => Err(Stop::Failed(Box::new(NodeFailure {
+            node: topology.nodes[i].name.to_string(),
+            step,
+            attempts: 1,
+            kind: crate::node::FailureKind::Panicked,
+            message: error.to_string(),
+        }))),
+    };
+    Activation {
+        result,
+        failed_attempts: Vec::new(),
+        elapsed: None,
+    }
+}
+
+/// A sent branch's interrupt: `node@step#branch`, so that sibling branches' are told apart.
+fn of_branch(mut interrupt: Interrupt, branch: Option<usize>) -> Interrupt {
+    if let Some(branch) = branch {
+        interrupt.id = format!("{}#{branch}", interrupt.id);
+    }
+    interrupt
 }
 
 fn node_span<S: GraphState>(topology: &Topology<S>, i: usize, step: u64) -> tracing::Span {
@@ -89,6 +128,9 @@ impl<S: GraphState> Run<S> {
         next: &mut Vec<usize>,
     ) -> Result<(), RunError> {
         let spec = &topology.nodes[i];
+        if let Edge::Send { .. } = spec.edge {
+            return self.fan_out(&spec.edge, &spec.name);
+        }
         if let Edge::Join(barrier) = spec.edge {
             let join = &topology.joins[barrier];
             let arrived = &mut self.arrived[barrier];
@@ -108,6 +150,35 @@ impl<S: GraphState> Run<S> {
                 node: spec.name.to_string(),
                 target,
             })
+    }
+
+    /// Takes the branches a send edge's function returns into the next step (after those
+    /// already sent in this one); `from` names the edge's source for errors.
+    pub(super) fn fan_out(&mut self, edge: &Edge<S>, from: &str) -> Result<(), RunError> {
+        let Edge::Send { targets, fan } = edge else {
+            return Ok(());
+        };
+        let fan = fan.as_ref().ok_or_else(|| RunError::NoSendFunction {
+            from: if from == crate::START {
+                "START".to_owned()
+            } else {
+                format!("`{from}`")
+            },
+        })?;
+        let visits = Visits::new(&self.graph.topology.index, &self.visits);
+        let sends = fan(&self.state, &visits);
+        for send in sends {
+            let node = targets
+                .iter()
+                .find(|(name, _)| **name == *send.node)
+                .map(|&(_, node)| node)
+                .ok_or_else(|| RunError::UndeclaredTarget {
+                    node: from.to_owned(),
+                    target: send.node.to_string(),
+                })?;
+            self.sends.push((node, Arc::new(send.input)));
+        }
+        Ok(())
     }
 
     /// Records the run's start (its record and `start` checkpoint) without running a step, so
@@ -175,6 +246,7 @@ impl<S: GraphState> Run<S> {
             })?;
         normalize(&mut frontier);
         self.frontier = frontier;
+        self.fan_out(&topology.entry, crate::START)?;
         self.send_values();
         self.save(CheckpointLabel::Start, RunStatus::Running, &[], None)
             .await
@@ -184,7 +256,7 @@ impl<S: GraphState> Run<S> {
         if let Some(node) = self.next_override.take() {
             self.frontier = vec![node];
         }
-        if self.frontier.is_empty() {
+        if self.frontier.is_empty() && self.sends.is_empty() {
             return Box::pin(self.complete(&[])).await;
         }
         let topology = Arc::clone(&self.graph.topology);
@@ -198,7 +270,8 @@ impl<S: GraphState> Run<S> {
             });
         }
         let current = std::mem::take(&mut self.frontier);
-        match self.run_frontier(&topology, &current, step).await {
+        let sent = std::mem::take(&mut self.sends);
+        match self.run_frontier(&topology, &current, &sent, step).await {
             Ok(outcome) => {
                 self.spare = current;
                 Ok(outcome)
@@ -206,21 +279,24 @@ impl<S: GraphState> Run<S> {
             Err(error) => {
                 // The failed checkpoint shows the step that could not run.
                 self.frontier = current;
+                self.sends = sent;
                 Err(error)
             }
         }
     }
 
-    /// Runs the frontier `current` as super-step `step`; on error, nothing is committed.
+    /// Runs the frontier `current` and the branches `sent` as super-step `step`; on error,
+    /// nothing is committed.
     async fn run_frontier(
         &mut self,
         topology: &Arc<Topology<S>>,
         current: &[usize],
+        sent: &[(usize, Arc<serde_json::Value>)],
         step: u64,
     ) -> Result<StepOutcome, RunError> {
         let nodes = &topology.nodes;
         // A deferred node waits while any other branch still has a node to run.
-        let eager = current.iter().any(|&i| !nodes[i].options.defer);
+        let eager = current.iter().any(|&i| !nodes[i].options.defer) || !sent.is_empty();
         let mut next = std::mem::take(&mut self.spare);
         next.clear();
         let partitioned: Vec<usize>;
@@ -238,8 +314,18 @@ impl<S: GraphState> Run<S> {
             nodes[i].options.interrupt == Some(InterruptPoint::Before)
                 && !self.approved.contains(&i)
         };
-        if runnable.iter().any(waits) {
-            let waiting: Vec<Interrupt> = runnable
+        // The nodes that run, once each: the frontier's, and those of the sent branches.
+        let mut ran_nodes: Vec<usize>;
+        let ran: &[usize] = if sent.is_empty() {
+            runnable
+        } else {
+            ran_nodes = runnable.to_vec();
+            ran_nodes.extend(sent.iter().map(|&(i, _)| i));
+            normalize(&mut ran_nodes);
+            &ran_nodes
+        };
+        if ran.iter().any(waits) {
+            let waiting: Vec<Interrupt> = ran
                 .iter()
                 .filter(|i| waits(i))
                 .map(|&i| {
@@ -248,22 +334,37 @@ impl<S: GraphState> Run<S> {
                 })
                 .collect();
             self.frontier = current.to_vec();
+            self.sends = sent.to_vec();
             return Box::pin(self.pause(waiting, &[])).await;
         }
-        for &i in runnable {
-            if let Some(max_visits) = nodes[i].options.max_visits
-                && self.visits[i] >= max_visits
-            {
-                return Err(RunError::VisitLimit {
-                    node: nodes[i].name.to_string(),
-                    max_visits,
-                });
+        for &i in ran {
+            if let Some(max_visits) = nodes[i].options.max_visits {
+                let now = runnable.binary_search(&i).map_or(0, |_| 1)
+                    + sent.iter().filter(|&&(j, _)| j == i).count();
+                if u64::from(self.visits[i]) + now as u64 > u64::from(max_visits) {
+                    return Err(RunError::VisitLimit {
+                        node: nodes[i].name.to_string(),
+                        max_visits,
+                    });
+                }
             }
         }
+        // With sent branches: every activation in order, by node, a node's own before its
+        // branches, the branches in the order they were sent.
+        let activations: Option<Activations> = (!sent.is_empty()).then(|| {
+            let mut all: Activations = runnable.iter().map(|&i| (i, None)).collect();
+            all.extend(sent.iter().map(|(i, input)| (*i, Some(Arc::clone(input)))));
+            all.sort_by_key(|&(i, ref input)| (i, input.is_some()));
+            all
+        });
 
         let observed = self.observed();
         if observed {
-            for &i in runnable {
+            let entered: Vec<usize> = match &activations {
+                Some(all) => all.iter().map(|&(i, _)| i).collect(),
+                None => runnable.to_vec(),
+            };
+            for i in entered {
                 self.emit(|| Event::NodeEntered {
                     run_id: self.scope.run_id.clone(),
                     graph: topology.name.to_string(),
@@ -278,10 +379,30 @@ impl<S: GraphState> Run<S> {
             follow: std::mem::take(&mut self.follow),
             interrupts: Vec::new(),
             failures: Vec::new(),
+            sends: Vec::new(),
             cancelled: false,
         };
         absorbed.follow.clear();
-        if let [i] = *runnable {
+        if let Some(all) = &activations {
+            let results = Box::pin(self.execute_sent(topology, all, step, observed)).await;
+            // A branch's interrupt is told apart from its siblings' by its place among them.
+            let mut branch = vec![0usize; nodes.len()];
+            for (&(i, ref input), activation) in all.iter().zip(results) {
+                let which = input.as_ref().map(|_| {
+                    branch[i] += 1;
+                    branch[i] - 1
+                });
+                self.absorb(
+                    topology,
+                    i,
+                    step,
+                    observed,
+                    activation,
+                    which,
+                    &mut absorbed,
+                )?;
+            }
+        } else if let [i] = *runnable {
             // One node: run inline, no task, no `Vec`.
             let span = node_span(topology, i, step);
             let spec = &nodes[i];
@@ -289,7 +410,7 @@ impl<S: GraphState> Run<S> {
                 &*spec.node,
                 spec.options.policy(),
                 Arc::clone(&self.state),
-                self.context(i, step),
+                self.context(i, step, None),
                 &self.scope.cancel,
                 observed,
             );
@@ -299,20 +420,21 @@ impl<S: GraphState> Run<S> {
             } else {
                 activation.instrument(span).await
             };
-            self.absorb(topology, i, step, observed, activation, &mut absorbed)?;
+            self.absorb(topology, i, step, observed, activation, None, &mut absorbed)?;
         } else {
             // Boxed: spawning is rare next to single-node steps, and its future is large.
             let activations = Box::pin(self.execute(topology, runnable, step, observed)).await;
             for (&i, activation) in runnable.iter().zip(activations) {
-                self.absorb(topology, i, step, observed, activation, &mut absorbed)?;
+                self.absorb(topology, i, step, observed, activation, None, &mut absorbed)?;
             }
         }
         let Absorbed {
             updates,
             mut next,
-            follow,
+            mut follow,
             interrupts,
             failures,
+            sends: commanded,
             cancelled,
         } = absorbed;
         if cancelled {
@@ -334,52 +456,70 @@ impl<S: GraphState> Run<S> {
         for &i in runnable {
             self.visits[i] += 1;
         }
-        for &i in &follow {
-            self.follow_edge(topology, i, &mut next)?;
+        for &(i, _) in sent {
+            self.visits[i] += 1;
+        }
+        if sent.is_empty() && commanded.is_empty() {
+            for &i in &follow {
+                self.follow_edge(topology, i, &mut next)?;
+            }
+        } else {
+            // A node's edge is followed once however many of its branches ran (they all see
+            // the same merged state); sends leave in the order of the nodes that sent them.
+            normalize(&mut follow);
+            let mut commanded = commanded.into_iter().peekable();
+            for &i in &follow {
+                while let Some((_, node, input)) = commanded.next_if(|&(from, _, _)| from < i) {
+                    self.sends.push((node, input));
+                }
+                self.follow_edge(topology, i, &mut next)?;
+            }
+            self.sends
+                .extend(commanded.map(|(_, node, input)| (node, input)));
         }
 
         normalize(&mut next);
         self.follow = follow;
-        self.transitions += runnable.len() as u64;
+        self.transitions += (runnable.len() + sent.len()) as u64;
         self.frontier = next;
         // An approved node that was held back (deferred) stays approved until it runs.
         // (Each guarded: most steps have neither, and a call on an empty `Vec` is not free.)
         if !self.approved.is_empty() {
-            self.approved.retain(|i| !runnable.contains(i));
+            self.approved.retain(|i| !ran.contains(i));
         }
         // A handler held back (deferred) keeps its failure until it runs.
         if !self.failures.is_empty() {
-            self.failures
-                .retain(|(handler, _)| !runnable.contains(handler));
+            self.failures.retain(|(handler, _)| !ran.contains(handler));
         }
         if !failures.is_empty() {
             self.failures.extend(failures);
         }
         self.step = step;
-        self.last_node = runnable.last().copied();
+        self.last_node = ran.last().copied();
         self.send_values();
         if !interrupts.is_empty() {
             let interrupts = interrupts.into_iter().map(|(_, i)| i).collect();
-            return Box::pin(self.pause(interrupts, runnable)).await;
+            return Box::pin(self.pause(interrupts, ran)).await;
         }
-        if self.frontier.is_empty() {
-            return Box::pin(self.complete(runnable)).await;
+        if self.frontier.is_empty() && self.sends.is_empty() {
+            return Box::pin(self.complete(ran)).await;
         }
         // Guarded here too: even a `save` that returns at once costs its future.
         if self.graph.checkpointer.is_some() {
-            self.save(CheckpointLabel::Step, RunStatus::Running, runnable, None)
+            self.save(CheckpointLabel::Step, RunStatus::Running, ran, None)
                 .await?;
         }
         Ok(StepOutcome::Stepped { step })
     }
 
-    /// The context of node `i`'s activation in `step`.
-    fn context(&self, i: usize, step: u64) -> NodeContext {
+    /// The context of node `i`'s activation in `step` (with its input, for a sent branch).
+    fn context(&self, i: usize, step: u64, input: Option<Arc<serde_json::Value>>) -> NodeContext {
         NodeContext {
             run: Arc::clone(&self.scope),
             node: i,
             step,
             attempt: 0,
+            input,
             failure: self
                 .failures
                 .iter()
@@ -390,6 +530,9 @@ impl<S: GraphState> Run<S> {
 
     /// Takes one finished activation into the step's results: its update, where it leads, its
     /// interrupt or its failure. Events for it are emitted here, in declaration order.
+    /// `branch` is a sent branch's place among the node's branches of the step: its
+    /// interrupts' ids end in `#branch`, so that each is answered on its own.
+    #[allow(clippy::too_many_arguments)]
     fn absorb<'t>(
         &self,
         topology: &'t Topology<S>,
@@ -397,6 +540,7 @@ impl<S: GraphState> Run<S> {
         step: u64,
         observed: bool,
         activation: Activation<S::Update>,
+        branch: Option<usize>,
         absorbed: &mut Absorbed<'t, S::Update>,
     ) -> Result<(), RunError> {
         let nodes = &topology.nodes;
@@ -490,16 +634,77 @@ impl<S: GraphState> Run<S> {
                 }
                 interrupted = true;
                 let interrupt = Interrupt::new(&spec.name, step, InterruptPoint::Node, request);
-                absorbed.interrupts.push((i, interrupt));
+                absorbed.interrupts.push((i, of_branch(interrupt, branch)));
+            }
+            Command::Send(sends) => {
+                let Edge::Send { targets, .. } = &spec.edge else {
+                    let target = sends.first().map_or(String::new(), |s| s.node.to_string());
+                    return Err(undeclared(&target));
+                };
+                for send in sends {
+                    let node = targets
+                        .iter()
+                        .find(|(name, _)| **name == *send.node)
+                        .map(|&(_, node)| node)
+                        .ok_or_else(|| undeclared(&send.node))?;
+                    absorbed.sends.push((i, node, Arc::new(send.input)));
+                }
             }
         }
         // A node that asked its own question needs no second pause after it.
         if spec.options.interrupt == Some(InterruptPoint::After) && !interrupted {
             let question = spec.options.question.as_deref();
             let interrupt = Interrupt::fixed(&spec.name, step, InterruptPoint::After, question);
-            absorbed.interrupts.push((i, interrupt));
+            absorbed.interrupts.push((i, of_branch(interrupt, branch)));
         }
         Ok(())
+    }
+
+    /// Runs a step with sent branches: every activation a spawned task, awaited in order; a
+    /// node's `max_concurrency` bounds how many of its activations run at once.
+    async fn execute_sent(
+        &self,
+        topology: &Arc<Topology<S>>,
+        all: &Activations,
+        step: u64,
+        observed: bool,
+    ) -> Vec<Activation<S::Update>> {
+        let mut limits: Vec<Option<Arc<tokio::sync::Semaphore>>> = vec![None; topology.nodes.len()];
+        for &(i, _) in all {
+            if let Some(max) = topology.nodes[i].options.max_concurrency
+                && limits[i].is_none()
+            {
+                let permits = usize::try_from(max).unwrap_or(usize::MAX);
+                limits[i] = Some(Arc::new(tokio::sync::Semaphore::new(permits)));
+            }
+        }
+        let mut branches = AbortOnDrop(
+            all.iter()
+                .map(|(i, input)| {
+                    let i = *i;
+                    let spec = &topology.nodes[i];
+                    let node = Arc::clone(&spec.node);
+                    let (policy, state) = (spec.options.policy(), Arc::clone(&self.state));
+                    let context = self.context(i, step, input.clone());
+                    let cancel = self.scope.cancel.clone();
+                    let limit = limits[i].clone();
+                    let activation = async move {
+                        // Held for the whole activation; the semaphore is never closed.
+                        let _place = match limit {
+                            Some(limit) => limit.acquire_owned().await.ok(),
+                            None => None,
+                        };
+                        activate(&*node, policy, state, context, &cancel, observed).await
+                    };
+                    tokio::spawn(activation.instrument(node_span(topology, i, step)))
+                })
+                .collect(),
+        );
+        let mut activations = Vec::with_capacity(all.len());
+        for (handle, &(i, _)) in branches.0.iter_mut().zip(all) {
+            activations.push(joined(handle.await, topology, i, step));
+        }
+        activations
     }
 
     /// Runs several nodes as spawned tasks, awaited in declaration order.
@@ -517,7 +722,8 @@ impl<S: GraphState> Run<S> {
                     let spec = &topology.nodes[i];
                     let node = Arc::clone(&spec.node);
                     let (policy, state) = (spec.options.policy(), Arc::clone(&self.state));
-                    let (context, cancel) = (self.context(i, step), self.scope.cancel.clone());
+                    let (context, cancel) =
+                        (self.context(i, step, None), self.scope.cancel.clone());
                     let activation = async move {
                         activate(&*node, policy, state, context, &cancel, observed).await
                     };
@@ -527,26 +733,7 @@ impl<S: GraphState> Run<S> {
         );
         let mut activations = Vec::with_capacity(runnable.len());
         for (handle, &i) in branches.0.iter_mut().zip(runnable) {
-            let result = match handle.await {
-                Ok(activation) => {
-                    activations.push(activation);
-                    continue;
-                }
-                Err(error) if error.is_cancelled() => Err(Stop::Cancelled),
-                // `activate` catches the node's panics; this is a panic in the runtime itself.
-                Err(error) => Err(Stop::Failed(Box::new(NodeFailure {
-                    node: topology.nodes[i].name.to_string(),
-                    step,
-                    attempts: 1,
-                    kind: crate::node::FailureKind::Panicked,
-                    message: error.to_string(),
-                }))),
-            };
-            activations.push(Activation {
-                result,
-                failed_attempts: Vec::new(),
-                elapsed: None,
-            });
+            activations.push(joined(handle.await, topology, i, step));
         }
         activations
     }

@@ -2,6 +2,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 pub mod joins;
+pub mod sends;
 pub mod travel;
 
 use std::sync::Arc;

@@ -300,6 +300,7 @@ pub(super) fn decode_checkpoint(
             failures: detail.failures,
             interrupts: detail.interrupts,
             joins: detail.joins,
+            sends: detail.sends,
             graph_fingerprint: detail.graph_fingerprint,
             state_type: detail.state_type,
             created_at: Timestamp::parse(&created_at)
