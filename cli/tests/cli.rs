@@ -286,6 +286,33 @@ fn export_draws_a_waiting_join() {
     insta::assert_snapshot!("join_mermaid", mermaid);
 }
 
+/// A send: one `send` edge listing its targets; the node sent to shows its input type and
+/// concurrency in JSON; the pictures draw the send as one labelled arrow.
+#[test]
+fn export_draws_a_send() {
+    let dir = scratch("export-send");
+    let text = "graph Review {\n    node plan;\n    node summarize { input Document; max_concurrency 8; }\n    node publish;\n    START -> plan;\n    plan -> each summarize;\n    summarize -> publish -> END;\n}\n";
+    let path = write(&dir, "review.graph", text);
+    let path = path.to_str().unwrap_or_default();
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout(&trellis(&["export", "--format", "json", path])))
+            .expect("JSON");
+    assert_eq!(
+        json["edges"][1],
+        serde_json::json!({"kind": "send", "from": "plan", "targets": ["summarize"]})
+    );
+    assert_eq!(json["nodes"][1]["input"], "Document");
+    assert_eq!(json["nodes"][1]["max_concurrency"], 8);
+    assert!(
+        json["nodes"][0].get("input").is_none(),
+        "written only when set"
+    );
+    let dot = stdout(&trellis(&["export", "--format", "dot", path]));
+    insta::assert_snapshot!("send_dot", dot);
+    let mermaid = stdout(&trellis(&["export", "--format", "mermaid", path]));
+    insta::assert_snapshot!("send_mermaid", mermaid);
+}
+
 #[test]
 fn export_picks_a_graph_by_name() {
     let dir = scratch("export-pick");

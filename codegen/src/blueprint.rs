@@ -19,7 +19,7 @@ pub(crate) fn construct(blueprint: &Blueprint, krate: &TokenStream) -> TokenStre
             EdgeKind::Conditional => quote!(Conditional),
             EdgeKind::Fork => quote!(Fork),
             EdgeKind::Join => quote!(Join),
-            EdgeKind::Send => quote!(Send),
+            EdgeKind::Each => quote!(Each),
         };
         quote!(B::Edge { from: #from, kind: B::EdgeKind::#kind, targets: ::std::vec::Vec::from([#(#targets),*]) })
     });
@@ -74,6 +74,9 @@ fn node(node: &Node) -> TokenStream {
     }
     if let Some(max) = node.max_concurrency.map(Literal::u32_unsuffixed) {
         fields.push(quote!(max_concurrency: Some(#max)));
+    }
+    if let Some(input) = &node.input {
+        fields.push(quote!(input: Some(#input.into())));
     }
     if let Some(point) = node.interrupt {
         let point = match point {

@@ -1,4 +1,5 @@
-//! One blueprint → one Rust module: node enum, route enums, handler trait, `build`, `blueprint`.
+//! One blueprint → one Rust module: node enum, route enums, send enums, handler trait, `build`,
+//! `blueprint`.
 
 use std::collections::HashSet;
 
@@ -58,11 +59,23 @@ fn doc_attrs(doc: Option<&str>) -> TokenStream {
         .collect()
 }
 
-/// A node the generated code can name: its declaration, its method and its variant.
+/// A node the generated code can name: its declaration, its method and its variant, and the
+/// type of the input its sent branches carry (`input T;`), where the source writes it.
 struct NodeNames<'a> {
     node: &'a Node,
     method: Ident,
     variant: Ident,
+    input: Option<TokenStream>,
+}
+
+/// A send edge: its method, its enum, and per target the variant, the node and its input type.
+struct SendEdge<'a> {
+    /// The edge's position in the blueprint.
+    edge: usize,
+    from: &'a Endpoint,
+    method: Ident,
+    enum_name: Ident,
+    variants: Vec<(Ident, String, TokenStream)>,
 }
 
 /// A conditional edge: its router method, its route enum and the enum's variants.
@@ -93,14 +106,20 @@ pub(crate) fn graph(
     let nodes: Vec<NodeNames<'_>> = blueprint
         .nodes
         .iter()
-        .filter_map(|node| {
+        .enumerate()
+        .filter_map(|(at, node)| {
             let variant_name = rust_names::variant(&node.id);
             let method = ident(&node.id)?;
             let variant = ident(&variant_name)?;
+            let input = node.input.as_deref().map(|path| {
+                let written = spans.nodes.get(at).map_or(&[][..], |s| s.input.as_slice());
+                path_tokens(path, written, span_map)
+            });
             seen_variants.insert(variant_name).then_some(NodeNames {
                 node,
                 method,
                 variant,
+                input,
             })
         })
         .collect();
@@ -159,11 +178,54 @@ pub(crate) fn graph(
         });
     }
 
+    // One send enum and method per send edge: a variant per target that carries an input.
+    let mut send_names = HashSet::new();
+    let mut sends = Vec::new();
+    for (edge_at, edge) in blueprint.edges.iter().enumerate() {
+        if edge.kind != EdgeKind::Each {
+            continue;
+        }
+        let from_name = match &edge.from {
+            Endpoint::Start => "start".to_owned(),
+            Endpoint::Node(id) if mode == Mode::Skeleton || declared(&edge.from) => id.clone(),
+            _ => continue,
+        };
+        let (Some(method), Some(enum_name)) = (
+            ident(&format!("send_{from_name}")),
+            ident(&format!("{}Send", rust_names::variant(&from_name))),
+        ) else {
+            continue;
+        };
+        if !send_names.insert(from_name) {
+            continue;
+        }
+        let mut variants = Vec::new();
+        let mut seen = HashSet::new();
+        for target in &edge.targets {
+            let Endpoint::Node(id) = target else { continue };
+            let Some(names) = nodes.iter().find(|n| n.node.id == *id) else {
+                continue;
+            };
+            // Without its type (E0210), a target has no variant: only a skeleton gets here.
+            let Some(input) = &names.input else { continue };
+            if seen.insert(id.clone()) {
+                variants.push((names.variant.clone(), id.clone(), input.clone()));
+            }
+        }
+        sends.push(SendEdge {
+            edge: edge_at,
+            from: &edge.from,
+            method,
+            enum_name,
+            variants,
+        });
+    }
+
     let state_given = blueprint.state.is_some();
     let state_alias = blueprint.state.as_ref().map(|path| {
         // The path's tokens stand where the source writes them, so that an unknown type is
         // reported there, not at the macro call.
-        let ty = state_tokens(path, spans, span_map);
+        let ty = path_tokens(path, &spans.state, span_map);
         let doc = format!(" The state this graph runs on (`state {path};`).");
         quote! {
             #[allow(unused_imports)]
@@ -182,7 +244,8 @@ pub(crate) fn graph(
     // What a handler returns: the module's `NodeOutput`, which names the state when the source
     // does.
     // Routers see the nodes' visits; a graph without one has no use for the name.
-    let visits_import = (!routes.is_empty()).then(|| quote!(use #krate::Visits;));
+    let visits_import =
+        (!routes.is_empty() || !sends.is_empty()).then(|| quote!(use #krate::Visits;));
     let adapter_output = if state_given {
         quote!(NodeOutput)
     } else {
@@ -297,6 +360,44 @@ pub(crate) fn graph(
         })
         .collect();
 
+    // ---- one send enum per send edge ----
+    let send_enums: TokenStream = sends
+        .iter()
+        .map(|send| {
+            let enum_name = &send.enum_name;
+            let doc = format!(
+                " What `{}` may send: one branch per value, running the variant's node with the value as its input.",
+                send.from.as_str()
+            );
+            let variants = send.variants.iter().map(|(variant, target, ty)| {
+                let doc = format!(" A branch running `{target}`.");
+                quote!(#[doc = #doc] #variant(#ty))
+            });
+            let arms = send.variants.iter().map(|(variant, target, _)| {
+                quote!(Self::#variant(_) => #target)
+            });
+            let node = if send.variants.is_empty() {
+                quote!(match *self {})
+            } else {
+                quote!(match self { #(#arms,)* })
+            };
+            quote! {
+                #[doc = #doc]
+                #[derive(Clone, Debug)]
+                pub enum #enum_name {
+                    #(#variants,)*
+                }
+
+                impl #enum_name {
+                    /// The node the branch runs.
+                    pub const fn node(&self) -> &'static str {
+                        #node
+                    }
+                }
+            }
+        })
+        .collect();
+
     // ---- the handler trait ----
     let node_methods = nodes.iter().map(|n| {
         let method = &n.method;
@@ -310,9 +411,27 @@ pub(crate) fn graph(
         // Short on purpose (`Arc`, `Context`, `NodeOutput` are the module's own names): a large
         // graph's expansion time is mostly the number of tokens.
         let body = skeleton_body(mode);
+        match &n.input {
+            Some(ty) => quote! {
+                #doc
+                async fn #method(&self, state: Arc<#trait_state>, input: #ty, ctx: &mut Context) -> #output #body
+            },
+            None => quote! {
+                #doc
+                async fn #method(&self, state: Arc<#trait_state>, ctx: &mut Context) -> #output #body
+            },
+        }
+    });
+    let send_methods = sends.iter().map(|send| {
+        let (method, enum_name) = (&send.method, &send.enum_name);
+        let doc = format!(
+            " The branches `{}` sends, from the state merged after its step (none ends its branch).",
+            send.from.as_str()
+        );
+        let body = skeleton_body(mode);
         quote! {
-            #doc
-            async fn #method(&self, state: Arc<#trait_state>, ctx: &mut Context) -> #output #body
+            #[doc = #doc]
+            fn #method(&self, state: &#trait_state, visits: &Visits<'_>) -> ::std::vec::Vec<#enum_name> #body
         }
     });
     let route_methods = routes.iter().map(|route| {
@@ -340,6 +459,7 @@ pub(crate) fn graph(
             #state_item
             #(#node_methods)*
             #(#route_methods)*
+            #(#send_methods)*
         }
     };
 
@@ -349,11 +469,25 @@ pub(crate) fn graph(
     } else {
         quote!(H::State)
     };
-    let methods: Vec<&Ident> = nodes.iter().map(|n| &n.method).collect();
+    let calls = nodes.iter().map(|n| {
+        let (method, variant) = (&n.method, &n.variant);
+        match &n.input {
+            // A sent branch's input, read as the declared type; a mismatch fails the branch.
+            Some(ty) => quote! {
+                Node::#variant => match ctx.input::<#ty>() {
+                    ::core::result::Result::Ok(input) => self.0.#method(state, input, ctx),
+                    ::core::result::Result::Err(error) => {
+                        ::std::boxed::Box::pin(async move { ::core::result::Result::Err(error) })
+                    }
+                },
+            },
+            None => quote!(Node::#variant => self.0.#method(state, ctx),),
+        }
+    });
     let adapter_body = if nodes.is_empty() {
         quote!(match self.1 {})
     } else {
-        quote!(match self.1 { #(Node::#variants => self.0.#methods(state, ctx),)* })
+        quote!(match self.1 { #(#calls)* })
     };
     let adapter = (mode == Mode::Full).then(|| {
         quote! {
@@ -416,13 +550,40 @@ pub(crate) fn graph(
                     }
                 }
             };
+            let set_sends = sends.iter().map(|send| {
+                let (edge, method, enum_name) = (
+                    Literal::usize_unsuffixed(send.edge),
+                    &send.method,
+                    &send.enum_name,
+                );
+                let arms = send.variants.iter().map(|(variant, target, _)| {
+                    quote!(#enum_name::#variant(input) => #krate::SendTo::new(#target, &input),)
+                });
+                let convert = if send.variants.is_empty() {
+                    quote!(|send: #enum_name| match send {})
+                } else {
+                    quote!(|send| match send { #(#arms)* })
+                };
+                quote! {
+                    let senders = Arc::clone(&handlers);
+                    builder.set_send(#edge, move |state: &#build_state, visits: &Visits<'_>| {
+                        senders.#method(state, visits).into_iter().map(#convert).collect()
+                    });
+                }
+            });
+            let builder_binding = if sends.is_empty() {
+                quote!(let builder)
+            } else {
+                quote!(let mut builder)
+            };
             quote! {
                 let handlers = Arc::new(handlers);
-                let builder = #krate::GraphBuilder::<#build_state>::from_blueprint(
+                #builder_binding = #krate::GraphBuilder::<#build_state>::from_blueprint(
                     blueprint(),
                     |at, _| Adapter(Arc::clone(&handlers), Node::ALL[at]),
                     #routers,
                 );
+                #(#set_sends)*
                 match builder.compile() {
                     ::core::result::Result::Ok(graph) => graph,
                     // The same rules (`trellis-graph`) were checked when this code was generated.
@@ -473,6 +634,7 @@ pub(crate) fn graph(
 
             #node_enum
             #route_enums
+            #send_enums
             #handlers
             #adapter
 
@@ -503,10 +665,14 @@ fn skeleton_body(mode: Mode) -> TokenStream {
     }
 }
 
-/// The state type path, each token where the source writes it.
-fn state_tokens(path: &str, spans: &GraphSpans, span_map: &dyn SpanMap) -> TokenStream {
+/// A type path (`state`, a node's `input`), each token where the source writes it.
+fn path_tokens(
+    path: &str,
+    written: &[(String, trellis_dsl::Span)],
+    span_map: &dyn SpanMap,
+) -> TokenStream {
     let mut tokens = TokenStream::new();
-    for (text, span) in &spans.state {
+    for (text, span) in written {
         // Each token is an identifier or punctuation of the grammar's `rust_path`.
         let Ok(parsed) = text.parse::<TokenStream>() else {
             return fallback_path(path);

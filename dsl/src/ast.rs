@@ -103,6 +103,9 @@ pub(crate) enum AttrKind<'a> {
         key: Ident<'a>,
         value: MetaLiteral<'a>,
     },
+    /// `input Type;`: what a branch sent to the node carries.
+    Input(RustPath<'a>),
+    MaxConcurrency(Literal<'a>),
     Unknown,
 }
 
@@ -153,4 +156,6 @@ pub(crate) enum Target<'a> {
     Single(Endpoint<'a>),
     Conditional(Vec<Endpoint<'a>>),
     Fork(Vec<Endpoint<'a>>),
+    /// `each a | b`: a send.
+    Send(Vec<Endpoint<'a>>),
 }

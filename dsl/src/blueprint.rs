@@ -54,6 +54,10 @@ pub struct NodeSpans {
     pub timeout: Option<Span>,
     /// The count of `retry`.
     pub retry: Option<Span>,
+    /// The value of `max_concurrency`.
+    pub max_concurrency: Option<Span>,
+    /// The tokens of the `input` type path, each with its text.
+    pub input: Vec<(String, Span)>,
 }
 
 /// Where an edge's source and targets are written.

@@ -309,6 +309,10 @@ impl<'a> Reader<'a> {
             "timeout" => AttrKind::Timeout(self.number()?),
             // max_visits_attr = { kw_max_visits ~ number ~ semi }
             "max_visits" => AttrKind::MaxVisits(self.number()?),
+            // max_concurrency_attr = { kw_max_concurrency ~ number ~ semi }
+            "max_concurrency" => AttrKind::MaxConcurrency(self.number()?),
+            // input_attr = { kw_input ~ rust_path ~ semi }
+            "input" => AttrKind::Input(self.rust_path()?),
             // interrupt_attr = { kw_interrupt ~ (kw_before | kw_after) ~ string? ~ semi }
             "interrupt" => {
                 let when = self.ident()?;
@@ -386,8 +390,18 @@ impl<'a> Reader<'a> {
         })
     }
 
+    /// Whether a name starts here (after trivia).
+    fn starts_endpoint(&mut self) -> Option<bool> {
+        self.skip()?;
+        Some(matches!(
+            self.rest().first(),
+            Some(b'a'..=b'z' | b'A'..=b'Z' | b'_')
+        ))
+    }
+
     /// `edge = { endpoint ~ (amp ~ endpoint)* ~ (arrow ~ endpoint ~ &arrow)* ~ arrow ~ target ~
-    /// semi }` with `target = { endpoint ~ ((pipe ~ endpoint)+ | (amp ~ endpoint)+)? }`
+    /// semi }` with `target = { (kw_each ~ endpoint ~ (pipe ~ endpoint)*) | (endpoint ~ ((pipe
+    /// ~ endpoint)+ | (amp ~ endpoint)+)?) }`
     fn edge(&mut self) -> Option<ItemKind<'a>> {
         let source = self.endpoint()?;
         let mut joined = Vec::new();
@@ -402,7 +416,17 @@ impl<'a> Reader<'a> {
             hops.push(next);
             next = self.endpoint()?;
         }
-        let target = if self.at_punct("|")? {
+        let target = if let (Endpoint::Node(each), true) = (next, self.starts_endpoint()?) {
+            // `each a | b`: `each` was read as an endpoint; what follows is the first target.
+            if each.text != "each" {
+                return None;
+            }
+            let mut targets = vec![self.endpoint()?];
+            while self.eat("|")?.is_some() {
+                targets.push(self.endpoint()?);
+            }
+            Target::Send(targets)
+        } else if self.at_punct("|")? {
             let mut targets = vec![next];
             while self.eat("|")?.is_some() {
                 targets.push(self.endpoint()?);
@@ -517,6 +541,7 @@ mod tests {
         include_str!("../../examples/graphs/agent_turn.graph"),
         "//! Docs.\n\u{FEFF}graph A { state ::a::B<C, D<E>>; max_steps 3; /** x */ node a { kind delegate(Other); meta k = false; meta n = 0; interrupt after \"Looks right?\"; defer; on_error END; } /* a /* nested */ one */ START -> a -> a | END; //// not a doc\n /// stray\n }\n/// Two.\ngraph B { node b { kind \"x\\\"y\"; retry 1; } START -> b & b; b -> END; }",
         "graph J { node a; node b; node c; node d; START -> a & b; a & b -> c -> d; d&END->c|d; }",
+        "graph S { node each; node input { input a::B<C>; max_concurrency 3; } START -> each input | each; each -> each; input -> each -> END; }",
     ];
 
     /// The examples, and every construct the reader handles, read as pest reads them. (Random

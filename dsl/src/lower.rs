@@ -40,6 +40,8 @@ pub(crate) const ATTRIBUTES: &[&str] = &[
     "on_error",
     "kind",
     "meta",
+    "input",
+    "max_concurrency",
 ];
 
 pub(crate) fn lower(
@@ -140,7 +142,9 @@ fn lower_graph(
                 blueprint.nodes.push(node);
                 spans.nodes.push(node_spans);
             }
-            ItemKind::Edge(edge) => lower_edge(edge, &mut blueprint.edges, &mut spans.edges),
+            ItemKind::Edge(edge) => {
+                lower_edge(edge, &mut blueprint.edges, &mut spans.edges, diagnostics)
+            }
             ItemKind::Unknown(word) => {
                 // Probably a mistyped declaration: whole-graph checks would only add noise.
                 incomplete = true;
@@ -378,6 +382,20 @@ fn lower_attr<'a>(
             node.max_visits = Some(n);
             spans.max_visits = Some(value.span);
         })),
+        AttrKind::MaxConcurrency(value) => {
+            report(literal::integer(*value, "`max_concurrency`").map(|n| {
+                node.max_concurrency = Some(n);
+                spans.max_concurrency = Some(value.span);
+            }))
+        }
+        AttrKind::Input(path) => {
+            node.input = Some(canonical_path(&path.tokens));
+            spans.input = path
+                .tokens
+                .iter()
+                .map(|token| (token.text.to_owned(), token.span))
+                .collect();
+        }
         AttrKind::Interrupt(when, question) => {
             if let Some((first, first_when)) = *interrupt_span {
                 let diagnostic = if first_when == when.text {
@@ -533,9 +551,30 @@ fn endpoint(endpoint: &ast::Endpoint<'_>) -> Endpoint {
 
 /// `a -> b -> c | d;` becomes `a -> b` (static) and `b -> c | d` (conditional); `a & b -> c;`
 /// becomes `a -> c` and `b -> c` (join edges).
-fn lower_edge(edge: &ast::EdgeStmt<'_>, edges: &mut Vec<Edge>, spans: &mut Vec<EdgeSpans>) {
+fn lower_edge(
+    edge: &ast::EdgeStmt<'_>,
+    edges: &mut Vec<Edge>,
+    spans: &mut Vec<EdgeSpans>,
+    diagnostics: &mut Diagnostics,
+) {
     let mut from = &edge.source;
     let mut hops = edge.hops.as_slice();
+    if let (false, [], ast::Target::Send(targets)) = (edge.joined.is_empty(), hops, &edge.target) {
+        // The blueprint has no join that sends: said here, where the source is at hand.
+        let span = targets
+            .iter()
+            .fold(targets[0].span(), |whole, target| whole.to(target.span()));
+        diagnostics.push(
+            Diagnostic::new(
+                Code::E0209,
+                span,
+                "a join must lead to one node, not send",
+                "a join runs one node once its sources are done",
+            )
+            .with_help("join into one node, and send from it: `a & b -> next; next -> each c;`"),
+        );
+        return;
+    }
     if !edge.joined.is_empty() {
         // The join leads to the first hop, or to the target (the rules want one node there).
         let joined_into: &[ast::Endpoint<'_>] = match (hops.split_first(), &edge.target) {
@@ -544,7 +583,12 @@ fn lower_edge(edge: &ast::EdgeStmt<'_>, edges: &mut Vec<Edge>, spans: &mut Vec<E
                 std::slice::from_ref(first)
             }
             (None, ast::Target::Single(target)) => std::slice::from_ref(target),
-            (None, ast::Target::Conditional(targets) | ast::Target::Fork(targets)) => targets,
+            (
+                None,
+                ast::Target::Conditional(targets)
+                | ast::Target::Fork(targets)
+                | ast::Target::Send(targets),
+            ) => targets,
         };
         for source in std::iter::once(&edge.source).chain(&edge.joined) {
             edges.push(Edge {
@@ -574,6 +618,7 @@ fn lower_edge(edge: &ast::EdgeStmt<'_>, edges: &mut Vec<Edge>, spans: &mut Vec<E
         ast::Target::Single(target) => (EdgeKind::Static, std::slice::from_ref(target)),
         ast::Target::Conditional(targets) => (EdgeKind::Conditional, targets.as_slice()),
         ast::Target::Fork(targets) => (EdgeKind::Fork, targets.as_slice()),
+        ast::Target::Send(targets) => (EdgeKind::Each, targets.as_slice()),
     };
     edges.push(Edge {
         from: endpoint(from),

@@ -755,8 +755,12 @@ fn syntax_hint(piece_text: &str, piece: Piece) -> Option<&'static str> {
         (Piece::Attribute, "meta") => {
             "write `meta key = \"text\";`, `meta key = 3;` or `meta key = true;`"
         }
+        (Piece::Attribute, "input") => {
+            "write `input TypeName;` (the type each sent branch carries)"
+        }
+        (Piece::Attribute, "max_concurrency") => "write `max_concurrency N;`",
         (Piece::Attribute, _) => {
-            "an attribute is one of `retry`, `timeout`, `max_visits`, `interrupt`, `defer`, `on_error`, `kind` or `meta`, ending in `;`"
+            "an attribute is one of `retry`, `timeout`, `max_visits`, `interrupt`, `defer`, `on_error`, `kind`, `meta`, `input` or `max_concurrency`, ending in `;`"
         }
     })
 }
@@ -936,6 +940,8 @@ fn first_tokens(rule: Rule) -> Vec<Rule> {
             Rule::kw_on_error,
             Rule::kw_kind,
             Rule::kw_meta,
+            Rule::kw_input,
+            Rule::kw_max_concurrency,
             Rule::rbrace,
         ],
         Rule::endpoint | Rule::target => vec![Rule::kw_start, Rule::kw_end, Rule::ident],
@@ -1020,9 +1026,17 @@ pub(crate) fn is_keyword(word: &str) -> bool {
     KEYWORDS.iter().any(|(_, keyword)| *keyword == word)
 }
 
+/// Words with a meaning only where they stand; not reserved (a node may be called `input`).
+const CONTEXTUAL: &[(Rule, &str)] = &[
+    (Rule::kw_each, "each"),
+    (Rule::kw_input, "input"),
+    (Rule::kw_max_concurrency, "max_concurrency"),
+];
+
 fn keyword_text(rule: Rule) -> Option<&'static str> {
     KEYWORDS
         .iter()
+        .chain(CONTEXTUAL)
         .find(|(keyword_rule, _)| *keyword_rule == rule)
         .map(|(_, keyword)| *keyword)
 }
@@ -1152,16 +1166,20 @@ fn build_edge(pair: Pair<'_, Rule>, base: usize) -> EdgeStmt<'_> {
             Rule::target => {
                 let mut fork = false;
                 let mut branch = false;
+                let mut send = false;
                 let mut targets = Vec::new();
                 for piece in part.into_inner() {
                     match piece.as_rule() {
                         Rule::endpoint => targets.push(endpoint(piece, base)),
                         Rule::pipe => branch = true,
                         Rule::amp => fork = true,
+                        Rule::kw_each => send = true,
                         _ => {}
                     }
                 }
-                target = Some(if fork {
+                target = Some(if send {
+                    Target::Send(targets)
+                } else if fork {
                     Target::Fork(targets)
                 } else if branch {
                     Target::Conditional(targets)
@@ -1214,6 +1232,11 @@ fn build_attr(pair: Pair<'_, Rule>, base: usize) -> Attr<'_> {
         }),
         Rule::timeout_attr => lit(0).map(AttrKind::Timeout),
         Rule::max_visits_attr => lit(0).map(AttrKind::MaxVisits),
+        Rule::max_concurrency_attr => lit(0).map(AttrKind::MaxConcurrency),
+        Rule::input_attr => rest
+            .first()
+            .cloned()
+            .map(|p| AttrKind::Input(rust_path(p, base))),
         Rule::interrupt_attr => rest
             .first()
             .map(|p| AttrKind::Interrupt(ident(p, base), rest.get(1).map(|q| literal(q, base)))),

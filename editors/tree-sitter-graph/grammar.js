@@ -41,7 +41,11 @@ module.exports = grammar({
       $.on_error,
       $.kind,
       $.meta,
+      $.input,
+      $.max_concurrency,
     ),
+    input: $ => seq('input', $.rust_path, ';'),
+    max_concurrency: $ => seq('max_concurrency', $.number, ';'),
     retry: $ => seq('retry', $.number, optional(seq('backoff', $.number)), ';'),
     timeout: $ => seq('timeout', $.number, ';'),
     max_visits: $ => seq('max_visits', $.number, ';'),
@@ -68,9 +72,13 @@ module.exports = grammar({
       repeat1(seq('->', $.targets)),
       ';',
     ),
-    targets: $ => seq(
-      $._endpoint,
-      optional(choice(repeat1(seq('|', $._endpoint)), repeat1(seq('&', $._endpoint)))),
+    targets: $ => choice(
+      // `each a | b`: a send.
+      seq('each', $._endpoint, repeat(seq('|', $._endpoint))),
+      seq(
+        $._endpoint,
+        optional(choice(repeat1(seq('|', $._endpoint)), repeat1(seq('&', $._endpoint)))),
+      ),
     ),
     _endpoint: $ => choice($.start, $.end, $.identifier),
     start: _ => 'START',

@@ -90,9 +90,12 @@ pub struct Node {
     pub on_error: Option<String>,
     /// Free-form `meta key = value` pairs, in declaration order.
     pub meta: Vec<(String, MetaValue)>,
-    /// How many of the node's sent branches ([`EdgeKind::Send`]) may run at once in one
+    /// How many of the node's sent branches ([`EdgeKind::Each`]) may run at once in one
     /// super-step (all of them when unset).
     pub max_concurrency: Option<u32>,
+    /// The type each branch sent to the node carries, as the source names it (`Document`), if
+    /// declared: generated code reads the branch's input as it.
+    pub input: Option<String>,
 }
 
 impl Node {
@@ -266,9 +269,11 @@ pub enum EdgeKind {
     /// `a & b -> j`: one per source; the target runs once every source joining into it has
     /// completed since it last ran (a waiting join).
     Join,
-    /// A dynamic fan-out: a function of the state sends any number of branches, each running
-    /// one of the targets with an input of its own, all in the next super-step.
-    Send,
+    /// `a -> each b`: a send, a dynamic fan-out — a function of the state sends any number of
+    /// branches, each running one of the targets with an input of its own, all in the next
+    /// super-step. (Not called `Send`: a variant of that name would make rustc spell the
+    /// `Send` trait `std::marker::Send` in its messages to users.)
+    Each,
 }
 
 impl EdgeKind {
@@ -279,7 +284,7 @@ impl EdgeKind {
             EdgeKind::Conditional => "conditional",
             EdgeKind::Fork => "fork",
             EdgeKind::Join => "join",
-            EdgeKind::Send => "send",
+            EdgeKind::Each => "send",
         }
     }
 }

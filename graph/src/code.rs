@@ -90,6 +90,7 @@ codes! {
     E0207 => Error, Topology, "an edge into START, out of END, END inside a fork or a send, or START or END in a join";
     E0208 => Error, Topology, "a graph with no nodes";
     E0209 => Error, Topology, "a join with one source, or not into exactly one node";
+    E0210 => Error, Language, "a node sent to (`each`) that declares no `input` type";
     W0301 => Warning, Topology, "a node that START cannot reach";
     W0302 => Warning, Topology, "a node from which END cannot be reached";
     W0303 => Warning, Topology, "a cycle in which no node has `max_visits`";

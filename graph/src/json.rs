@@ -50,6 +50,9 @@ impl Serialize for Node {
         if let Some(max) = self.max_concurrency {
             out.serialize_field("max_concurrency", &max)?;
         }
+        if let Some(input) = &self.input {
+            out.serialize_field("input", input)?;
+        }
         out.end()
     }
 }
@@ -240,6 +243,7 @@ impl<'de> Visitor<'de> for NodeVisitor {
                 "timeout_ms" => node.timeout_ms = map.next_value()?,
                 "max_visits" => node.max_visits = map.next_value()?,
                 "max_concurrency" => node.max_concurrency = map.next_value()?,
+                "input" => node.input = map.next_value()?,
                 "interrupt" => {
                     node.interrupt = match map.next_value::<Option<String>>()?.as_deref() {
                         None => None,
@@ -403,7 +407,7 @@ impl<'de> Visitor<'de> for EdgeVisitor {
             Some("conditional") => EdgeKind::Conditional,
             Some("fork") => EdgeKind::Fork,
             Some("join") => EdgeKind::Join,
-            Some("send") => EdgeKind::Send,
+            Some("send") => EdgeKind::Each,
             Some(other) => {
                 return Err(de::Error::unknown_variant(
                     other,
@@ -524,7 +528,7 @@ mod tests {
         ));
         graph.edges.push(Edge {
             from: Endpoint::Node("classify".into()),
-            kind: EdgeKind::Send,
+            kind: EdgeKind::Each,
             targets: vec![Endpoint::Node("draft".into())],
         });
         let json = serde_json::to_value(&graph).unwrap();

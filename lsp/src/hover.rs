@@ -77,7 +77,7 @@ fn edges(blueprint: &Blueprint, keep: impl Fn(&trellis_dsl::Edge) -> bool) -> Ve
                 format!("`{} -> {}`", edge.from, targets.join(" | "))
             }
             EdgeKind::Fork => format!("`{} -> {}`", edge.from, targets.join(" & ")),
-            EdgeKind::Send => format!("`{} -> each {}`", edge.from, targets.join(" | ")),
+            EdgeKind::Each => format!("`{} -> each {}`", edge.from, targets.join(" | ")),
             EdgeKind::Join => {
                 let sources: Vec<String> = blueprint
                     .edges

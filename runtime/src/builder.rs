@@ -325,7 +325,7 @@ impl<S: GraphState> GraphBuilder<S> {
     /// that is not among `targets` fails the run with
     /// [`RunError::UndeclaredTarget`](crate::RunError::UndeclaredTarget). A target's
     /// [`NodeOptions::max_concurrency`] bounds how many of its branches run at once. `from` may
-    /// be [`START`]. A node can also send with [`Command::Send`](crate::Command::Send) toward
+    /// be [`START`]. A node can also send with [`Command::Sends`](crate::Command::Sends) toward
     /// these targets.
     ///
     /// ```
@@ -376,8 +376,11 @@ impl<S: GraphState> GraphBuilder<S> {
             .into_iter()
             .map(|t| Endpoint::from_owned(t.into()))
             .collect();
-        self.fans.insert(self.blueprint.edges.len(), Box::new(fan));
-        self.push_edge(from.into(), EdgeKind::Send, targets);
+        self.fans.insert(
+            self.blueprint.edges.len(),
+            Box::new(move |state, visits| Ok(fan(state, visits))),
+        );
+        self.push_edge(from.into(), EdgeKind::Each, targets);
         self.routers.push(None);
         self
     }
@@ -385,10 +388,15 @@ impl<S: GraphState> GraphBuilder<S> {
     /// Gives the send edge at position `edge` of the blueprint its function: what a graph
     /// declared with [`from_blueprint`](Self::from_blueprint) needs for each of its send edges
     /// (a send edge without one fails the run that reaches it with
-    /// [`RunError::NoSendFunction`](crate::RunError::NoSendFunction)).
+    /// [`RunError::NoSendFunction`](crate::RunError::NoSendFunction)). The function may fail
+    /// to write an input as JSON ([`SendTo::new`](crate::SendTo::new)): the run then fails
+    /// with [`RunError::SendInput`](crate::RunError::SendInput). Generated `build()` calls it.
     pub fn set_send<F>(&mut self, edge: usize, fan: F) -> &mut Self
     where
-        F: Fn(&S, &Visits<'_>) -> Vec<crate::node::SendTo> + Send + Sync + 'static,
+        F: Fn(&S, &Visits<'_>) -> Result<Vec<crate::node::SendTo>, serde_json::Error>
+            + Send
+            + Sync
+            + 'static,
     {
         self.fans.insert(edge, Box::new(fan));
         self
@@ -517,7 +525,7 @@ impl<S: GraphState> GraphBuilder<S> {
         let mut outgoing: Vec<Option<Edge<S>>> = (0..nodes.len()).map(|_| None).collect();
         for (at, edge) in blueprint.edges.iter().enumerate() {
             let resolved = match edge.kind {
-                EdgeKind::Send => Edge::Send {
+                EdgeKind::Each => Edge::Each {
                     targets: edge
                         .targets
                         .iter()

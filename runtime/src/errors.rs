@@ -235,6 +235,15 @@ pub enum RunError {
         /// The edge's source (`START` or a node, in backquotes).
         from: String,
     },
+    /// A send edge's function could not write a branch's input as JSON.
+    #[error("the send edge from {from} could not write an input as JSON: {source}")]
+    SendInput {
+        /// The edge's source (`START` or a node, in backquotes).
+        from: String,
+        /// Why.
+        #[source]
+        source: serde_json::Error,
+    },
     /// The stored run cannot be continued: `reason` says why.
     #[error("run {run_id} cannot be resumed: {reason}")]
     Unresumable {

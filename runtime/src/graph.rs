@@ -21,8 +21,11 @@ use crate::state::{ApplyResume, GraphState};
 /// in every router that asks `Visits::of`).
 pub(crate) type NameIndex = HashMap<String, usize, trellis_graph::FnvBuildHasher>;
 
-/// A send edge's function: the branches to run, from the merged state.
-pub(crate) type FanFn<S> = Box<dyn Fn(&S, &Visits<'_>) -> Vec<crate::node::SendTo> + Send + Sync>;
+/// A send edge's function: the branches to run, from the merged state (`Err`: an input that
+/// could not be written as JSON).
+pub(crate) type FanFn<S> = Box<
+    dyn Fn(&S, &Visits<'_>) -> Result<Vec<crate::node::SendTo>, serde_json::Error> + Send + Sync,
+>;
 
 /// Picks a conditional edge's target from the merged state; `Err` carries an undeclared choice.
 pub(crate) type RouterFn<S> =
@@ -88,7 +91,7 @@ pub(crate) enum Edge<S> {
     Join(usize),
     /// A dynamic fan-out: `fan` sends branches, each to one of `targets` (`None`: a graph
     /// declared from a blueprint that was given no function for it).
-    Send {
+    Each {
         targets: Vec<(Arc<str>, usize)>,
         fan: Option<FanFn<S>>,
     },
@@ -185,7 +188,7 @@ impl<S> Edge<S> {
                 "join ",
                 &mut std::iter::once(name(&Target::Node(joins[*barrier].target))),
             ),
-            Edge::Send { targets, .. } => list("send ", &mut targets.iter().map(|(n, _)| &**n)),
+            Edge::Each { targets, .. } => list("send ", &mut targets.iter().map(|(n, _)| &**n)),
         }
     }
 
@@ -213,7 +216,7 @@ impl<S> Edge<S> {
                 .map(|&i| Target::Node(i))
                 .find(|t| by_name(t)),
             Edge::Join(barrier) => Some(Target::Node(joins[*barrier].target)).filter(by_name),
-            Edge::Send { targets, .. } => targets
+            Edge::Each { targets, .. } => targets
                 .iter()
                 .find(|(n, _)| &**n == name)
                 .map(|&(_, i)| Target::Node(i)),
@@ -236,7 +239,7 @@ impl<S> Edge<S> {
                 next.extend_from_slice(targets);
                 return Ok(());
             }
-            Edge::Join(_) | Edge::Send { .. } => return Ok(()),
+            Edge::Join(_) | Edge::Each { .. } => return Ok(()),
         };
         if let Target::Node(i) = target {
             next.push(i);

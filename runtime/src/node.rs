@@ -116,11 +116,11 @@ pub enum Command {
     /// Run each branch in the next super-step: its node (a target of this node's send edge,
     /// [`GraphBuilder::add_send`](crate::GraphBuilder::add_send)) with its own input. None
     /// ends this branch.
-    Send(Vec<SendTo>),
+    Sends(Vec<SendTo>),
 }
 
 /// One branch of a dynamic fan-out: run `node` with `input` (what the node reads with
-/// [`NodeContext::input`]). Returned by a send edge's function, or in [`Command::Send`].
+/// [`NodeContext::input`]). Returned by a send edge's function, or in [`Command::Sends`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SendTo {
     /// The node to run.
@@ -214,7 +214,7 @@ fn command_label(command: &Command) -> String {
         Command::Fork(targets) => format!("fork:{}", targets.join(",")),
         Command::End => "end".to_owned(),
         Command::Interrupt(request) => format!("interrupt:{}", request.kind),
-        Command::Send(sends) => format!("send:{}", sends.len()),
+        Command::Sends(sends) => format!("send:{}", sends.len()),
     }
 }
 

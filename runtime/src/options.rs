@@ -159,6 +159,8 @@ impl NodeOptions {
             on_error: self.on_error.clone(),
             meta: self.meta.clone(),
             max_concurrency: self.max_concurrency,
+            // A type name is the language's to give (the builder's inputs are JSON).
+            input: None,
         }
     }
 

@@ -113,7 +113,7 @@ async fn a_command_sends_and_an_undeclared_target_fails_the_run() {
                     .collect();
                 Ok(NodeResult::UpdateThen(
                     TicketUpdate::default().log("plan"),
-                    Command::Send(sends),
+                    Command::Sends(sends),
                 ))
             })
             .add_node_fn("write", |_, ctx| async move {
@@ -287,7 +287,7 @@ async fn a_blueprint_send_without_its_function_fails_clearly_until_given_one() {
     );
     let mut builder = GraphBuilder::from_blueprint(blueprint, node, router);
     builder.set_send(0, |_: &Ticket, _| {
-        vec![SendTo::json("work", "given".into())]
+        Ok(vec![SendTo::json("work", "given".into())])
     });
     let done = builder
         .compile()

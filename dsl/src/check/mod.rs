@@ -5,6 +5,7 @@
 
 mod names;
 mod rules;
+mod sends;
 
 use trellis_graph::{Violation, check as graph_rules};
 
@@ -16,6 +17,7 @@ pub(crate) fn check(module: &Module, facts: &[GraphFacts], diagnostics: &mut Dia
     names::check_module(module, diagnostics);
     for ((graph, spans), facts) in module.graphs.iter().zip(&module.spans).zip(facts) {
         names::check_graph(graph, spans, diagnostics);
+        sends::check_graph(graph, spans, diagnostics);
         let language_errors = diagnostics.has_error_within(facts.extent);
         for violation in graph_rules(graph) {
             if reported(&violation, graph, facts, language_errors) {

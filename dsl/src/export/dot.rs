@@ -59,7 +59,7 @@ pub fn to_dot(blueprint: &Blueprint) -> String {
             // Every source's arrow ends in the same diamond: the node waits for all of them.
             EdgeKind::Join => " [arrowhead=diamond, color=steelblue, label=\"join\"]",
             // One arrow stands for any number of branches, each with an input of its own.
-            EdgeKind::Send => " [style=bold, arrowhead=crow, color=darkgreen, label=\"send\"]",
+            EdgeKind::Each => " [style=bold, arrowhead=crow, color=darkgreen, label=\"send\"]",
         };
         for target in &edge.targets {
             let _ = writeln!(

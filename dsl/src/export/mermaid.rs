@@ -50,7 +50,7 @@ pub fn to_mermaid(blueprint: &Blueprint) -> String {
             EdgeKind::Conditional => "-.->",
             EdgeKind::Fork => "==>",
             EdgeKind::Join => "-->|join|",
-            EdgeKind::Send => "==>|send|",
+            EdgeKind::Each => "==>|send|",
         };
         for target in &edge.targets {
             let _ = writeln!(out, "    {} {arrow} {}", id(&edge.from), id(target));

@@ -16,6 +16,9 @@
   "on_error"
   "kind"
   "meta"
+  "input"
+  "max_concurrency"
+  "each"
 ] @keyword
 
 [(start) (end)] @constant.builtin

@@ -184,7 +184,7 @@ fn edges(blueprint: &Blueprint, index: &NodeIndex<'_>, out: &mut Vec<Violation>)
                     edge: at,
                     target: target_at,
                 }),
-                Endpoint::End if edge.kind == EdgeKind::Send => out.push(Violation::EndInSend {
+                Endpoint::End if edge.kind == EdgeKind::Each => out.push(Violation::EndInSend {
                     edge: at,
                     target: target_at,
                 }),

@@ -128,7 +128,7 @@ impl<S: GraphState> Run<S> {
         next: &mut Vec<usize>,
     ) -> Result<(), RunError> {
         let spec = &topology.nodes[i];
-        if let Edge::Send { .. } = spec.edge {
+        if let Edge::Each { .. } = spec.edge {
             return self.fan_out(&spec.edge, &spec.name);
         }
         if let Edge::Join(barrier) = spec.edge {
@@ -155,18 +155,24 @@ impl<S: GraphState> Run<S> {
     /// Takes the branches a send edge's function returns into the next step (after those
     /// already sent in this one); `from` names the edge's source for errors.
     pub(super) fn fan_out(&mut self, edge: &Edge<S>, from: &str) -> Result<(), RunError> {
-        let Edge::Send { targets, fan } = edge else {
+        let Edge::Each { targets, fan } = edge else {
             return Ok(());
         };
-        let fan = fan.as_ref().ok_or_else(|| RunError::NoSendFunction {
-            from: if from == crate::START {
+        let source = || {
+            if from == crate::START {
                 "START".to_owned()
             } else {
                 format!("`{from}`")
-            },
-        })?;
+            }
+        };
+        let fan = fan
+            .as_ref()
+            .ok_or_else(|| RunError::NoSendFunction { from: source() })?;
         let visits = Visits::new(&self.graph.topology.index, &self.visits);
-        let sends = fan(&self.state, &visits);
+        let sends = fan(&self.state, &visits).map_err(|error| RunError::SendInput {
+            from: source(),
+            source: error,
+        })?;
         for send in sends {
             let node = targets
                 .iter()
@@ -636,8 +642,8 @@ impl<S: GraphState> Run<S> {
                 let interrupt = Interrupt::new(&spec.name, step, InterruptPoint::Node, request);
                 absorbed.interrupts.push((i, of_branch(interrupt, branch)));
             }
-            Command::Send(sends) => {
-                let Edge::Send { targets, .. } = &spec.edge else {
+            Command::Sends(sends) => {
+                let Edge::Each { targets, .. } = &spec.edge else {
                     let target = sends.first().map_or(String::new(), |s| s.node.to_string());
                     return Err(undeclared(&target));
                 };

@@ -56,6 +56,18 @@ trellis::graph! {
         quick & slow -> merge -> END;
     }
 
+    /// Sends: `plan` sends one `summarize` per document, two at most at once; `merge` runs
+    /// once, after all of them.
+    graph Batch {
+        state Work;
+        node plan;
+        node summarize { input String; max_concurrency 2; }
+        node merge;
+        START -> plan;
+        plan -> each summarize;
+        summarize -> merge -> END;
+    }
+
     /// No `state`: the handlers choose it.
     graph Generic {
         node only;
@@ -119,6 +131,32 @@ impl joined::Handlers for Joiner {
     }
 }
 
+struct Batcher;
+
+#[trellis::async_trait]
+impl batch::Handlers for Batcher {
+    async fn plan(&self, _: Arc<Work>, _: &mut NodeContext) -> batch::NodeOutput {
+        log("plan")
+    }
+    async fn summarize(
+        &self,
+        _: Arc<Work>,
+        document: String,
+        _: &mut NodeContext,
+    ) -> batch::NodeOutput {
+        log(&format!("summarize {document}"))
+    }
+    async fn merge(&self, _: Arc<Work>, _: &mut NodeContext) -> batch::NodeOutput {
+        log("merge")
+    }
+    fn send_plan(&self, _: &Work, _: &trellis::Visits<'_>) -> Vec<batch::PlanSend> {
+        ["a", "b", "c"]
+            .into_iter()
+            .map(|document| batch::PlanSend::Summarize(document.to_owned()))
+            .collect()
+    }
+}
+
 /// A state chosen by the handlers of the generic graph.
 #[derive(Clone, Default, Serialize, Deserialize, GraphState)]
 pub struct Count {
@@ -155,6 +193,12 @@ fn main() {
         assert_eq!(done.state().log, ["plan", "type", "left", "right", "join"]);
         let joined = joined::build(Joiner).invoke(Work::default()).await.expect("runs");
         assert_eq!(joined.state().log, ["split", "quick", "long", "slow", "merge"]);
+        let sent = batch::build(Batcher).invoke(Work::default()).await.expect("runs");
+        assert_eq!(
+            sent.state().log,
+            ["plan", "summarize a", "summarize b", "summarize c", "merge"]
+        );
+        assert_eq!(batch::PlanSend::Summarize(String::new()).node(), "summarize");
         let counted = generic::build(Counter).invoke(Count::default()).await.expect("runs");
         assert_eq!(counted.state().n, 1);
     });

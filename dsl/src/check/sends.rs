@@ -1,0 +1,48 @@
+//! The language's rule for sends: a node sent to (`plan -> each worker;`) declares the type its
+//! branches carry (`node worker { input Document; }`), so that generated code reads each
+//! branch's input as that type (E0210). The builder has no types to declare, so this rule is
+//! the language's alone.
+
+use trellis_graph::{Blueprint, EdgeKind, Endpoint, FnvBuildHasher};
+
+use crate::blueprint::GraphSpans;
+use crate::diagnostic::{Code, Diagnostic, Diagnostics};
+
+pub(super) fn check_graph(graph: &Blueprint, spans: &GraphSpans, diagnostics: &mut Diagnostics) {
+    let index: std::collections::HashMap<&str, usize, FnvBuildHasher> = graph
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(at, node)| (node.id.as_str(), at))
+        .collect();
+    // Each node once, at the first send that names it.
+    let mut reported = vec![false; graph.nodes.len()];
+    for (at, edge) in graph.edges.iter().enumerate() {
+        if edge.kind != EdgeKind::Each {
+            continue;
+        }
+        for (target_at, target) in edge.targets.iter().enumerate() {
+            let Endpoint::Node(id) = target else { continue };
+            let Some(&node) = index.get(id.as_str()) else {
+                continue;
+            };
+            if graph.nodes[node].input.is_some() || reported[node] {
+                continue;
+            }
+            reported[node] = true;
+            let span = spans.edges[at].targets[target_at];
+            diagnostics.push(
+                Diagnostic::new(
+                    Code::E0210,
+                    span,
+                    format!("node `{id}` is sent to but declares no `input` type"),
+                    "each branch sent here carries an input",
+                )
+                .with_label(spans.nodes[node].name, "declared here")
+                .with_help(format!(
+                    "declare the type its branches carry: `node {id} {{ input Document; }}`"
+                )),
+            );
+        }
+    }
+}
