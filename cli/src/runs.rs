@@ -25,7 +25,8 @@ pub(crate) enum RunsCommand {
         /// The run's id.
         id: String,
     },
-    /// One run's checkpoints, in order.
+    /// One run's checkpoints, in order; NEXT lists the next step's nodes, then the branches
+    /// sent to run in it (`summarize×3`).
     Checkpoints {
         /// The run's id.
         id: String,
@@ -226,12 +227,24 @@ fn checkpoints_table(checkpoints: &[trellis::checkpoint::Checkpoint]) -> String 
                     names.join(",")
                 }
             };
+            // Sent branches waiting to run, after the frontier: `summarize×3`.
+            let mut next = c.frontier.clone();
+            for send in &c.sends {
+                let branch = format!("{}×", send.node);
+                match next.iter_mut().find(|n| n.starts_with(&branch)) {
+                    Some(counted) => {
+                        let count: usize = counted[branch.len()..].parse().unwrap_or(1);
+                        *counted = format!("{branch}{}", count + 1);
+                    }
+                    None => next.push(format!("{branch}1")),
+                }
+            }
             vec![
                 c.id.to_string(),
                 c.step.to_string(),
                 c.label.to_string(),
                 list(&c.nodes),
-                list(&c.frontier),
+                list(&next),
                 c.created_at.to_string(),
             ]
         })
@@ -261,6 +274,31 @@ mod tests {
             error
                 .to_string()
                 .starts_with("unsupported database URL `mysql://localhost/trellis`")
+        );
+    }
+
+    #[test]
+    fn next_lists_the_frontier_then_the_sent_branches_counted() {
+        let checkpoint: trellis::checkpoint::Checkpoint =
+            serde_json::from_value(serde_json::json!({
+                "id": 2, "run_id": "01JRUN", "step": 1, "nodes": ["plan"], "label": "step",
+                "state": {}, "frontier": ["audit"], "visits": {"plan": 1}, "approved": [],
+                "failures": [],
+                "sends": [
+                    {"node": "summarize", "input": "a"},
+                    {"node": "translate", "input": "b"},
+                    {"node": "summarize", "input": "c"},
+                ],
+                "graph_fingerprint": "0", "state_type": "T",
+                "created_at": "2026-12-03T10:00:00Z",
+            }))
+            .unwrap();
+        let text = checkpoints_table(&[checkpoint]);
+        let row = text.lines().nth(1).unwrap();
+        assert_eq!(
+            row.split_whitespace().nth(4),
+            Some("audit,summarize×2,translate×1"),
+            "{text}"
         );
     }
 
