@@ -243,10 +243,7 @@ impl<S: GraphState> GraphBuilder<S> {
         I: IntoIterator,
         I::Item: Into<String>,
     {
-        let targets = targets
-            .into_iter()
-            .map(|t| Endpoint::from_owned(t.into()))
-            .collect();
+        let targets = endpoints(targets);
         self.push_edge(from.into(), EdgeKind::Conditional, targets);
         self.routers.push(Some(router_fn(router)));
         self
@@ -258,10 +255,7 @@ impl<S: GraphState> GraphBuilder<S> {
         I: IntoIterator,
         I::Item: Into<String>,
     {
-        let targets = targets
-            .into_iter()
-            .map(|t| Endpoint::from_owned(t.into()))
-            .collect();
+        let targets = endpoints(targets);
         self.push_edge(from.into(), EdgeKind::Fork, targets);
         self.routers.push(None);
         self
@@ -372,10 +366,7 @@ impl<S: GraphState> GraphBuilder<S> {
         I: IntoIterator,
         I::Item: Into<String>,
     {
-        let targets = targets
-            .into_iter()
-            .map(|t| Endpoint::from_owned(t.into()))
-            .collect();
+        let targets = endpoints(targets);
         self.fans.insert(
             self.blueprint.edges.len(),
             Box::new(move |state, visits| Ok(fan(state, visits))),
@@ -621,6 +612,18 @@ impl<S: GraphState> GraphBuilder<S> {
             checkpointer,
         )
     }
+}
+
+/// Names as the blueprint's endpoints (`START` and `END` by their runtime spelling).
+fn endpoints<I>(names: I) -> Vec<Endpoint>
+where
+    I: IntoIterator,
+    I::Item: Into<String>,
+{
+    names
+        .into_iter()
+        .map(|name| Endpoint::from_owned(name.into()))
+        .collect()
 }
 
 /// A router as the executor calls it: the user's choice, looked up among the edge's targets.

@@ -4,12 +4,11 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::{Ticket, TicketUpdate, drain, log, shape};
-use trellis::checkpoint::{Checkpointer, InMemoryCheckpointer, SqliteCheckpointer};
+use trellis::checkpoint::{Checkpointer, InMemoryCheckpointer};
 use trellis::{Command, END, GraphBuilder, NodeResult, START};
 
 fn notes(names: &[&'static str]) -> GraphBuilder<Ticket> {
@@ -178,11 +177,6 @@ async fn a_join_waits_across_a_pause_in_memory() {
 
 #[tokio::test]
 async fn a_join_waits_across_a_pause_in_sqlite_through_a_second_store() {
-    let dir: PathBuf = std::env::temp_dir().join(format!("trellis-joins-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("runs.db");
-    let _ = std::fs::remove_file(&path);
-    let first: Arc<dyn Checkpointer> = Arc::new(SqliteCheckpointer::open(&path).unwrap());
-    let second: Arc<dyn Checkpointer> = Arc::new(SqliteCheckpointer::open(&path).unwrap());
+    let (first, second) = common::sqlite_pair("joins");
     common::joins::a_join_waits_across_a_pause(first, second).await;
 }

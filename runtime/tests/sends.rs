@@ -5,14 +5,13 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use common::{Answer, Ticket, TicketUpdate, drain, shape};
 use serde::{Deserialize, Serialize};
-use trellis::checkpoint::{Checkpointer, InMemoryCheckpointer, SqliteCheckpointer};
+use trellis::checkpoint::{Checkpointer, InMemoryCheckpointer};
 use trellis::{
     Command, END, GraphBuilder, GraphState, InterruptRequest, NodeOptions, NodeResult, RunError,
     START, SendTo,
@@ -306,11 +305,6 @@ async fn sent_branches_wait_across_a_pause_in_memory() {
 
 #[tokio::test]
 async fn sent_branches_wait_across_a_pause_in_sqlite_through_a_second_store() {
-    let dir: PathBuf = std::env::temp_dir().join(format!("trellis-sends-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("runs.db");
-    let _ = std::fs::remove_file(&path);
-    let first: Arc<dyn Checkpointer> = Arc::new(SqliteCheckpointer::open(&path).unwrap());
-    let second: Arc<dyn Checkpointer> = Arc::new(SqliteCheckpointer::open(&path).unwrap());
+    let (first, second) = common::sqlite_pair("sends");
     common::sends::sent_branches_wait_across_a_pause(first, second).await;
 }

@@ -289,6 +289,28 @@ pub(crate) fn corrupt(what: impl Into<String>, reason: impl fmt::Display) -> Che
     }
 }
 
+/// A branch's parent as its two columns store it (both set, or neither); `what` names a column
+/// of the row for errors.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn parent_of(
+    run: Option<String>,
+    checkpoint: Option<i64>,
+    what: &dyn Fn(&str) -> String,
+) -> Result<Option<CheckpointRef>, CheckpointError> {
+    match (run, checkpoint) {
+        (Some(run), Some(checkpoint)) => Ok(Some(CheckpointRef {
+            run_id: RunId::from(run),
+            checkpoint: u64::try_from(checkpoint)
+                .map_err(|e| corrupt(what("parent_checkpoint"), e))?,
+        })),
+        (None, None) => Ok(None),
+        _ => Err(corrupt(
+            what("parent_run"),
+            "a parent run without its checkpoint, or the reverse",
+        )),
+    }
+}
+
 /// Where runs are kept, as a URL: `sqlite:PATH` (also `sqlite://PATH`) or
 /// `postgres://…` / `postgresql://…`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -139,6 +139,23 @@ pub async fn labels(
         .collect()
 }
 
+/// Two stores on one fresh SQLite file, as two processes would open it.
+#[cfg(feature = "sqlite")]
+pub fn sqlite_pair(
+    name: &str,
+) -> (
+    Arc<dyn trellis::checkpoint::Checkpointer>,
+    Arc<dyn trellis::checkpoint::Checkpointer>,
+) {
+    use trellis::checkpoint::SqliteCheckpointer;
+    let dir = std::env::temp_dir().join(format!("trellis-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    let path = dir.join("runs.db");
+    let _ = std::fs::remove_file(&path);
+    let open = || SqliteCheckpointer::open(&path).expect("opens");
+    (Arc::new(open()), Arc::new(open()))
+}
+
 pub fn ticket(text: &str) -> Ticket {
     Ticket {
         text: text.to_owned(),

@@ -6,7 +6,7 @@ use tokio_postgres::types::ToSql;
 
 use super::{big, json};
 use crate::checkpoint::{
-    Checkpoint, CheckpointError, CheckpointRef, Detail, RunRecord, RunStatus, corrupt,
+    Checkpoint, CheckpointError, Detail, RunRecord, RunStatus, corrupt, parent_of,
 };
 use crate::id::{RunId, Timestamp};
 
@@ -246,23 +246,7 @@ pub(super) fn decode_run(row: &Row) -> Result<RunRecord, CheckpointError> {
         owner: column(row, 11, &what)?,
         lease_until: column::<Option<time::OffsetDateTime>>(row, 12, &what)?
             .map(Timestamp::from_datetime),
-        parent: match (
-            column::<Option<String>>(row, 13, &what)?,
-            column::<Option<i64>>(row, 14, &what)?,
-        ) {
-            (Some(parent), Some(checkpoint)) => Some(CheckpointRef {
-                run_id: RunId::from(parent),
-                checkpoint: u64::try_from(checkpoint)
-                    .map_err(|e| corrupt(what("parent_checkpoint"), e))?,
-            }),
-            (None, None) => None,
-            _ => {
-                return Err(corrupt(
-                    what("parent_run"),
-                    "a parent run without its checkpoint, or the reverse",
-                ));
-            }
-        },
+        parent: parent_of(column(row, 13, &what)?, column(row, 14, &what)?, &what)?,
         run_id: RunId::from(run_id.clone()),
     })
 }

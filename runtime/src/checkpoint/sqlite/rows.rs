@@ -5,7 +5,7 @@ use rusqlite::{Connection, Row, params};
 
 use super::{backend, json};
 use crate::checkpoint::{
-    Checkpoint, CheckpointError, CheckpointRef, Detail, RunRecord, RunStatus, corrupt,
+    Checkpoint, CheckpointError, Detail, RunRecord, RunStatus, corrupt, parent_of,
 };
 use crate::id::{RunId, Timestamp};
 
@@ -251,20 +251,7 @@ pub(super) fn decode_run(row: &Row<'_>) -> rusqlite::Result<Result<RunRecord, Ch
             lease_until: lease_until
                 .map(|t| Timestamp::parse(&t).map_err(|e| corrupt(what("lease_until"), e)))
                 .transpose()?,
-            parent: match (parent_run, parent_checkpoint) {
-                (Some(parent), Some(checkpoint)) => Some(CheckpointRef {
-                    run_id: RunId::from(parent),
-                    checkpoint: u64::try_from(checkpoint)
-                        .map_err(|e| corrupt(what("parent_checkpoint"), e))?,
-                }),
-                (None, None) => None,
-                _ => {
-                    return Err(corrupt(
-                        what("parent_run"),
-                        "a parent run without its checkpoint, or the reverse",
-                    ));
-                }
-            },
+            parent: parent_of(parent_run, parent_checkpoint, &what)?,
             run_id: RunId::from(run_id.clone()),
         })
     })())
