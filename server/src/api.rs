@@ -1,5 +1,6 @@
 //! The REST resources, in the style of the LangGraph Agent Server: graph definitions, agents,
-//! runs (create, list, get, cancel, wait, resume), a run's checkpoints and its event stream.
+//! runs (create, list, get, cancel, wait, resume, retry), a run's checkpoints and its event
+//! stream.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,6 +32,7 @@ pub(crate) fn routes() -> Router<Arc<App>> {
         .route("/runs/{id}/cancel", post(cancel_run))
         .route("/runs/{id}/wait", get(wait_run))
         .route("/runs/{id}/resume", post(resume_run))
+        .route("/runs/{id}/retry", post(retry_run))
         .route("/runs/{id}/checkpoints", get(list_checkpoints))
         .route("/runs/{id}/stream", get(stream_run))
 }
@@ -124,6 +126,10 @@ async fn resume_run(
 ) -> Result<Json<Value>, ApiError> {
     let body = body(json)?;
     Ok(Json(json!(app.resume(&id, &body).await?)))
+}
+
+async fn retry_run(State(app): Shared, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
+    Ok(Json(json!(app.retry(&id).await?)))
 }
 
 async fn list_checkpoints(

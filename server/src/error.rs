@@ -94,7 +94,9 @@ impl From<RunError> for ApiError {
             RunError::AlreadyCompleted { .. }
             | RunError::AlreadyFailed { .. }
             | RunError::StillRunning { .. }
+            | RunError::NotFailed { .. }
             | RunError::WrongGraph { .. } => ApiError::conflict(error.to_string()),
+            RunError::CheckpointNotFound { .. } => ApiError::not_found(error.to_string()),
             RunError::Answers { .. } => ApiError::bad_request(error.to_string()),
             _ => ApiError::internal(error.to_string()),
         }

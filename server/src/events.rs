@@ -19,7 +19,7 @@ use crate::state::App;
 /// How often the store is read for new checkpoints while a run goes on.
 const POLL: Duration = Duration::from_millis(50);
 
-/// The event a checkpoint is sent as: its label's kind (`start`, `step`, `pause`, `resume`,
+/// The event a checkpoint is sent as: its label's kind (`start`, `step`, `pause`, `resume`, `retry`,
 /// `complete`, `failed`), and its step, nodes, label and state.
 fn event(checkpoint: &Checkpoint) -> Event {
     let label = checkpoint.label.to_string();

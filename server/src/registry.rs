@@ -38,6 +38,11 @@ pub(crate) trait Served: Send + Sync {
     /// that is not paused and answers that do not match its interrupts, writing nothing.
     async fn answer(&self, run_id: &RunId, answers: Answers) -> Result<(), ApiError>;
 
+    /// Takes a failed run up again from its last committed checkpoint and queues it (or, for
+    /// a run that failed while paused, pauses it again); the runtime refuses a run that is not
+    /// failed.
+    async fn retry(&self, run_id: &RunId) -> Result<(), ApiError>;
+
     /// A worker executing this graph's runs until `stop` is cancelled.
     fn spawn_worker(&self, stop: CancellationToken) -> tokio::task::JoinHandle<()>;
 }
@@ -105,6 +110,10 @@ where
                 Ok(self.graph.enqueue_resume_each(run_id, answers).await?)
             }
         }
+    }
+
+    async fn retry(&self, run_id: &RunId) -> Result<(), ApiError> {
+        Ok(self.graph.enqueue_retry(run_id).await?)
     }
 
     fn spawn_worker(&self, stop: CancellationToken) -> tokio::task::JoinHandle<()> {

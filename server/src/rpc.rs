@@ -13,7 +13,7 @@ use crate::error::ApiError;
 use crate::state::{App, RunFilter};
 
 /// The methods, as `graph_*` names.
-pub(crate) const METHODS: [&str; 8] = [
+pub(crate) const METHODS: [&str; 9] = [
     "graph_definition_list",
     "graph_agent_list",
     "graph_agent_get",
@@ -22,6 +22,7 @@ pub(crate) const METHODS: [&str; 8] = [
     "graph_run_get",
     "graph_checkpoint_list",
     "graph_resume",
+    "graph_retry",
 ];
 
 pub(crate) async fn handle(
@@ -123,6 +124,12 @@ async fn call(app: &App, method: &str, params: &Value) -> Result<Value, Failure>
             let run_id = text(params, "run_id")?;
             let run = app.resume(run_id, params).await?;
             let audit = format!("answered run {run_id} of graph {}", run.graph);
+            json!({ "run": run, "audit": audit })
+        }
+        "graph_retry" => {
+            let run_id = text(params, "run_id")?;
+            let run = app.retry(run_id).await?;
+            let audit = format!("retried run {run_id} of graph {}", run.graph);
             json!({ "run": run, "audit": audit })
         }
         _ => return Err(Failure::Method),

@@ -168,6 +168,16 @@ impl App {
         self.run(run_id).await
     }
 
+    /// Retries a failed run (a cancelled one too) from its last committed checkpoint: queued
+    /// for the workers, or paused again when it failed while paused.
+    pub(crate) async fn retry(&self, run_id: &str) -> Result<RunRecord, ApiError> {
+        let run = self.run(run_id).await?;
+        let served = self.graph(&run.graph)?;
+        served.retry(&run.run_id).await?;
+        tracing::info!(target: "trellis_server", run_id, "run retried");
+        self.run(run_id).await
+    }
+
     /// Cancels a run that has not ended: queued, paused, or executing (its worker is fenced
     /// out at its next checkpoint). The record says why.
     pub(crate) async fn cancel(&self, run_id: &str) -> Result<RunRecord, ApiError> {

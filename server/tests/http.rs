@@ -185,6 +185,49 @@ async fn the_same_flow_through_rest() {
         .post(&format!("/runs/{other}/cancel"), &json!({}))
         .await;
     assert_eq!(status, 409, "{again}");
+
+    // Retry: the cancelled run failed while paused, so it is paused again, asking the same;
+    // answered, it completes; a run that is not failed cannot be retried.
+    let (status, retried) = client
+        .post(&format!("/runs/{other}/retry"), &json!({}))
+        .await;
+    assert_eq!(
+        (status, retried["status"].clone()),
+        (200, json!("paused")),
+        "{retried}"
+    );
+    assert_eq!(retried["error"], Value::Null);
+    let (status, answered) = client
+        .post(
+            &format!("/runs/{other}/resume"),
+            &json!({"answer": {"reject": {"reason": "after all"}}}),
+        )
+        .await;
+    assert_eq!(status, 200, "{answered}");
+    assert_eq!(client.settle(&other).await["status"], "completed");
+    let (status, refused) = client
+        .post(&format!("/runs/{other}/retry"), &json!({}))
+        .await;
+    assert_eq!(status, 409, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("not failed"),
+        "{refused}"
+    );
+    let labels: Vec<String> = client
+        .get(&format!("/runs/{other}/checkpoints"))
+        .await
+        .1
+        .as_array()
+        .map(|all| {
+            all.iter()
+                .map(|c| c["label"].as_str().unwrap_or_default().to_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(labels.contains(&"retry".to_owned()), "{labels:?}");
     running.shutdown().await;
 }
 
