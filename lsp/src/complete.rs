@@ -34,9 +34,16 @@ pub(crate) fn complete(analysis: &Analysis, offset: usize) -> Vec<CompletionItem
             CompletionItemKind::KEYWORD,
             Some("ends the branch"),
         ));
+        if previous == "->" {
+            items.push(item(
+                "each",
+                CompletionItemKind::KEYWORD,
+                Some("sends branches: `each node`"),
+            ));
+        }
         return items;
     }
-    if matches!(previous, "&" | "on_error") {
+    if matches!(previous, "&" | "on_error" | "each") {
         return nodes();
     }
     if previous == "kind" {
@@ -139,6 +146,21 @@ mod tests {
         let at = text.find("ma }").unwrap() + 2;
         let items = labels(text, at);
         assert!(items.contains(&"max_visits".to_owned()), "{items:?}");
+    }
+
+    #[test]
+    fn a_send_after_an_arrow_then_the_nodes_after_each() {
+        let text = "graph G {\n    node plan;\n    node work { input Doc; }\n    plan -> ";
+        let items = labels(text, text.len());
+        assert!(items.contains(&"each".to_owned()), "{items:?}");
+        let text = format!("{text}each ");
+        let items = labels(&text, text.len());
+        assert!(items.contains(&"work".to_owned()), "{items:?}");
+        assert!(!items.contains(&"each".to_owned()), "{items:?}");
+        let text = "graph G {\n    node work { ma }\n}\n";
+        let items = labels(text, text.find("ma }").unwrap() + 2);
+        assert!(items.contains(&"max_concurrency".to_owned()), "{items:?}");
+        assert!(items.contains(&"input".to_owned()), "{items:?}");
     }
 
     #[test]
