@@ -450,7 +450,7 @@ fn completion_offers_what_may_be_written_where_the_cursor_is() {
     let mut client = Client::start();
     client.open(text);
     let after_arrow = labels(&client.at("textDocument/completion", 3, 21, json!({})));
-    assert_eq!(after_arrow, ["plan", "web", "END"]);
+    assert_eq!(after_arrow, ["plan", "web", "END", "each"]);
     let attributes = labels(&client.at("textDocument/completion", 2, 17, json!({})));
     assert!(
         attributes.contains(&"max_visits".to_owned()),
