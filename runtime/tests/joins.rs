@@ -88,9 +88,8 @@ async fn a_join_starts_over_in_each_round_of_a_loop() {
     assert_eq!(done.state().log, round.repeat(3));
 }
 
-#[tokio::test]
-async fn a_command_to_the_join_is_an_arrival_and_a_missing_source_holds_it() {
-    // `b` steers to `j` with a command; `c` never runs: `j` must not run, and the run ends.
+/// a forks to `forked`; `b` steers to `j` with a command; `b & c -> j`.
+fn steered(forked: &[&'static str]) -> trellis::CompiledGraph<Ticket> {
     let mut builder = notes(&["a", "j", "c"]);
     builder
         .add_node_fn("b", |_, _| async {
@@ -100,33 +99,23 @@ async fn a_command_to_the_join_is_an_arrival_and_a_missing_source_holds_it() {
             ))
         })
         .add_edge(START, "a")
-        .add_fork("a", ["b"])
+        .add_fork("a", forked.iter().copied())
         .add_join(["b", "c"], "j")
         .add_edge("j", END);
-    let graph = builder.compile().unwrap();
-    let done = graph.invoke(Ticket::default()).await.unwrap();
+    builder.compile().unwrap()
+}
+
+#[tokio::test]
+async fn a_command_to_the_join_is_an_arrival_and_a_missing_source_holds_it() {
+    // `c` never runs: `j` must not run, and the run ends.
+    let done = steered(&["b"]).invoke(Ticket::default()).await.unwrap();
     assert_eq!(
         done.state().log,
         ["a", "b"],
         "`c` never ran: `j` waits in vain"
     );
-
     // With `c` running too, the command's arrival and `c`'s complete the join: `j` runs once.
-    let mut builder = notes(&["a", "j", "c"]);
-    builder
-        .add_node_fn("b", |_, _| async {
-            Ok(NodeResult::UpdateThen(
-                TicketUpdate::default().log("b"),
-                Command::Goto("j".into()),
-            ))
-        })
-        .add_edge(START, "a")
-        .add_fork("a", ["b", "c"])
-        .add_join(["b", "c"], "j")
-        .add_edge("j", END);
-    let done = builder
-        .compile()
-        .unwrap()
+    let done = steered(&["b", "c"])
         .invoke(Ticket::default())
         .await
         .unwrap();
@@ -137,16 +126,37 @@ async fn a_command_to_the_join_is_an_arrival_and_a_missing_source_holds_it() {
     );
 }
 
+#[tokio::test]
+async fn every_join_into_a_node_is_one_join() {
+    // `a & b -> j;` and `c & d -> j;` wait for all four, as docs/language.md says.
+    let mut builder = notes(&["plan", "a", "b", "c", "d", "slow", "j"]);
+    builder
+        .add_edge(START, "plan")
+        .add_fork("plan", ["a", "b", "c", "slow"])
+        .add_edge("slow", "d")
+        .add_join(["a", "b"], "j")
+        .add_join(["c", "d"], "j")
+        .add_edge("j", END);
+    let done = builder
+        .compile()
+        .unwrap()
+        .invoke(Ticket::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        done.state().log,
+        ["plan", "a", "b", "c", "slow", "d", "j"],
+        "`j` waited for `d`, a step later, and ran once"
+    );
+}
+
 #[test]
 fn join_shapes_are_checked_by_the_shared_rules() {
     let codes = |configure: &dyn Fn(&mut GraphBuilder<Ticket>)| {
         let mut builder = notes(&["a", "b", "j"]);
         builder.add_edge(START, "a").add_fork("a", ["b"]);
         configure(&mut builder);
-        builder
-            .compile()
-            .map(|_| Vec::new())
-            .unwrap_or_else(|e| e.diagnostics.iter().map(|d| d.code.to_string()).collect())
+        common::codes(builder)
     };
     // One source: nothing to wait for.
     let lone = codes(&|b| {

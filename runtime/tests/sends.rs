@@ -236,10 +236,7 @@ fn send_shapes_are_checked_by_the_shared_rules() {
         let mut builder = GraphBuilder::<Ticket>::new("Sends");
         builder.add_node_fn("work", |_, _| async { Ok(NodeResult::None) });
         configure(&mut builder);
-        builder
-            .compile()
-            .map(|_| Vec::new())
-            .unwrap_or_else(|e| e.diagnostics.iter().map(|d| d.code.to_string()).collect())
+        common::codes(builder)
     };
     let into_end = codes(&|b| {
         b.add_send(START, |_: &Ticket, _| Vec::new(), ["work", END])

@@ -156,6 +156,14 @@ pub fn sqlite_pair(
     (Arc::new(open()), Arc::new(open()))
 }
 
+/// The codes a build fails with (none when it compiles).
+pub fn codes(builder: trellis::GraphBuilder<Ticket>) -> Vec<String> {
+    builder
+        .compile()
+        .map(|_| Vec::new())
+        .unwrap_or_else(|e| e.diagnostics.iter().map(|d| d.code.to_string()).collect())
+}
+
 pub fn ticket(text: &str) -> Ticket {
     Ticket {
         text: text.to_owned(),
