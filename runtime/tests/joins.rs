@@ -102,7 +102,7 @@ fn steered(forked: &[&'static str]) -> trellis::CompiledGraph<Ticket> {
         .add_fork("a", forked.iter().copied())
         .add_join(["b", "c"], "j")
         .add_edge("j", END);
-    builder.compile().unwrap()
+    builder.compile().expect("valid graph")
 }
 
 #[tokio::test]
