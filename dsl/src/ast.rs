@@ -105,6 +105,8 @@ pub(crate) enum AttrKind<'a> {
     },
     /// `input Type;`: what a branch sent to the node carries.
     Input(RustPath<'a>),
+    /// `graph Research;`: the node runs that graph.
+    Graph(RustPath<'a>),
     MaxConcurrency(Literal<'a>),
     Unknown,
 }

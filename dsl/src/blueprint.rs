@@ -58,6 +58,8 @@ pub struct NodeSpans {
     pub max_concurrency: Option<Span>,
     /// The tokens of the `input` type path, each with its text.
     pub input: Vec<(String, Span)>,
+    /// The graph a subgraph node names (`graph Research;`).
+    pub graph: Option<Span>,
 }
 
 /// Where an edge's source and targets are written.

@@ -313,6 +313,8 @@ impl<'a> Reader<'a> {
             "max_concurrency" => AttrKind::MaxConcurrency(self.number()?),
             // input_attr = { kw_input ~ rust_path ~ semi }
             "input" => AttrKind::Input(self.rust_path()?),
+            // graph_attr = { kw_graph ~ rust_path ~ semi }
+            "graph" => AttrKind::Graph(self.rust_path()?),
             // interrupt_attr = { kw_interrupt ~ (kw_before | kw_after) ~ string? ~ semi }
             "interrupt" => {
                 let when = self.ident()?;
@@ -542,6 +544,7 @@ mod tests {
         "//! Docs.\n\u{FEFF}graph A { state ::a::B<C, D<E>>; max_steps 3; /** x */ node a { kind delegate(Other); meta k = false; meta n = 0; interrupt after \"Looks right?\"; defer; on_error END; } /* a /* nested */ one */ START -> a -> a | END; //// not a doc\n /// stray\n }\n/// Two.\ngraph B { node b { kind \"x\\\"y\"; retry 1; } START -> b & b; b -> END; }",
         "graph J { node a; node b; node c; node d; START -> a & b; a & b -> c -> d; d&END->c|d; }",
         "graph S { node each; node input { input a::B<C>; max_concurrency 3; } START -> each input | each; each -> each; input -> each -> END; }",
+        "graph P { node a { graph Q; } node b { graph ::q::Q; retry 2; } START -> a -> b -> END; } graph Q { node c; START -> c -> END; }",
     ];
 
     /// The examples, and every construct the reader handles, read as pest reads them. (Random

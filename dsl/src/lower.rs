@@ -42,6 +42,7 @@ pub(crate) const ATTRIBUTES: &[&str] = &[
     "meta",
     "input",
     "max_concurrency",
+    "graph",
 ];
 
 pub(crate) fn lower(
@@ -395,6 +396,10 @@ fn lower_attr<'a>(
                 .iter()
                 .map(|token| (token.text.to_owned(), token.span))
                 .collect();
+        }
+        AttrKind::Graph(path) => {
+            node.graph = Some(canonical_path(&path.tokens));
+            spans.graph = Some(path.span);
         }
         AttrKind::Interrupt(when, question) => {
             if let Some((first, first_when)) = *interrupt_span {

@@ -759,8 +759,11 @@ fn syntax_hint(piece_text: &str, piece: Piece) -> Option<&'static str> {
             "write `input TypeName;` (the type each sent branch carries)"
         }
         (Piece::Attribute, "max_concurrency") => "write `max_concurrency N;`",
+        (Piece::Attribute, "graph") => {
+            "write `graph Name;` (a graph of this file) or `graph module::Name;`"
+        }
         (Piece::Attribute, _) => {
-            "an attribute is one of `retry`, `timeout`, `max_visits`, `interrupt`, `defer`, `on_error`, `kind`, `meta`, `input` or `max_concurrency`, ending in `;`"
+            "an attribute is one of `retry`, `timeout`, `max_visits`, `interrupt`, `defer`, `on_error`, `kind`, `meta`, `input`, `max_concurrency` or `graph`, ending in `;`"
         }
     })
 }
@@ -941,6 +944,7 @@ fn first_tokens(rule: Rule) -> Vec<Rule> {
             Rule::kw_kind,
             Rule::kw_meta,
             Rule::kw_input,
+            Rule::kw_graph,
             Rule::kw_max_concurrency,
             Rule::rbrace,
         ],
@@ -1237,6 +1241,10 @@ fn build_attr(pair: Pair<'_, Rule>, base: usize) -> Attr<'_> {
             .first()
             .cloned()
             .map(|p| AttrKind::Input(rust_path(p, base))),
+        Rule::graph_attr => rest
+            .first()
+            .cloned()
+            .map(|p| AttrKind::Graph(rust_path(p, base))),
         Rule::interrupt_attr => rest
             .first()
             .map(|p| AttrKind::Interrupt(ident(p, base), rest.get(1).map(|q| literal(q, base)))),

@@ -96,6 +96,10 @@ pub struct Node {
     /// The type each branch sent to the node carries, as the source names it (`Document`), if
     /// declared: generated code reads the branch's input as it.
     pub input: Option<String>,
+    /// For a subgraph node (`graph Research;`): the graph it runs, as the source names it
+    /// (`Research`, or a path to another module's, `research::Research`). The child runs as
+    /// this one node, with steps, checkpoints and pauses of its own.
+    pub graph: Option<String>,
 }
 
 impl Node {

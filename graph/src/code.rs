@@ -91,6 +91,9 @@ codes! {
     E0208 => Error, Topology, "a graph with no nodes";
     E0209 => Error, Topology, "a join with one source, or not into exactly one node";
     E0210 => Error, Language, "a node sent to (`each`) that declares no `input` type";
+    E0211 => Error, Language, "a subgraph node naming a graph the file does not declare";
+    E0212 => Error, Language, "a graph that runs itself through its subgraph nodes";
+    E0213 => Error, Topology, "a subgraph node sent to (`each`): a child graph takes no branch input";
     W0301 => Warning, Topology, "a node that START cannot reach";
     W0302 => Warning, Topology, "a node from which END cannot be reached";
     W0303 => Warning, Topology, "a cycle in which no node has `max_visits`";

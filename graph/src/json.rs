@@ -53,6 +53,9 @@ impl Serialize for Node {
         if let Some(input) = &self.input {
             out.serialize_field("input", input)?;
         }
+        if let Some(graph) = &self.graph {
+            out.serialize_field("graph", graph)?;
+        }
         out.end()
     }
 }
@@ -244,6 +247,7 @@ impl<'de> Visitor<'de> for NodeVisitor {
                 "max_visits" => node.max_visits = map.next_value()?,
                 "max_concurrency" => node.max_concurrency = map.next_value()?,
                 "input" => node.input = map.next_value()?,
+                "graph" => node.graph = map.next_value()?,
                 "interrupt" => {
                     node.interrupt = match map.next_value::<Option<String>>()?.as_deref() {
                         None => None,

@@ -82,6 +82,13 @@ pub enum Violation {
         /// The one join edge.
         edge: usize,
     },
+    /// E0213: a send whose target runs a graph (a subgraph node takes no branch input).
+    SentToSubgraph {
+        /// The send edge.
+        edge: usize,
+        /// Which of its targets is the subgraph node.
+        target: usize,
+    },
     /// E0207: `on_error` naming START or END.
     OnErrorNotANode {
         /// The node whose `on_error` it is.
@@ -278,6 +285,7 @@ impl Violation {
             | Violation::EndInSend { .. }
             | Violation::OnErrorNotANode { .. } => Code::E0207,
             Violation::JoinTargets { .. } | Violation::LoneJoin { .. } => Code::E0209,
+            Violation::SentToSubgraph { .. } => Code::E0213,
             Violation::RepeatedTarget { .. } => Code::E0206,
             Violation::NoTargets { .. } | Violation::NoOutgoing { .. } => Code::E0204,
             Violation::TwoEntries { .. } => Code::E0203,
@@ -339,6 +347,10 @@ impl Violation {
                 "node `{}` is joined from {} alone",
                 node(*at),
                 quoted(&blueprint.edges[*edge].from)
+            ),
+            Violation::SentToSubgraph { edge, target } => format!(
+                "node {} runs a graph and cannot be sent to",
+                quoted(&blueprint.edges[*edge].targets[*target])
             ),
             Violation::OnErrorNotANode { .. } => "`on_error` must name a node".to_owned(),
             Violation::RepeatedTarget { edge, again, .. } => {

@@ -119,6 +119,18 @@ pub(super) fn diagnostic(
                 "join two sources or more (`{from} & other -> {id};`), or write `{from} -> {id};`"
             ))
         }
+        Violation::SentToSubgraph { edge, target } => {
+            let id = graph.edges[*edge].targets[*target].as_written();
+            let node = graph.nodes.iter().position(|n| n.id == id);
+            let sent = new(target_span(*edge, *target), "sent to here");
+            match node {
+                Some(node) => sent.with_label(node_span(node), "runs a graph"),
+                None => sent,
+            }
+            .with_help(format!(
+                "send to a node that reads the branch's input and runs the graph's work, or write `-> {id}` to run the graph once"
+            ))
+        }
         Violation::OnErrorNotANode { node } => new(
             spans.nodes[*node].on_error.unwrap_or(node_span(*node)),
             "not a node",

@@ -26,7 +26,9 @@ pub(super) fn check_graph(graph: &Blueprint, spans: &GraphSpans, diagnostics: &m
             let Some(&node) = index.get(id.as_str()) else {
                 continue;
             };
-            if graph.nodes[node].input.is_some() || reported[node] {
+            // A subgraph node is never sent to (E0213 says so): no input to ask for.
+            let declared = &graph.nodes[node];
+            if declared.input.is_some() || declared.graph.is_some() || reported[node] {
                 continue;
             }
             reported[node] = true;

@@ -123,7 +123,7 @@ pub(crate) struct Outgoing {
     pub(crate) of_node: Vec<Option<usize>>,
 }
 
-/// E0203, E0205, E0202, E0204 (no targets), E0206, E0207, E0209; the outgoing edge of every
+/// E0203, E0205, E0202, E0204 (no targets), E0206, E0207, E0209, E0213; the outgoing edge of every
 /// node.
 fn edges(blueprint: &Blueprint, index: &NodeIndex<'_>, out: &mut Vec<Violation>) -> Outgoing {
     let mut outgoing = Outgoing {
@@ -194,16 +194,24 @@ fn edges(blueprint: &Blueprint, index: &NodeIndex<'_>, out: &mut Vec<Violation>)
                     }
                 }
                 Endpoint::End => {}
-                Endpoint::Node(id) => {
-                    if index.get(id).is_none() {
-                        out.push(Violation::Undeclared {
-                            reference: Reference::Target {
-                                edge: at,
-                                target: target_at,
-                            },
+                Endpoint::Node(id) => match index.get(id) {
+                    None => out.push(Violation::Undeclared {
+                        reference: Reference::Target {
+                            edge: at,
+                            target: target_at,
+                        },
+                    }),
+                    Some(node)
+                        if edge.kind == EdgeKind::Each
+                            && blueprint.nodes[node].graph.is_some() =>
+                    {
+                        out.push(Violation::SentToSubgraph {
+                            edge: at,
+                            target: target_at,
                         });
                     }
-                }
+                    Some(_) => {}
+                },
             }
         }
     }

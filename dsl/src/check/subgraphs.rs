@@ -1,0 +1,118 @@
+//! The language's rules for subgraph nodes (`node research { graph Research; }`): a graph named
+//! without a path is one of this file's (E0211), and no graph runs itself through its subgraph
+//! nodes, directly or through others (E0212). A path (`graph research::Research;`) names another
+//! module's graph, which the Rust compiler resolves. Whether a subgraph node may be sent to is a
+//! graph rule every front door shares (E0213, `trellis_graph::check`).
+
+use trellis_graph::did_you_mean;
+
+use crate::blueprint::Module;
+use crate::diagnostic::{Code, Diagnostic, Diagnostics, Span};
+
+/// A subgraph node's reference to a graph of this file.
+struct Reference {
+    /// The graph whose node it is.
+    from: usize,
+    /// The graph it names.
+    to: usize,
+    span: Span,
+}
+
+pub(super) fn check_module(module: &Module, diagnostics: &mut Diagnostics) {
+    let mut references: Vec<Reference> = Vec::new();
+    for (from, (graph, spans)) in module.graphs.iter().zip(&module.spans).enumerate() {
+        for (node, node_spans) in graph.nodes.iter().zip(&spans.nodes) {
+            let (Some(name), Some(span)) = (node.graph.as_deref(), node_spans.graph) else {
+                continue;
+            };
+            if name.contains("::") || name.contains('<') {
+                continue;
+            }
+            match module.graphs.iter().position(|g| g.name == name) {
+                Some(to) => references.push(Reference { from, to, span }),
+                None => diagnostics.push(unknown(module, name, span)),
+            }
+        }
+    }
+    cycles(module, &references, diagnostics);
+}
+
+fn unknown(module: &Module, name: &str, span: Span) -> Diagnostic {
+    let diagnostic = Diagnostic::new(
+        Code::E0211,
+        span,
+        format!("no graph named `{name}` in this file"),
+        "not a graph of this file",
+    );
+    match did_you_mean(name, module.graphs.iter().map(|g| g.name.as_str())) {
+        Some(known) => diagnostic.with_did_you_mean(span, known),
+        None => diagnostic.with_help(format!(
+            "declare `graph {name} {{ … }}` in this file, or name another module's graph by its path: `graph module::{name};`"
+        )),
+    }
+}
+
+/// E0212, once per cycle of graphs, at the reference that starts it (in declaration order) with
+/// the reference that closes it. Depth-first over the graphs, which are few.
+fn cycles(module: &Module, references: &[Reference], diagnostics: &mut Diagnostics) {
+    let graphs = module.graphs.len();
+    // 0: not visited, 1: on the current path, 2: done.
+    let mut mark = vec![0u8; graphs];
+    for root in 0..graphs {
+        if mark[root] == 0 {
+            let mut path = Vec::new();
+            visit(root, module, references, &mut mark, &mut path, diagnostics);
+        }
+    }
+}
+
+fn visit(
+    graph: usize,
+    module: &Module,
+    references: &[Reference],
+    mark: &mut [u8],
+    path: &mut Vec<usize>,
+    diagnostics: &mut Diagnostics,
+) {
+    mark[graph] = 1;
+    for (at, reference) in references.iter().enumerate().filter(|(_, r)| r.from == graph) {
+        path.push(at);
+        match mark[reference.to] {
+            0 => visit(reference.to, module, references, mark, path, diagnostics),
+            1 => diagnostics.push(cycle(module, references, path, reference.to)),
+            _ => {}
+        }
+        path.pop();
+    }
+    mark[graph] = 2;
+}
+
+/// The cycle that ends at `path`'s last reference, back into graph `start`.
+fn cycle(module: &Module, references: &[Reference], path: &[usize], start: usize) -> Diagnostic {
+    let name = |graph: usize| module.graphs[graph].name.as_str();
+    let first = path
+        .iter()
+        .position(|&at| references[at].from == start)
+        .unwrap_or(0);
+    let cycle = &path[first..];
+    let opening = &references[cycle[0]];
+    let closing = &references[cycle[cycle.len() - 1]];
+    let mut route: Vec<&str> = cycle.iter().map(|&at| name(references[at].from)).collect();
+    route.push(name(start));
+    let message = format!("graph `{}` runs itself: {}", name(start), route.join(" → "));
+    if cycle.len() == 1 {
+        return Diagnostic::new(Code::E0212, opening.span, message, "runs its own graph")
+            .with_help("a graph cannot contain itself: loop with an edge instead (`work -> work | END;`)");
+    }
+    Diagnostic::new(
+        Code::E0212,
+        opening.span,
+        message,
+        format!("`{}` runs `{}` here", name(opening.from), name(opening.to)),
+    )
+    .with_label(
+        closing.span,
+        format!("and `{}` runs `{}` here", name(closing.from), name(closing.to)),
+    )
+    .with_help("a graph cannot contain itself: remove one of these subgraph nodes")
+}
