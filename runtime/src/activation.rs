@@ -21,6 +21,8 @@ pub(crate) struct Activation<U> {
     pub(crate) failed_attempts: Vec<(u32, String, bool)>,
     /// Wall time of the whole activation, measured only when someone observes events.
     pub(crate) elapsed: Option<Duration>,
+    /// What a subgraph node's child did (its final state, or its pause).
+    pub(crate) nested: Option<Box<crate::subgraph::Nested>>,
 }
 
 /// Why an activation produced no result.
@@ -96,6 +98,7 @@ pub(crate) async fn activate<S: GraphState>(
         result,
         failed_attempts,
         elapsed: started.map(|t| t.elapsed()),
+        nested: ctx.nested.take(),
     }
 }
 

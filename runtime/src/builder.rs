@@ -17,7 +17,8 @@ use crate::graph::{
 };
 use crate::node::{FnNode, Node, NodeContext, NodeError, NodeResult};
 use crate::options::NodeOptions;
-use crate::state::GraphState;
+use crate::state::{ApplyResume, GraphState};
+use crate::subgraph::{Subgraph, SubgraphMap, SubgraphNode};
 
 pub use trellis_graph::{END, START};
 
@@ -57,6 +58,8 @@ pub struct GraphBuilder<S: GraphState> {
     routers: Vec<Option<RouterFn<S>>>,
     /// The function of each send edge, by the edge's position.
     fans: HashMap<usize, FanFn<S>>,
+    /// The subgraph nodes, by the node's position.
+    subgraphs: HashMap<usize, Arc<dyn Subgraph<S>>>,
     event_capacity: usize,
     checkpointer: Option<Arc<dyn Checkpointer>>,
 }
@@ -77,6 +80,7 @@ impl<S: GraphState> GraphBuilder<S> {
             nodes: Vec::new(),
             routers: Vec::new(),
             fans: HashMap::new(),
+            subgraphs: HashMap::new(),
             event_capacity: Self::DEFAULT_EVENT_CAPACITY,
             checkpointer: None,
         }
@@ -146,6 +150,7 @@ impl<S: GraphState> GraphBuilder<S> {
             nodes,
             routers,
             fans: HashMap::new(),
+            subgraphs: HashMap::new(),
             event_capacity: Self::DEFAULT_EVENT_CAPACITY,
             checkpointer: None,
         }
@@ -189,6 +194,98 @@ impl<S: GraphState> GraphBuilder<S> {
         Fut: Future<Output = Result<NodeResult<S::Update>, NodeError>> + Send + 'static,
     {
         self.add_node_with(name, FnNode::new(f), options)
+    }
+
+    /// Declares a node that runs `child`, a graph on this graph's own state type: the child
+    /// starts from the committed state, and its final state becomes the parent's (a sibling
+    /// node's update in the same super-step is merged after it).
+    ///
+    /// The child's run is the parent's `<run>/<node>@<step>`, with steps, checkpoints (in the
+    /// parent's checkpointer) and events (on the parent's bus) of its own. A pause inside it
+    /// pauses the parent, asking the child's questions under ids prefixed with the child's
+    /// segment (`research@3/approve@2`); resuming the parent answers the child and continues it
+    /// where it stopped.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use trellis::{END, GraphBuilder, NodeResult, START, WholeState};
+    /// #[derive(Clone, Default, serde::Serialize, serde::Deserialize)]
+    /// struct Notes(Vec<String>);
+    /// impl WholeState for Notes {}
+    ///
+    /// let mut research = GraphBuilder::<Notes>::new("Research");
+    /// research
+    ///     .add_node_fn("search", |notes, _| async move {
+    ///         let mut notes = (*notes).clone();
+    ///         notes.0.push("found".into());
+    ///         Ok(notes.into())
+    ///     })
+    ///     .add_edge(START, "search")
+    ///     .add_edge("search", END);
+    ///
+    /// let mut ticket = GraphBuilder::<Notes>::new("Ticket");
+    /// ticket
+    ///     .add_subgraph("research", research.compile()?)
+    ///     .add_edge(START, "research")
+    ///     .add_edge("research", END);
+    /// let outcome = ticket.compile()?.invoke(Notes(vec!["asked".into()])).await?;
+    /// assert_eq!(outcome.state().0, ["asked", "found"]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn add_subgraph(&mut self, name: impl Into<String>, child: CompiledGraph<S>) -> &mut Self {
+        self.add_subgraph_with(name, child, NodeOptions::default())
+    }
+
+    /// [`add_subgraph`](Self::add_subgraph) with options (`retry` runs a fresh child).
+    pub fn add_subgraph_with(
+        &mut self,
+        name: impl Into<String>,
+        child: CompiledGraph<S>,
+        options: NodeOptions,
+    ) -> &mut Self {
+        let graph = child.name().to_owned();
+        self.push_subgraph(
+            name.into(),
+            graph,
+            Arc::new(SubgraphNode::same(child)),
+            options,
+        )
+    }
+
+    /// Declares a node that runs `child`, a graph on another state type: `map` makes the
+    /// child's input from the parent's state and the parent's update from the child's final
+    /// state. Otherwise as [`add_subgraph`](Self::add_subgraph); the child's questions are
+    /// answered with the parent's answer type, which must be the child's.
+    pub fn add_subgraph_mapped<C: ApplyResume>(
+        &mut self,
+        name: impl Into<String>,
+        child: CompiledGraph<C>,
+        map: impl SubgraphMap<S, C>,
+        options: NodeOptions,
+    ) -> &mut Self {
+        let graph = child.name().to_owned();
+        let node = Arc::new(SubgraphNode::mapped(child, map));
+        self.push_subgraph(name.into(), graph, node, options)
+    }
+
+    fn push_subgraph<N>(
+        &mut self,
+        name: String,
+        graph: String,
+        node: Arc<N>,
+        options: NodeOptions,
+    ) -> &mut Self
+    where
+        N: Node<S> + Subgraph<S>,
+    {
+        let mut description = options.describe(name);
+        description.graph = Some(graph);
+        self.blueprint.nodes.push(description);
+        self.subgraphs
+            .insert(self.nodes.len(), Arc::clone(&node) as Arc<dyn Subgraph<S>>);
+        self.nodes.push((node, options));
+        self
     }
 
     fn push_edge(&mut self, from: String, kind: EdgeKind, targets: Vec<Endpoint>) {
@@ -482,9 +579,11 @@ impl<S: GraphState> GraphBuilder<S> {
             nodes,
             mut routers,
             mut fans,
+            mut subgraphs,
             event_capacity,
             checkpointer,
         } = self;
+        let nests = !subgraphs.is_empty();
         let index: crate::graph::NameIndex = blueprint
             .nodes
             .iter()
@@ -574,7 +673,9 @@ impl<S: GraphState> GraphBuilder<S> {
             .into_iter()
             .zip(&blueprint.nodes)
             .zip(outgoing)
-            .map(|(((node, options), description), edge)| NodeSpec {
+            .enumerate()
+            .map(|(at, (((node, options), description), edge))| NodeSpec {
+                subgraph: subgraphs.remove(&at),
                 name: Arc::from(description.id.as_str()),
                 node,
                 edge: edge.unwrap_or(Edge::Static(Target::End)),
@@ -607,6 +708,7 @@ impl<S: GraphState> GraphBuilder<S> {
                 entry,
                 blueprint,
                 warnings,
+                nests,
             },
             EventBus::new(event_capacity),
             checkpointer,
@@ -648,6 +750,9 @@ fn help(violation: &Violation, blueprint: &Blueprint) -> String {
     let node = |at: usize| blueprint.nodes[at].id.as_str();
     match violation {
         Violation::NoNodes => "add a node with `add_node`".to_owned(),
+        Violation::SentToSubgraph { .. } => {
+            "send to a node that reads the branch's input; add the subgraph after it".to_owned()
+        }
         Violation::ReservedName { .. } => {
             "START and END are built in; give the node a name of its own".to_owned()
         }

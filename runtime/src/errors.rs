@@ -252,4 +252,13 @@ pub enum RunError {
         /// Why.
         reason: String,
     },
+    /// A subgraph's run was given what it cannot take: an answer (or a starting state) of
+    /// another type than its own.
+    #[error("subgraph run {run_id} takes {expected}")]
+    SubgraphAnswer {
+        /// The child run.
+        run_id: RunId,
+        /// What it takes.
+        expected: &'static str,
+    },
 }

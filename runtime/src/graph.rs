@@ -111,6 +111,8 @@ pub(crate) struct NodeSpec<S: GraphState> {
     pub(crate) edge: Edge<S>,
     pub(crate) on_error: Option<usize>,
     pub(crate) options: NodeOptions,
+    /// For a subgraph node: the same node, seen as one (to answer its child's questions).
+    pub(crate) subgraph: Option<Arc<dyn crate::subgraph::Subgraph<S>>>,
 }
 
 pub(crate) struct Topology<S: GraphState> {
@@ -129,6 +131,8 @@ pub(crate) struct Topology<S: GraphState> {
     pub(crate) blueprint: Blueprint,
     /// What the rules warned about.
     pub(crate) warnings: Vec<BuildDiagnostic>,
+    /// Whether a node runs a graph (its runs then give children a place to keep checkpoints).
+    pub(crate) nests: bool,
 }
 
 impl<S: GraphState> Topology<S> {
@@ -278,6 +282,21 @@ impl<S: GraphState> fmt::Debug for CompiledGraph<S> {
 }
 
 impl<S: GraphState> CompiledGraph<S> {
+    /// Where a run of this graph's subgraph nodes keep their child runs: this graph's
+    /// checkpointer, or memory for the life of the run; `None` for a graph without any.
+    pub(crate) fn nest(&self) -> Option<Arc<crate::subgraph::Nest>> {
+        self.topology.nests.then(|| {
+            let store: Arc<dyn Checkpointer> = match &self.checkpointer {
+                Some(store) => Arc::clone(store),
+                None => Arc::new(crate::checkpoint::InMemoryCheckpointer::new()),
+            };
+            Arc::new(crate::subgraph::Nest {
+                store,
+                events: Arc::clone(&self.events),
+            })
+        })
+    }
+
     pub(crate) fn new(
         topology: Topology<S>,
         events: EventBus,

@@ -179,6 +179,33 @@ impl RunId {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// For a subgraph's run, its namespace path under the top-level run: the segments naming
+    /// the subgraph node and step at each level (`["research@3", "check@1"]` for
+    /// `01J…/research@3/check@1`); empty for a top-level run. Every event carries its run's id,
+    /// so this is where in the tree of runs the event happened.
+    ///
+    /// ```
+    /// let child = trellis::RunId::from("01JDQ6VZ8M0000000000000000/research@3");
+    /// assert_eq!(child.namespace().collect::<Vec<_>>(), ["research@3"]);
+    /// assert_eq!(child.root(), "01JDQ6VZ8M0000000000000000");
+    /// assert_eq!(child.parent().unwrap().as_str(), "01JDQ6VZ8M0000000000000000");
+    /// ```
+    pub fn namespace(&self) -> impl Iterator<Item = &str> {
+        self.0.split('/').skip(1)
+    }
+
+    /// The top-level run this one belongs to (itself, for a top-level run).
+    pub fn root(&self) -> &str {
+        self.0.split('/').next().unwrap_or_default()
+    }
+
+    /// For a subgraph's run: the run of the node that runs it.
+    pub fn parent(&self) -> Option<RunId> {
+        self.0
+            .rsplit_once('/')
+            .map(|(parent, _)| RunId(parent.to_owned()))
+    }
 }
 
 impl Default for RunId {

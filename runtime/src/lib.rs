@@ -110,6 +110,7 @@ mod options;
 mod owner;
 mod runner;
 mod state;
+mod subgraph;
 mod travel;
 pub mod worker;
 
@@ -123,6 +124,7 @@ pub use node::{Command, Node, NodeContext, NodeError, NodeOutput, NodeResult, Se
 pub use options::NodeOptions;
 pub use runner::Outcome;
 pub use state::{ApplyResume, GraphState, WholeState};
+pub use subgraph::{MapFn, SubgraphMap};
 
 /// `#[async_trait]`, re-exported so that node implementations need no extra dependency.
 pub use async_trait::async_trait;

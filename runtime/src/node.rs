@@ -230,6 +230,8 @@ pub struct NodeContext {
     pub(crate) failure: Option<Arc<NodeFailure>>,
     /// For a branch of a send: its input.
     pub(crate) input: Option<Arc<serde_json::Value>>,
+    /// For a subgraph node: the child run to continue, and what the child did.
+    pub(crate) nested: Option<Box<crate::subgraph::Nested>>,
 }
 
 /// The part of a context shared by every node of a run.
@@ -243,6 +245,8 @@ pub(crate) struct RunScope {
     /// Where [`NodeContext::emit`] sends, when the run is streamed with
     /// [`StreamMode::Custom`](crate::stream::StreamMode::Custom).
     pub(crate) custom: Option<CustomSink>,
+    /// For a graph with subgraph nodes: where their child runs keep checkpoints and events.
+    pub(crate) nest: Option<Arc<crate::subgraph::Nest>>,
 }
 
 /// Takes a node's custom values (node, step, value) into a run's stream.

@@ -161,6 +161,7 @@ impl NodeOptions {
             max_concurrency: self.max_concurrency,
             // A type name is the language's to give (the builder's inputs are JSON).
             input: None,
+            graph: None,
         }
     }
 

@@ -483,3 +483,16 @@ async fn sent_branches_wait_across_a_pause_resumed_through_another_pool() {
     let second: Arc<dyn Checkpointer> = Arc::new(store_in(&url, &schema).await);
     common::sends::sent_branches_wait_across_a_pause(first, second).await;
 }
+
+#[cfg_attr(
+    not(postgres_tests),
+    ignore = "needs PostgreSQL: set TRELLIS_TEST_POSTGRES_URL (`.ci/postgres start DIR` gives one)"
+)]
+#[tokio::test]
+async fn a_pause_inside_a_subgraph_resumes_through_another_pool() {
+    let url = database_url();
+    let schema = fresh_schema();
+    let first: Arc<dyn Checkpointer> = Arc::new(store_in(&url, &schema).await);
+    let second: Arc<dyn Checkpointer> = Arc::new(store_in(&url, &schema).await);
+    common::subgraphs::a_pause_inside_a_subgraph_resumes_in_another_process(first, second).await;
+}

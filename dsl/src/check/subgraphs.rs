@@ -75,7 +75,11 @@ fn visit(
     diagnostics: &mut Diagnostics,
 ) {
     mark[graph] = 1;
-    for (at, reference) in references.iter().enumerate().filter(|(_, r)| r.from == graph) {
+    for (at, reference) in references
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.from == graph)
+    {
         path.push(at);
         match mark[reference.to] {
             0 => visit(reference.to, module, references, mark, path, diagnostics),
@@ -102,7 +106,9 @@ fn cycle(module: &Module, references: &[Reference], path: &[usize], start: usize
     let message = format!("graph `{}` runs itself: {}", name(start), route.join(" → "));
     if cycle.len() == 1 {
         return Diagnostic::new(Code::E0212, opening.span, message, "runs its own graph")
-            .with_help("a graph cannot contain itself: loop with an edge instead (`work -> work | END;`)");
+            .with_help(
+                "a graph cannot contain itself: loop with an edge instead (`work -> work | END;`)",
+            );
     }
     Diagnostic::new(
         Code::E0212,
@@ -112,7 +118,11 @@ fn cycle(module: &Module, references: &[Reference], path: &[usize], start: usize
     )
     .with_label(
         closing.span,
-        format!("and `{}` runs `{}` here", name(closing.from), name(closing.to)),
+        format!(
+            "and `{}` runs `{}` here",
+            name(closing.from),
+            name(closing.to)
+        ),
     )
     .with_help("a graph cannot contain itself: remove one of these subgraph nodes")
 }

@@ -202,8 +202,7 @@ fn edges(blueprint: &Blueprint, index: &NodeIndex<'_>, out: &mut Vec<Violation>)
                         },
                     }),
                     Some(node)
-                        if edge.kind == EdgeKind::Each
-                            && blueprint.nodes[node].graph.is_some() =>
+                        if edge.kind == EdgeKind::Each && blueprint.nodes[node].graph.is_some() =>
                     {
                         out.push(Violation::SentToSubgraph {
                             edge: at,

@@ -171,6 +171,10 @@ pub fn sample_checkpoint(run_id: &RunId, id: u64) -> Checkpoint {
             crate::node::SendTo::json("review", json!({ "doc": "ü", "pages": [1, 2] })),
             crate::node::SendTo::json("review", json!(null)),
         ],
+        children: BTreeMap::from([(
+            "research".to_owned(),
+            RunId::from(format!("{run_id}/research@3")),
+        )]),
         graph_fingerprint: "9f2c4e1a7b3d5c60".to_owned(),
         state_type: "support::Ticket".to_owned(),
         created_at: at("2026-03-04T05:06:07.123456Z"),

@@ -233,6 +233,10 @@ pub struct Checkpoint {
     /// Branches sent for the next super-step, with their inputs, in the order they run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sends: Vec<crate::node::SendTo>,
+    /// Subgraph nodes in the frontier whose child run was answered after a pause: the node →
+    /// the child run it continues when it runs.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub children: BTreeMap<String, RunId>,
     /// The topology that wrote it ([`CompiledGraph::fingerprint`](crate::CompiledGraph::fingerprint)).
     pub graph_fingerprint: String,
     /// The state's Rust type (`std::any::type_name`), so another state type is refused.
@@ -258,6 +262,8 @@ pub(crate) struct Detail {
     pub(crate) joins: BTreeMap<String, Vec<String>>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) sends: Vec<crate::node::SendTo>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) children: BTreeMap<String, RunId>,
     pub(crate) graph_fingerprint: String,
     pub(crate) state_type: String,
 }
@@ -274,6 +280,7 @@ impl Detail {
             interrupts: checkpoint.interrupts.clone(),
             joins: checkpoint.joins.clone(),
             sends: checkpoint.sends.clone(),
+            children: checkpoint.children.clone(),
             graph_fingerprint: checkpoint.graph_fingerprint.clone(),
             state_type: checkpoint.state_type.clone(),
         }

@@ -141,19 +141,28 @@ pub struct Run<S: GraphState> {
     arrived: Vec<Vec<usize>>,
     /// Branches sent for the next super-step: the node, and its input.
     sends: Vec<(usize, Arc<serde_json::Value>)>,
+    /// Subgraph nodes whose child was answered after a pause: the child run each continues
+    /// when it runs again.
+    children: Vec<(usize, RunId)>,
 }
 
 impl<S: GraphState> Run<S> {
     pub(crate) fn new(graph: CompiledGraph<S>, input: S) -> Self {
+        Self::with_id(graph, RunId::new(), input)
+    }
+
+    /// A new run called `run_id` (a subgraph's child run is named after its parent's).
+    pub(crate) fn with_id(graph: CompiledGraph<S>, run_id: RunId, input: S) -> Self {
         let nodes = graph.topology.nodes.len();
         let graph_joins = graph.topology.joins.len();
         Run {
             scope: Arc::new(RunScope {
-                run_id: RunId::new(),
+                run_id,
                 graph: Arc::clone(&graph.topology.name),
                 cancel: CancellationToken::new(),
                 names: Arc::clone(&graph.topology.names),
                 custom: None,
+                nest: graph.nest(),
             }),
             graph,
             state: Arc::new(input),
@@ -177,6 +186,7 @@ impl<S: GraphState> Run<S> {
             parent: None,
             arrived: vec![Vec::new(); graph_joins],
             sends: Vec::new(),
+            children: Vec::new(),
         }
     }
 

@@ -175,6 +175,11 @@ impl<S: GraphState> Run<S> {
                     crate::node::SendTo::json(nodes[*i].name.to_string(), (**input).clone())
                 })
                 .collect(),
+            children: self
+                .children
+                .iter()
+                .map(|(i, child)| (nodes[*i].name.to_string(), child.clone()))
+                .collect(),
             graph_fingerprint: self.graph.topology.fingerprint.clone(),
             state_type: std::any::type_name::<S>().to_owned(),
             created_at: now,

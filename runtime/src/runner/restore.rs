@@ -95,6 +95,11 @@ impl<S: GraphState> Run<S> {
                 }
             }
         }
+        let children = checkpoint
+            .children
+            .iter()
+            .map(|(node, child)| Ok((find(node)?, child.clone())))
+            .collect::<Result<Vec<_>, RunError>>()?;
         let state: S =
             serde_json::from_value(checkpoint.state).map_err(|source| RunError::State {
                 run_id: run_id.clone(),
@@ -108,6 +113,7 @@ impl<S: GraphState> Run<S> {
                 cancel: CancellationToken::new(),
                 names: Arc::clone(&topology.names),
                 custom: None,
+                nest: graph.nest(),
             }),
             graph,
             state: Arc::new(state),
@@ -136,6 +142,7 @@ impl<S: GraphState> Run<S> {
             parent: record.parent,
             arrived,
             sends,
+            children,
         })
     }
 }

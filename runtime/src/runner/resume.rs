@@ -8,9 +8,14 @@ use crate::checkpoint::{CheckpointLabel, RunStatus};
 use crate::errors::RunError;
 use crate::event::Event;
 use crate::graph::{Edge, Target};
+use crate::id::RunId;
 use crate::id::Timestamp;
 use crate::interrupt::{Interrupt, InterruptPoint};
 use crate::state::ApplyResume;
+use crate::subgraph::SubgraphNode;
+
+/// A child run's answers: its subgraph node, its id, and each answer by the child's own id.
+type ChildAnswers<I> = (usize, RunId, Vec<(String, I)>);
 
 impl<S: ApplyResume> Run<S> {
     /// Answers a paused run's interrupts, one answer per pending id, folds the answers into
@@ -82,8 +87,18 @@ impl<S: ApplyResume> Run<S> {
         let nodes = &topology.nodes;
         let index = |name: &str| topology.find(name);
         let mut updates = Vec::with_capacity(interrupts.len());
+        // A subgraph's questions are its child's: answered there, before anything is merged.
+        let mut next = std::mem::take(&mut self.frontier);
+        // Boxed: a child's resume is this very function, one graph down.
+        let asked_children = Box::pin(self.answer_children(interrupts, answers)).await?;
+        for &(i, _) in &asked_children {
+            next.push(i);
+        }
         for interrupt in interrupts {
             let i = index(&interrupt.node)?;
+            if asked_children.iter().any(|&(node, _)| node == i) {
+                continue;
+            }
             if let Some(at) = answers.iter().position(|(id, _)| *id == interrupt.id) {
                 let (_, input) = answers.swap_remove(at);
                 updates.push((&*nodes[i].name, self.state.apply_resume(interrupt, input)));
@@ -99,9 +114,12 @@ impl<S: ApplyResume> Run<S> {
         if let Some(updates) = streamed {
             self.send_updates(self.step, updates);
         }
-        let mut next = std::mem::take(&mut self.frontier);
+        self.children.extend(asked_children.iter().cloned());
         for interrupt in interrupts {
             let i = index(&interrupt.node)?;
+            if asked_children.iter().any(|&(node, _)| node == i) {
+                continue;
+            }
             let spec = &nodes[i];
             let undeclared = |target: &str| RunError::UndeclaredTarget {
                 node: spec.name.to_string(),
@@ -140,5 +158,65 @@ impl<S: ApplyResume> Run<S> {
             step: self.step,
         });
         Ok(())
+    }
+
+    /// Hands the answers to subgraph nodes' questions (`research@3/approve@2`) to their child
+    /// runs (`<run>/research@3`), which fold them in and checkpoint; returns each such node
+    /// with the child it continues when it runs again.
+    async fn answer_children(
+        &self,
+        interrupts: &[Interrupt],
+        answers: &mut Vec<(String, S::Input)>,
+    ) -> Result<Vec<(usize, RunId)>, RunError> {
+        let topology = Arc::clone(&self.graph.topology);
+        // Per child run: its node, its id, and the answers for it.
+        let mut children: Vec<ChildAnswers<S::Input>> = Vec::new();
+        for interrupt in interrupts {
+            let i = topology.find(&interrupt.node)?;
+            let Some((segment, inner)) = interrupt.id.split_once('/') else {
+                continue;
+            };
+            if topology.nodes[i].subgraph.is_none() {
+                continue;
+            }
+            let Some(at) = answers.iter().position(|(id, _)| *id == interrupt.id) else {
+                continue;
+            };
+            let (_, answer) = answers.swap_remove(at);
+            let child = RunId::from(format!("{}/{segment}", self.scope.run_id));
+            match children.iter_mut().find(|(_, run, _)| *run == child) {
+                Some((_, _, given)) => given.push((inner.to_owned(), answer)),
+                None => children.push((i, child, vec![(inner.to_owned(), answer)])),
+            }
+        }
+        if children.is_empty() {
+            return Ok(Vec::new());
+        }
+        let nest = self
+            .scope
+            .nest
+            .clone()
+            .ok_or_else(|| RunError::Unresumable {
+                run_id: self.scope.run_id.clone(),
+                reason: "it waits on a subgraph, and its graph has no subgraph node".to_owned(),
+            })?;
+        let mut answered = Vec::with_capacity(children.len());
+        for (i, child, given) in children {
+            let Some(subgraph) = topology.nodes[i].subgraph.clone() else {
+                continue;
+            };
+            match subgraph.as_any().downcast_ref::<SubgraphNode<S, S>>() {
+                Some(same) => same.answer_same(&nest, &child, given).await?,
+                None => {
+                    let boxed = given
+                        .into_iter()
+                        .map(|(id, answer)| (id, Box::new(answer) as Box<dyn std::any::Any + Send>))
+                        .collect();
+                    subgraph.answer(&nest, &child, boxed).await?;
+                }
+            }
+            answered.push((i, child));
+        }
+        Ok(answered)
     }
 }

@@ -55,6 +55,9 @@ struct Absorbed<'t, U> {
     failures: Vec<(usize, Arc<NodeFailure>)>,
     /// Branches sent by commands: (sending node, node to run, input).
     sends: Vec<(usize, usize, Arc<serde_json::Value>)>,
+    /// Subgraph nodes on the run's own state type that completed: (node, the child's final
+    /// state, which becomes the run's before the step's updates are merged).
+    replaced: Vec<(usize, Arc<dyn std::any::Any + Send + Sync>)>,
     cancelled: bool,
 }
 
@@ -95,6 +98,7 @@ fn joined<S: GraphState>(
         result,
         failed_attempts: Vec::new(),
         elapsed: None,
+        nested: None,
     }
 }
 
@@ -386,6 +390,7 @@ impl<S: GraphState> Run<S> {
             interrupts: Vec::new(),
             failures: Vec::new(),
             sends: Vec::new(),
+            replaced: Vec::new(),
             cancelled: false,
         };
         absorbed.follow.clear();
@@ -441,6 +446,7 @@ impl<S: GraphState> Run<S> {
             interrupts,
             failures,
             sends: commanded,
+            replaced,
             cancelled,
         } = absorbed;
         if cancelled {
@@ -449,12 +455,18 @@ impl<S: GraphState> Run<S> {
 
         // Copies for the stream, sent once the merge has committed them.
         let streamed = self.copy_updates(|| updates.to_vec());
-        let merged = match updates {
-            Updates::None => Ok(()),
-            Updates::One(node, update) => Arc::make_mut(&mut self.state).apply_one(node, update),
-            Updates::Many(all) => Arc::make_mut(&mut self.state).apply(all),
-        };
-        merged.map_err(|conflict| RunError::MergeConflict { step, conflict })?;
+        if replaced.is_empty() {
+            let merged = match updates {
+                Updates::None => Ok(()),
+                Updates::One(node, update) => {
+                    Arc::make_mut(&mut self.state).apply_one(node, update)
+                }
+                Updates::Many(all) => Arc::make_mut(&mut self.state).apply(all),
+            };
+            merged.map_err(|conflict| RunError::MergeConflict { step, conflict })?;
+        } else {
+            self.state = self.replace(topology, step, replaced, updates)?;
+        }
         if let Some(updates) = streamed {
             self.send_updates(step, updates);
         }
@@ -500,6 +512,10 @@ impl<S: GraphState> Run<S> {
         if !failures.is_empty() {
             self.failures.extend(failures);
         }
+        // A continued child ran: it completed, failed, or paused again (and is asked anew).
+        if !self.children.is_empty() {
+            self.children.retain(|(node, _)| !ran.contains(node));
+        }
         self.step = step;
         self.last_node = ran.last().copied();
         self.send_values();
@@ -518,6 +534,46 @@ impl<S: GraphState> Run<S> {
         Ok(StepOutcome::Stepped { step })
     }
 
+    /// The state after a step in which subgraph nodes on this state type completed: the
+    /// child's final state, with the step's other updates merged into it. Two such nodes in one
+    /// step conflict, as two whole-state updates would.
+    fn replace(
+        &self,
+        topology: &Topology<S>,
+        step: u64,
+        replaced: Vec<(usize, Arc<dyn std::any::Any + Send + Sync>)>,
+        updates: Updates<'_, S::Update>,
+    ) -> Result<Arc<S>, RunError> {
+        let child = match replaced.as_slice() {
+            [(_, child)] => Arc::clone(child),
+            [(first, _), (second, _), ..] => {
+                return Err(RunError::MergeConflict {
+                    step,
+                    conflict: crate::state::MergeConflict {
+                        field: "state",
+                        first: topology.nodes[*first].name.to_string(),
+                        second: topology.nodes[*second].name.to_string(),
+                    },
+                });
+            }
+            [] => return Ok(Arc::clone(&self.state)),
+        };
+        // `add_subgraph` runs a child on this very state type: the downcast cannot fail.
+        let mut state = child
+            .downcast::<S>()
+            .map_err(|_| RunError::SubgraphAnswer {
+                run_id: self.scope.run_id.clone(),
+                expected: std::any::type_name::<S>(),
+            })?;
+        let merged = match updates {
+            Updates::None => Ok(()),
+            Updates::One(node, update) => Arc::make_mut(&mut state).apply_one(node, update),
+            Updates::Many(all) => Arc::make_mut(&mut state).apply(all),
+        };
+        merged.map_err(|conflict| RunError::MergeConflict { step, conflict })?;
+        Ok(state)
+    }
+
     /// The context of node `i`'s activation in `step` (with its input, for a sent branch).
     fn context(&self, i: usize, step: u64, input: Option<Arc<serde_json::Value>>) -> NodeContext {
         NodeContext {
@@ -526,6 +582,20 @@ impl<S: GraphState> Run<S> {
             step,
             attempt: 0,
             input,
+            // Only a subgraph node answered after a pause has a child to continue.
+            nested: if self.children.is_empty() {
+                None
+            } else {
+                self.children
+                    .iter()
+                    .find(|&&(node, _)| node == i)
+                    .map(|(_, child)| {
+                        Box::new(crate::subgraph::Nested {
+                            resume: Some(child.clone()),
+                            ..Default::default()
+                        })
+                    })
+            },
             failure: self
                 .failures
                 .iter()
@@ -590,6 +660,26 @@ impl<S: GraphState> Run<S> {
                 command: result.label(),
                 elapsed_us: u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
             });
+        }
+        if let Some(nested) = activation.nested {
+            if let Some((child, asked)) = nested.paused {
+                // The child paused: so does this run, asking its questions under its segment.
+                let segment = child
+                    .as_str()
+                    .strip_prefix(self.scope.run_id.as_str())
+                    .and_then(|rest| rest.strip_prefix('/'))
+                    .unwrap_or(child.as_str());
+                for question in asked {
+                    let mut interrupt =
+                        Interrupt::new(&spec.name, step, InterruptPoint::Node, question.request);
+                    interrupt.id = format!("{segment}/{}", question.id);
+                    absorbed.interrupts.push((i, interrupt));
+                }
+                return Ok(());
+            }
+            if let Some(state) = nested.replaced {
+                absorbed.replaced.push((i, state));
+            }
         }
         let (update, command) = match result {
             NodeResult::None => (None, Command::Continue),

@@ -3,6 +3,7 @@
 
 pub mod joins;
 pub mod sends;
+pub mod subgraphs;
 pub mod travel;
 
 use std::sync::Arc;

@@ -275,6 +275,7 @@ pub(super) fn decode_checkpoint(row: &Row) -> Result<Checkpoint, CheckpointError
         interrupts: detail.interrupts,
         joins: detail.joins,
         sends: detail.sends,
+        children: detail.children,
         graph_fingerprint: detail.graph_fingerprint,
         state_type: detail.state_type,
         created_at: Timestamp::from_datetime(column(row, 4, &what)?),

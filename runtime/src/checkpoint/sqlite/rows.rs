@@ -288,6 +288,7 @@ pub(super) fn decode_checkpoint(
             interrupts: detail.interrupts,
             joins: detail.joins,
             sends: detail.sends,
+            children: detail.children,
             graph_fingerprint: detail.graph_fingerprint,
             state_type: detail.state_type,
             created_at: Timestamp::parse(&created_at)

@@ -1,0 +1,154 @@
+//! Subgraphs, as scenarios every backend runs: a pause inside a child pauses its parent, the
+//! child's run is kept under the parent's namespace, and resuming the parent (in another
+//! process too) continues the child where it stopped.
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+
+use trellis::checkpoint::{Checkpointer, RunStatus};
+use trellis::event::Event;
+use trellis::{CompiledGraph, END, GraphBuilder, NodeOptions, NodeResult, RunId, START};
+
+use super::{Answer, Ticket, TicketUpdate, drain, labels, log};
+
+/// check → approve (asks before it runs) → END; `approve` logs `approved` or `held`.
+pub fn review_graph() -> CompiledGraph<Ticket> {
+    let mut builder = GraphBuilder::<Ticket>::new("Review");
+    builder
+        .add_node_fn("check", |_, _| async { Ok(log("check")) })
+        .add_node_fn_with(
+            "approve",
+            |state, _| async move {
+                let verdict = if state.approved == Some(true) {
+                    "approved"
+                } else {
+                    "held"
+                };
+                Ok(NodeResult::Update(TicketUpdate::default().log(verdict)))
+            },
+            NodeOptions::new().interrupt_before(),
+        )
+        .add_edge(START, "check")
+        .add_edge("check", "approve")
+        .add_edge("approve", END);
+    builder.compile().unwrap()
+}
+
+/// draft → review (the `Review` graph, on the same state) → send.
+pub fn support_graph(store: Option<Arc<dyn Checkpointer>>) -> CompiledGraph<Ticket> {
+    let mut builder = GraphBuilder::<Ticket>::new("Support");
+    builder
+        .add_node_fn("draft", |_, _| async { Ok(log("draft")) })
+        .add_subgraph("review", review_graph())
+        .add_node_fn("send", |_, _| async { Ok(log("sent")) })
+        .add_edge(START, "draft")
+        .add_edge("draft", "review")
+        .add_edge("review", "send")
+        .add_edge("send", END);
+    let graph = builder.compile().unwrap();
+    match store {
+        Some(store) => graph.with_checkpointer(store),
+        None => graph,
+    }
+}
+
+pub async fn a_pause_inside_a_subgraph_resumes_in_another_process(
+    first: Arc<dyn Checkpointer>,
+    second: Arc<dyn Checkpointer>,
+) {
+    let paused = support_graph(Some(Arc::clone(&first)))
+        .invoke(super::ticket("refund"))
+        .await
+        .unwrap();
+    assert!(paused.is_paused());
+    let run_id = paused.run_id().clone();
+    let asked = paused.interrupts();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(
+        asked[0].id, "review@2/approve@2",
+        "the child's question, under its segment"
+    );
+    assert_eq!(asked[0].node, "review");
+    assert_eq!(asked[0].request.kind, "before");
+    // The parent committed what ran before the subgraph; the child's own progress is its own.
+    assert_eq!(paused.state().log, ["draft"]);
+
+    let child = RunId::from(format!("{run_id}/review@2"));
+    let record = first
+        .load_run(&child)
+        .await
+        .unwrap()
+        .expect("the child is stored");
+    assert_eq!(record.status, RunStatus::Paused);
+    assert_eq!(record.graph, "Review");
+    assert_eq!(child.namespace().collect::<Vec<_>>(), ["review@2"]);
+    assert_eq!(child.parent().as_ref(), Some(&run_id));
+    assert_eq!(
+        labels(first.as_ref(), &child).await,
+        ["start", "step", "pause:before"]
+    );
+    assert_eq!(
+        first.load_run(&run_id).await.unwrap().unwrap().status,
+        RunStatus::Paused
+    );
+
+    // Another process answers the parent: the answer goes to the child, which goes on.
+    let graph = support_graph(Some(Arc::clone(&second)));
+    let mut events = graph.subscribe();
+    let done = graph
+        .resume_each(
+            &run_id,
+            [("review@2/approve@2".to_owned(), Answer::Approve)],
+        )
+        .await
+        .unwrap();
+    assert!(!done.is_paused());
+    assert_eq!(
+        done.state().log,
+        ["draft", "check", "answered approve@2", "approved", "sent"]
+    );
+    assert_eq!(done.state().approved, Some(true));
+    let child_labels = labels(second.as_ref(), &child).await;
+    assert_eq!(
+        child_labels,
+        ["start", "step", "pause:before", "resume", "complete"]
+    );
+    let parent_labels = labels(second.as_ref(), &run_id).await;
+    assert_eq!(
+        parent_labels,
+        [
+            "start",
+            "step",
+            "pause:before",
+            "resume",
+            "step",
+            "complete"
+        ]
+    );
+    assert_eq!(
+        second.load_run(&child).await.unwrap().unwrap().status,
+        RunStatus::Completed
+    );
+
+    // The events of the child's steps are the parent's too, tagged with the child's path.
+    let events = drain(&mut events);
+    let entered: Vec<(Vec<String>, String)> = events
+        .iter()
+        .filter_map(|event| match event {
+            Event::NodeEntered { run_id, node, .. } => Some((
+                run_id.namespace().map(str::to_owned).collect(),
+                node.clone(),
+            )),
+            _ => None,
+        })
+        .collect();
+    let top: Vec<String> = Vec::new();
+    assert_eq!(
+        entered,
+        [
+            (top.clone(), "review".to_owned()),
+            (vec!["review@2".to_owned()], "approve".to_owned()),
+            (top, "send".to_owned()),
+        ]
+    );
+}

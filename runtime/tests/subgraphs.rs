@@ -1,0 +1,356 @@
+//! Subgraph nodes (`GraphBuilder::add_subgraph`, `add_subgraph_mapped`): a graph run as one
+//! node of another, on the same state or through a mapping; its pauses pause the parent and are
+//! answered through it, in memory and durably; its failures are the node's; the rules refuse a
+//! send into one.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::subgraphs::{review_graph, support_graph};
+use common::{Answer, Ticket, TicketUpdate, log, ticket};
+use serde::{Deserialize, Serialize};
+use trellis::checkpoint::{Checkpointer, InMemoryCheckpointer};
+use trellis::{
+    ApplyResume, CompileError, END, GraphBuilder, Interrupt, MapFn, NodeError, NodeOptions,
+    NodeResult, RunError, START, SendTo, WholeState,
+};
+
+#[tokio::test]
+async fn a_subgraph_on_the_same_state_hands_back_its_final_state() {
+    let mut child = GraphBuilder::<Ticket>::new("Triage");
+    child
+        .add_node_fn("classify", |_, _| async {
+            Ok(TicketUpdate::default()
+                .category(Some("billing".into()))
+                .log("classify")
+                .into())
+        })
+        .add_node_fn("tag", |_, _| async { Ok(log("tag")) })
+        .add_edge(START, "classify")
+        .add_edge("classify", "tag")
+        .add_edge("tag", END);
+    let mut parent = GraphBuilder::<Ticket>::new("Desk");
+    parent
+        .add_node_fn("open", |_, _| async { Ok(log("open")) })
+        .add_subgraph("triage", child.compile().unwrap())
+        .add_node_fn("close", |state, _| async move {
+            Ok(log(&format!(
+                "close {}",
+                state.category.as_deref().unwrap_or("-")
+            )))
+        })
+        .add_edge(START, "open")
+        .add_edge("open", "triage")
+        .add_edge("triage", "close")
+        .add_edge("close", END);
+    let graph = parent.compile().unwrap();
+    let node = &graph.blueprint().nodes[1];
+    assert_eq!(
+        node.graph.as_deref(),
+        Some("Triage"),
+        "the blueprint names the child"
+    );
+    let done = graph.invoke(ticket("refund")).await.unwrap();
+    // Two steps of the child, one step of the parent.
+    assert_eq!(
+        done.state().log,
+        ["open", "classify", "tag", "close billing"]
+    );
+    let trellis::Outcome::Completed { steps, .. } = done else {
+        panic!("completed")
+    };
+    assert_eq!(steps, 3);
+}
+
+#[tokio::test]
+async fn a_sibling_update_is_merged_after_the_subgraph_state() {
+    let mut parent = GraphBuilder::<Ticket>::new("Fork");
+    parent
+        .add_node_fn("plan", |_, _| async { Ok(log("plan")) })
+        .add_subgraph("triage", {
+            let mut child = GraphBuilder::<Ticket>::new("Triage");
+            child
+                .add_node_fn("classify", |_, _| async { Ok(log("classify")) })
+                .add_edge(START, "classify")
+                .add_edge("classify", END);
+            child.compile().unwrap()
+        })
+        .add_node_fn("count", |_, _| async {
+            Ok(TicketUpdate::default().reviews(1).log("count").into())
+        })
+        .add_edge(START, "plan")
+        .add_fork("plan", ["triage", "count"])
+        .add_join(["triage", "count"], "done")
+        .add_node_fn("done", |_, _| async { Ok(log("done")) })
+        .add_edge("done", END);
+    let done = parent
+        .compile()
+        .unwrap()
+        .invoke(Ticket::default())
+        .await
+        .unwrap();
+    assert_eq!(done.state().log, ["plan", "classify", "count", "done"]);
+    assert_eq!(done.state().reviews, 1);
+}
+
+#[tokio::test]
+async fn two_subgraphs_replacing_the_state_in_one_step_conflict() {
+    let mut parent = GraphBuilder::<Ticket>::new("Twice");
+    parent
+        .add_node_fn("plan", |_, _| async { Ok(NodeResult::None) })
+        .add_subgraph("first", review_like("A"))
+        .add_subgraph("second", review_like("B"))
+        .add_edge(START, "plan")
+        .add_fork("plan", ["first", "second"])
+        .add_edge("first", END)
+        .add_edge("second", END);
+    let error = parent
+        .compile()
+        .unwrap()
+        .invoke(Ticket::default())
+        .await
+        .unwrap_err();
+    let RunError::MergeConflict { conflict, step } = error else {
+        panic!("{error}")
+    };
+    assert_eq!(
+        (
+            conflict.field,
+            conflict.first.as_str(),
+            conflict.second.as_str(),
+            step
+        ),
+        ("state", "first", "second", 2)
+    );
+}
+
+fn review_like(name: &str) -> trellis::CompiledGraph<Ticket> {
+    let mut child = GraphBuilder::<Ticket>::new(name);
+    child
+        .add_node_fn("work", |_, _| async { Ok(log("work")) })
+        .add_edge(START, "work")
+        .add_edge("work", END);
+    child.compile().unwrap()
+}
+
+/// A child on a state of its own: what it found, and the person's answer.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct Findings {
+    topic: String,
+    notes: Vec<String>,
+    approved: bool,
+}
+
+impl WholeState for Findings {}
+
+impl ApplyResume for Findings {
+    type Input = Answer;
+    fn apply_resume(&self, _: &Interrupt, input: Answer) -> Findings {
+        Findings {
+            approved: input == Answer::Approve,
+            ..self.clone()
+        }
+    }
+}
+
+fn research_graph(ask: bool) -> trellis::CompiledGraph<Findings> {
+    let mut child = GraphBuilder::<Findings>::new("Research");
+    child
+        .add_node_fn("search", |state, _| async move {
+            let mut found = (*state).clone();
+            found.notes.push(format!("web on {}", found.topic));
+            Ok(found.into())
+        })
+        .add_node_fn_with(
+            "publish",
+            |state, _| async move {
+                let mut found = (*state).clone();
+                found
+                    .notes
+                    .push(if found.approved { "published" } else { "kept" }.into());
+                Ok(found.into())
+            },
+            if ask {
+                NodeOptions::new().interrupt_before()
+            } else {
+                NodeOptions::new()
+            },
+        )
+        .add_edge(START, "search")
+        .add_edge("search", "publish")
+        .add_edge("publish", END);
+    child.compile().unwrap()
+}
+
+fn mapped_parent(ask: bool) -> GraphBuilder<Ticket> {
+    let mut parent = GraphBuilder::<Ticket>::new("Desk");
+    parent
+        .add_node_fn("plan", |_, _| async { Ok(log("plan")) })
+        .add_subgraph_mapped(
+            "research",
+            research_graph(ask),
+            MapFn(
+                |ticket: &Ticket| Findings {
+                    topic: ticket.text.clone(),
+                    ..Findings::default()
+                },
+                |_: &Ticket, found: Findings| TicketUpdate::default().log(found.notes.join(" + ")),
+            ),
+            NodeOptions::new(),
+        )
+        .add_node_fn("other", |_, _| async { Ok(log("other")) })
+        .add_edge(START, "plan")
+        .add_fork("plan", ["research", "other"])
+        .add_edge("research", END)
+        .add_edge("other", END);
+    parent
+}
+
+#[tokio::test]
+async fn a_mapped_subgraph_merges_its_output_by_the_parents_reducers() {
+    let done = mapped_parent(false)
+        .compile()
+        .unwrap()
+        .invoke(ticket("tides"))
+        .await
+        .unwrap();
+    assert_eq!(done.state().log, ["plan", "web on tides + kept", "other"]);
+}
+
+#[tokio::test]
+async fn a_mapped_subgraph_pauses_and_is_answered_through_its_parent_in_memory() {
+    // No checkpointer: the child runs are kept in memory for the parent run's life.
+    let graph = mapped_parent(true).compile().unwrap();
+    let mut run = graph.start(ticket("tides"));
+    let paused = run.run_to_end().await.unwrap();
+    assert_eq!(paused.interrupts()[0].id, "research@2/publish@2");
+    assert_eq!(paused.state().log, ["plan", "other"]);
+    run.resume_each([("research@2/publish@2".to_owned(), Answer::Approve)])
+        .await
+        .unwrap();
+    let done = run.run_to_end().await.unwrap();
+    assert!(!done.is_paused());
+    assert_eq!(
+        done.state().log,
+        ["plan", "other", "web on tides + published"]
+    );
+}
+
+#[tokio::test]
+async fn a_pause_inside_a_subgraph_resumes_from_memory() {
+    let store: Arc<dyn Checkpointer> = Arc::new(InMemoryCheckpointer::new());
+    common::subgraphs::a_pause_inside_a_subgraph_resumes_in_another_process(
+        Arc::clone(&store),
+        store,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_pause_inside_a_subgraph_resumes_in_sqlite_through_a_second_store() {
+    let (first, second) = common::sqlite_pair("subgraphs");
+    common::subgraphs::a_pause_inside_a_subgraph_resumes_in_another_process(first, second).await;
+}
+
+#[tokio::test]
+async fn a_pause_two_graphs_down_is_answered_from_the_top() {
+    let mut middle = GraphBuilder::<Ticket>::new("Middle");
+    middle
+        .add_subgraph("review", review_graph())
+        .add_edge(START, "review")
+        .add_edge("review", END);
+    let mut top = GraphBuilder::<Ticket>::new("Top");
+    top.add_subgraph("middle", middle.compile().unwrap())
+        .add_edge(START, "middle")
+        .add_edge("middle", END);
+    let store: Arc<dyn Checkpointer> = Arc::new(InMemoryCheckpointer::new());
+    let graph = top.compile().unwrap().with_checkpointer(Arc::clone(&store));
+    let paused = graph.invoke(ticket("x")).await.unwrap();
+    let id = paused.interrupts()[0].id.clone();
+    assert_eq!(id, "middle@1/review@1/approve@2");
+    let done = graph
+        .resume_each(paused.run_id(), [(id, Answer::Reject("not yet".into()))])
+        .await
+        .unwrap();
+    assert_eq!(done.state().log, ["check", "answered approve@2", "held"]);
+    let deepest = trellis::RunId::from(format!("{}/middle@1/review@1", paused.run_id()));
+    assert_eq!(
+        deepest.namespace().collect::<Vec<_>>(),
+        ["middle@1", "review@1"]
+    );
+    assert!(store.load_run(&deepest).await.unwrap().is_some());
+}
+
+#[tokio::test]
+async fn a_failing_child_fails_the_node_and_retry_runs_a_fresh_child() {
+    let mut child = GraphBuilder::<Ticket>::new("Flaky");
+    child
+        .add_node_fn("call", |_, _| async {
+            Err::<NodeResult<TicketUpdate>, _>(NodeError::msg("provider down"))
+        })
+        .add_edge(START, "call")
+        .add_edge("call", END);
+    let mut parent = GraphBuilder::<Ticket>::new("Desk");
+    parent
+        .add_subgraph_with(
+            "flaky",
+            child.compile().unwrap(),
+            NodeOptions::new().retry(1, std::time::Duration::ZERO),
+        )
+        .add_edge(START, "flaky")
+        .add_edge("flaky", END);
+    let store: Arc<dyn Checkpointer> = Arc::new(InMemoryCheckpointer::new());
+    let graph = parent
+        .compile()
+        .unwrap()
+        .with_checkpointer(Arc::clone(&store));
+    let error = graph.invoke(Ticket::default()).await.unwrap_err();
+    let RunError::Node(failure) = error else {
+        panic!("{error}")
+    };
+    assert_eq!(failure.node, "flaky");
+    assert_eq!(failure.attempts, 2);
+    assert!(
+        failure.message.contains("subgraph `Flaky`"),
+        "{}",
+        failure.message
+    );
+    assert!(
+        failure.message.contains("provider down"),
+        "{}",
+        failure.message
+    );
+    let runs = store.list_runs(100, 0).await.unwrap();
+    let children: Vec<String> = runs
+        .iter()
+        .filter_map(|r| r.run_id.namespace().next().map(str::to_owned))
+        .collect();
+    assert_eq!(children.len(), 2, "one child per attempt: {children:?}");
+    assert!(children.contains(&"flaky@1".to_owned()) && children.contains(&"flaky@1.2".to_owned()));
+}
+
+#[test]
+fn a_subgraph_node_cannot_be_sent_to() {
+    let mut parent = GraphBuilder::<Ticket>::new("Desk");
+    parent
+        .add_node_fn("plan", |_, _| async { Ok(NodeResult::None) })
+        .add_subgraph("review", review_graph())
+        .add_edge(START, "plan")
+        .add_send(
+            "plan",
+            |_: &Ticket, _| vec![SendTo::json("review", ().into())],
+            ["review"],
+        )
+        .add_edge("review", END);
+    let error: CompileError = parent.compile().unwrap_err();
+    assert_eq!(
+        error.codes().iter().map(|c| c.as_str()).collect::<Vec<_>>(),
+        ["E0213"]
+    );
+    assert_eq!(
+        error.diagnostics[0].message,
+        "node `review` runs a graph and cannot be sent to"
+    );
+    let _ = support_graph(None);
+}
