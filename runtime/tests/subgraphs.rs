@@ -131,7 +131,7 @@ fn review_like(name: &str) -> trellis::CompiledGraph<Ticket> {
         .add_node_fn("work", |_, _| async { Ok(log("work")) })
         .add_edge(START, "work")
         .add_edge("work", END);
-    child.compile().unwrap()
+    child.compile().expect("the child graph compiles")
 }
 
 /// A child on a state of its own: what it found, and the person's answer.
@@ -180,7 +180,7 @@ fn research_graph(ask: bool) -> trellis::CompiledGraph<Findings> {
         .add_edge(START, "search")
         .add_edge("search", "publish")
         .add_edge("publish", END);
-    child.compile().unwrap()
+    child.compile().expect("the child graph compiles")
 }
 
 fn mapped_parent(ask: bool) -> GraphBuilder<Ticket> {

@@ -31,7 +31,7 @@ pub fn review_graph() -> CompiledGraph<Ticket> {
         .add_edge(START, "check")
         .add_edge("check", "approve")
         .add_edge("approve", END);
-    builder.compile().unwrap()
+    builder.compile().expect("compiles")
 }
 
 /// draft → review (the `Review` graph, on the same state) → send.
