@@ -289,6 +289,24 @@ fn export_draws_a_waiting_join() {
 /// A send: one `send` edge listing its targets; the node sent to shows its input type and
 /// concurrency in JSON; the pictures draw the send as one labelled arrow.
 #[test]
+fn export_draws_a_subgraph() {
+    let dir = scratch("export-subgraph");
+    let text = "graph Research {\n    node search;\n    START -> search -> END;\n}\n\ngraph Ticket {\n    node draft;\n    node research { graph Research; }\n    START -> draft -> research -> END;\n}\n";
+    let path = write(&dir, "ticket.graph", text);
+    let path = path.to_str().unwrap_or_default();
+    let args = |format: &'static str| ["export", "--format", format, "--graph", "Ticket", path];
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout(&trellis(&args("json")))).expect("JSON");
+    assert_eq!(json["nodes"][1]["graph"], "Research");
+    assert!(
+        json["nodes"][0].get("graph").is_none(),
+        "written only when set"
+    );
+    insta::assert_snapshot!("subgraph_dot", stdout(&trellis(&args("dot"))));
+    insta::assert_snapshot!("subgraph_mermaid", stdout(&trellis(&args("mermaid"))));
+}
+
+#[test]
 fn export_draws_a_send() {
     let dir = scratch("export-send");
     let text = "graph Review {\n    node plan;\n    node summarize { input Document; max_concurrency 8; }\n    node publish;\n    START -> plan;\n    plan -> each summarize;\n    summarize -> publish -> END;\n}\n";

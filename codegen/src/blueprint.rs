@@ -75,6 +75,9 @@ fn node(node: &Node) -> TokenStream {
     if let Some(max) = node.max_concurrency.map(Literal::u32_unsuffixed) {
         fields.push(quote!(max_concurrency: Some(#max)));
     }
+    if let Some(graph) = &node.graph {
+        fields.push(quote!(graph: Some(#graph.into())));
+    }
     if let Some(input) = &node.input {
         fields.push(quote!(input: Some(#input.into())));
     }

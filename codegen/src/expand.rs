@@ -68,6 +68,70 @@ struct NodeNames<'a> {
     input: Option<TokenStream>,
 }
 
+/// A subgraph node (`graph Research;`): its position, the method that builds its child, and
+/// for a child on another state type the mapping methods and that type.
+struct SubgraphNode {
+    at: usize,
+    method: Ident,
+    /// `None` on the parent's own state type; else the child's state and the mapping methods.
+    mapped: Option<(TokenStream, Ident, Ident)>,
+}
+
+/// The subgraph nodes of `blueprint`, with their child's state type: a graph of this file on
+/// the same state (or naming none) runs on the parent's; another file's graph
+/// (`graph path::Research;`) is the module `path::research`, on its `State`.
+fn subgraph_nodes(
+    blueprint: &Blueprint,
+    spans: &GraphSpans,
+    module_graphs: &[Blueprint],
+    span_map: &dyn SpanMap,
+) -> Vec<SubgraphNode> {
+    let mut found = Vec::new();
+    for (at, node) in blueprint.nodes.iter().enumerate() {
+        let Some(path) = node.graph.as_deref() else {
+            continue;
+        };
+        let Some(method) = ident(&node.id) else {
+            continue;
+        };
+        let state = match path.rsplit_once("::") {
+            None => {
+                let Some(child) = module_graphs.iter().find(|g| g.name == path) else {
+                    continue;
+                };
+                match &child.state {
+                    Some(state) if Some(state) != blueprint.state.as_ref() => {
+                        Some(format!("super::{}::State", rust_names::module(&child.name)))
+                    }
+                    _ => None,
+                }
+            }
+            Some((prefix, name)) => Some(format!("{prefix}::{}::State", rust_names::module(name))),
+        };
+        let mapped = state.map(|state| {
+            let at_source = spans
+                .nodes
+                .get(at)
+                .and_then(|s| s.graph)
+                .map_or_else(Span::call_site, |span| span_map.span(span));
+            let tokens: TokenStream = fallback_path(&state)
+                .into_iter()
+                .map(|mut token| {
+                    token.set_span(at_source);
+                    token
+                })
+                .collect();
+            (
+                tokens,
+                format_ident!("{}_input", method),
+                format_ident!("{}_output", method),
+            )
+        });
+        found.push(SubgraphNode { at, method, mapped });
+    }
+    found
+}
+
 /// A send edge: its method, its enum, and per target the variant, the node and its input type.
 struct SendEdge<'a> {
     /// The edge's position in the blueprint.
@@ -92,6 +156,7 @@ struct Route<'a> {
 pub(crate) fn graph(
     blueprint: &Blueprint,
     spans: &GraphSpans,
+    module_graphs: &[Blueprint],
     options: &Options,
     span_map: &dyn SpanMap,
     mode: Mode,
@@ -399,7 +464,8 @@ pub(crate) fn graph(
         .collect();
 
     // ---- the handler trait ----
-    let node_methods = nodes.iter().map(|n| {
+    let subgraphs = subgraph_nodes(blueprint, spans, module_graphs, span_map);
+    let node_methods = nodes.iter().filter(|n| n.node.graph.is_none()).map(|n| {
         let method = &n.method;
         let own = doc_attrs(n.node.doc.as_deref());
         let doc = if own.is_empty() {
@@ -446,6 +512,39 @@ pub(crate) fn graph(
             fn #method(&self, state: &#trait_state, visits: &Visits<'_>) -> #enum_name #body
         }
     });
+    let subgraph_methods = subgraphs.iter().map(|sub| {
+        let method = &sub.method;
+        let node = &blueprint.nodes[sub.at];
+        let doc = format!(
+            " The graph node `{}` runs (`graph {};`), built once by [`build`]: its module's `build` on handlers of its own.",
+            node.id,
+            node.graph.as_deref().unwrap_or_default()
+        );
+        let body = skeleton_body(mode);
+        match &sub.mapped {
+            None => quote! {
+                #[doc = #doc]
+                fn #method(&self) -> #krate::CompiledGraph<#trait_state> #body
+            },
+            Some((child, input, output)) => {
+                let input_doc = format!(" The input of the graph `{}` runs, from the state.", node.id);
+                let output_doc = format!(
+                    " The update `{}` makes, from the state and its graph's final state.",
+                    node.id
+                );
+                let body_in = skeleton_body(mode);
+                let body_out = skeleton_body(mode);
+                quote! {
+                    #[doc = #doc]
+                    fn #method(&self) -> #krate::CompiledGraph<#child> #body
+                    #[doc = #input_doc]
+                    fn #input(&self, state: &#trait_state) -> #child #body_in
+                    #[doc = #output_doc]
+                    fn #output(&self, state: &#trait_state, child: #child) -> <#trait_state as #krate::GraphState>::Update #body_out
+                }
+            }
+        }
+    });
     let handlers_doc = format!(
         " What the nodes and routers of `{name}` do: implement it (with `#[trellis::async_trait]`), then [`build`] the graph."
     );
@@ -460,6 +559,7 @@ pub(crate) fn graph(
             #(#node_methods)*
             #(#route_methods)*
             #(#send_methods)*
+            #(#subgraph_methods)*
         }
     };
 
@@ -471,6 +571,18 @@ pub(crate) fn graph(
     };
     let calls = nodes.iter().map(|n| {
         let (method, variant) = (&n.method, &n.variant);
+        if n.node.graph.is_some() {
+            // `build` runs the child graph here instead (`set_subgraph`).
+            let message = format!("node `{}` runs a graph; build() sets it", n.node.id);
+            return quote! {
+                Node::#variant => {
+                    let _ = (state, ctx);
+                    ::std::boxed::Box::pin(async move {
+                        ::core::result::Result::Err(#krate::NodeError::msg(#message))
+                    })
+                }
+            };
+        }
         match &n.input {
             // A sent branch's input, read as the declared type; a mismatch fails the branch.
             Some(ty) => quote! {
@@ -571,7 +683,24 @@ pub(crate) fn graph(
                     });
                 }
             });
-            let builder_binding = if sends.is_empty() {
+            let set_subgraphs = subgraphs.iter().map(|sub| {
+                let (at, method) = (Literal::usize_unsuffixed(sub.at), &sub.method);
+                match &sub.mapped {
+                    None => quote!(builder.set_subgraph(#at, handlers.#method());),
+                    Some((child, input, output)) => quote! {
+                        let (inputs, outputs) = (Arc::clone(&handlers), Arc::clone(&handlers));
+                        builder.set_subgraph_mapped(
+                            #at,
+                            handlers.#method(),
+                            #krate::MapFn(
+                                move |state: &#build_state| inputs.#input(state),
+                                move |state: &#build_state, child: #child| outputs.#output(state, child),
+                            ),
+                        );
+                    },
+                }
+            });
+            let builder_binding = if sends.is_empty() && subgraphs.is_empty() {
                 quote!(let builder)
             } else {
                 quote!(let mut builder)
@@ -584,6 +713,7 @@ pub(crate) fn graph(
                     #routers,
                 );
                 #(#set_sends)*
+                #(#set_subgraphs)*
                 match builder.compile() {
                     ::core::result::Result::Ok(graph) => graph,
                     // The same rules (`trellis-graph`) were checked when this code was generated.

@@ -179,6 +179,8 @@ fn module(
             seen.push(name);
             fresh
         })
-        .map(|(graph, graph_spans)| expand::graph(graph, graph_spans, options, spans, mode))
+        .map(|(graph, graph_spans)| {
+            expand::graph(graph, graph_spans, &module.graphs, options, spans, mode)
+        })
         .collect()
 }

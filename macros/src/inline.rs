@@ -151,6 +151,15 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
         let (start, end) = source.spans(error.span.start, error.span.end);
         let message = format!("{}: {}", error.code.as_str(), with_help(error));
         tokens.extend(compile_error(&message, start, end));
+        // Each place that explains it (a first declaration, the other end of a cycle) is
+        // marked too, so that the editor shows every span of the one mistake. (A syntax
+        // error's label is about the token it already points at.)
+        let explained = error.code != trellis_dsl::Code::E0001;
+        for label in error.labels.iter().filter(|_| explained) {
+            let (start, end) = source.spans(label.span.start, label.span.end);
+            let message = format!("{}: {}", error.code.as_str(), label.message);
+            tokens.extend(compile_error(&message, start, end));
+        }
     }
     for diagnostic in &warnings {
         let (start, _) = source.spans(diagnostic.span.start, diagnostic.span.end);

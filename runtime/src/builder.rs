@@ -269,6 +269,42 @@ impl<S: GraphState> GraphBuilder<S> {
         self.push_subgraph(name.into(), graph, node, options)
     }
 
+    /// Makes the node at position `node` of the blueprint run `child` (on this state type), as
+    /// [`add_subgraph`](Self::add_subgraph) would have declared it: what a graph declared with
+    /// [`from_blueprint`](Self::from_blueprint) needs for each node with `graph`. Generated
+    /// `build()` calls it. A position past the nodes is ignored.
+    pub fn set_subgraph(&mut self, node: usize, child: CompiledGraph<S>) -> &mut Self {
+        let graph = child.name().to_owned();
+        self.replace_node(node, graph, Arc::new(SubgraphNode::same(child)))
+    }
+
+    /// [`set_subgraph`](Self::set_subgraph) for a child on another state type, as
+    /// [`add_subgraph_mapped`](Self::add_subgraph_mapped).
+    pub fn set_subgraph_mapped<C: ApplyResume>(
+        &mut self,
+        node: usize,
+        child: CompiledGraph<C>,
+        map: impl SubgraphMap<S, C>,
+    ) -> &mut Self {
+        let graph = child.name().to_owned();
+        self.replace_node(node, graph, Arc::new(SubgraphNode::mapped(child, map)))
+    }
+
+    fn replace_node<N>(&mut self, at: usize, graph: String, node: Arc<N>) -> &mut Self
+    where
+        N: Node<S> + Subgraph<S>,
+    {
+        if let (Some(slot), Some(description)) =
+            (self.nodes.get_mut(at), self.blueprint.nodes.get_mut(at))
+        {
+            description.graph.get_or_insert(graph);
+            self.subgraphs
+                .insert(at, Arc::clone(&node) as Arc<dyn Subgraph<S>>);
+            slot.0 = node;
+        }
+        self
+    }
+
     fn push_subgraph<N>(
         &mut self,
         name: String,

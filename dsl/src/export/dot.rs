@@ -29,11 +29,18 @@ pub fn to_dot(blueprint: &Blueprint) -> String {
         let is_handler = handlers.contains(node.id.as_str());
         let marks = markers(node, is_handler);
         let mut label = node.id.clone();
+        if let Some(graph) = &node.graph {
+            label.push_str(&format!("\n[graph {graph}]"));
+        }
         for mark in &marks {
             label.push('\n');
             label.push_str(mark);
         }
         let mut attributes = vec![format!("label={}", quote(&label))];
+        // A subgraph node is a box with depth: a whole graph runs in it.
+        if node.graph.is_some() {
+            attributes.push("shape=box3d".to_owned());
+        }
         let mut styles = vec!["rounded"];
         if node.defer {
             styles.push("dashed");

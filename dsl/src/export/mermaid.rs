@@ -23,6 +23,9 @@ pub fn to_mermaid(blueprint: &Blueprint) -> String {
     for node in &blueprint.nodes {
         let is_handler = handlers.contains(node.id.as_str());
         let mut label = node.id.clone();
+        if let Some(graph) = &node.graph {
+            label.push_str(&format!("<br/>[graph {graph}]"));
+        }
         for mark in markers(node, is_handler) {
             label.push_str("<br/>");
             label.push_str(mark);
@@ -42,7 +45,18 @@ pub fn to_mermaid(blueprint: &Blueprint) -> String {
         } else {
             format!(":::{}", classes.join(" "))
         };
-        let _ = writeln!(out, "    n_{}[\"{}\"]{class}", node.id, escape(&label));
+        // A subgraph node is drawn as a subroutine (`[[…]]`): a whole graph runs in it.
+        let (open, close) = if node.graph.is_some() {
+            ("[[", "]]")
+        } else {
+            ("[", "]")
+        };
+        let _ = writeln!(
+            out,
+            "    n_{}{open}\"{}\"{close}{class}",
+            node.id,
+            escape(&label)
+        );
     }
     for edge in &blueprint.edges {
         let arrow = match edge.kind {
