@@ -43,7 +43,10 @@ module.exports = grammar({
       $.meta,
       $.input,
       $.max_concurrency,
+      $.subgraph,
     ),
+    // `graph Research;`: the node runs another graph (this file's, or a path to another's).
+    subgraph: $ => seq('graph', $.rust_path, ';'),
     input: $ => seq('input', $.rust_path, ';'),
     max_concurrency: $ => seq('max_concurrency', $.number, ';'),
     retry: $ => seq('retry', $.number, optional(seq('backoff', $.number)), ';'),
