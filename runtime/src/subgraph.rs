@@ -176,6 +176,26 @@ impl<P: GraphState, C: GraphState> SubgraphNode<P, C> {
                 ),
             });
         }
+        let me = crate::owner::current();
+        let record = if status == RunStatus::Running && record.owner.as_deref() != Some(me) {
+            // Left by a process that stopped (or written by a fork): this one takes it up, so
+            // that its checkpoints are not fenced out.
+            let mut claim = record.clone();
+            claim.owner = Some(me.to_owned());
+            claim.lease_until = Some(crate::id::Timestamp::now().plus(crate::runner::LEASE));
+            if !nest
+                .store
+                .take_over(&claim, record.owner.as_deref())
+                .await?
+            {
+                return Err(RunError::StillRunning {
+                    run_id: run_id.clone(),
+                });
+            }
+            claim
+        } else {
+            record
+        };
         let checkpoint = latest(nest.store.as_ref(), run_id).await?;
         Run::from_checkpoint(graph, record, checkpoint)
     }

@@ -159,6 +159,9 @@ impl<S: GraphState> CompiledGraph<S> {
             run_id: source.run_id.clone(),
             checkpoint,
         };
+        let store = self.store_for(run_id)?;
+        copy_children(store.as_ref(), &source, &source.run_id, run.run_id()).await?;
+        run.rehome_children(&source.run_id);
         run.record_start(CheckpointLabel::Fork, &source.nodes)
             .await?;
         run.emit_forked(parent);
@@ -352,4 +355,87 @@ fn snapshot<S: GraphState>(checkpoint: Checkpoint) -> Result<Snapshot<S>, RunErr
         state,
         created_at: checkpoint.created_at,
     })
+}
+
+/// Gives a branch at checkpoint `at` of run `from` its own copies of the subgraph runs it
+/// waits on (a pause inside a child, or a child answered and still to continue), as they stood
+/// then: each child's last checkpoint written no later than `at`, under `to`'s namespace, with
+/// the original child as its parent. Recursively, for children of children.
+async fn copy_children(
+    store: &dyn Checkpointer,
+    at: &Checkpoint,
+    from: &RunId,
+    to: &RunId,
+) -> Result<(), RunError> {
+    let mut segments: Vec<String> = at
+        .interrupts
+        .iter()
+        .filter_map(|i| i.id.split_once('/').map(|(segment, _)| segment.to_owned()))
+        .collect();
+    let prefix = format!("{from}/");
+    segments.extend(
+        at.children
+            .values()
+            .filter_map(|child| child.as_str().strip_prefix(&prefix).map(str::to_owned)),
+    );
+    segments.sort();
+    segments.dedup();
+    for segment in segments {
+        let (child_from, child_to) = (
+            RunId::from(format!("{from}/{segment}")),
+            RunId::from(format!("{to}/{segment}")),
+        );
+        let Some(record) = store.load_run(&child_from).await? else {
+            continue;
+        };
+        let Some(mut checkpoint) = store
+            .list_checkpoints(&child_from)
+            .await?
+            .into_iter()
+            .rev()
+            .find(|c| c.created_at <= at.created_at)
+        else {
+            continue;
+        };
+        let source = checkpoint.clone();
+        let now = Timestamp::now();
+        let from_prefix = format!("{child_from}/");
+        for child in checkpoint.children.values_mut() {
+            if let Some(rest) = child.as_str().strip_prefix(&from_prefix) {
+                *child = RunId::from(format!("{child_to}/{rest}"));
+            }
+        }
+        checkpoint.run_id = child_to.clone();
+        checkpoint.id = 1;
+        checkpoint.created_at = now;
+        let paused = !checkpoint.interrupts.is_empty();
+        let copy = RunRecord {
+            run_id: child_to.clone(),
+            graph: record.graph,
+            status: if paused {
+                RunStatus::Paused
+            } else {
+                RunStatus::Running
+            },
+            created_at: now,
+            updated_at: now,
+            last_node: checkpoint.nodes.last().cloned(),
+            steps: checkpoint.step,
+            state: checkpoint.state.clone(),
+            interrupts: checkpoint.interrupts.clone(),
+            error: None,
+            transitions: record.transitions,
+            // A paused copy is claimed by whoever answers it; a running one by whoever
+            // continues it (`subgraph::reopen` takes it over).
+            owner: None,
+            lease_until: None,
+            parent: Some(CheckpointRef {
+                run_id: child_from.clone(),
+                checkpoint: source.id,
+            }),
+        };
+        store.save_step(&copy, &checkpoint).await?;
+        Box::pin(copy_children(store, &source, &child_from, &child_to)).await?;
+    }
+    Ok(())
 }

@@ -496,3 +496,13 @@ async fn a_pause_inside_a_subgraph_resumes_through_another_pool() {
     let second: Arc<dyn Checkpointer> = Arc::new(store_in(&url, &schema).await);
     common::subgraphs::a_pause_inside_a_subgraph_resumes_in_another_process(first, second).await;
 }
+
+#[cfg_attr(
+    not(postgres_tests),
+    ignore = "needs PostgreSQL: set TRELLIS_TEST_POSTGRES_URL (`.ci/postgres start DIR` gives one)"
+)]
+#[tokio::test]
+async fn replaying_a_pause_inside_a_subgraph_copies_the_child() {
+    let store: Arc<dyn Checkpointer> = Arc::new(store_in(&database_url(), &fresh_schema()).await);
+    common::subgraphs::replaying_a_pause_inside_a_subgraph_copies_the_child(store).await;
+}

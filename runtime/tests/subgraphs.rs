@@ -254,6 +254,18 @@ async fn a_pause_inside_a_subgraph_resumes_in_sqlite_through_a_second_store() {
 }
 
 #[tokio::test]
+async fn replaying_a_pause_inside_a_subgraph_copies_the_child_in_memory() {
+    let store: Arc<dyn Checkpointer> = Arc::new(InMemoryCheckpointer::new());
+    common::subgraphs::replaying_a_pause_inside_a_subgraph_copies_the_child(store).await;
+}
+
+#[tokio::test]
+async fn replaying_a_pause_inside_a_subgraph_copies_the_child_in_sqlite() {
+    let (store, _) = common::sqlite_pair("subgraph-replay");
+    common::subgraphs::replaying_a_pause_inside_a_subgraph_copies_the_child(store).await;
+}
+
+#[tokio::test]
 async fn a_pause_two_graphs_down_is_answered_from_the_top() {
     let mut middle = GraphBuilder::<Ticket>::new("Middle");
     middle

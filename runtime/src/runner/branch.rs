@@ -88,6 +88,17 @@ impl<S: GraphState> Run<S> {
         self.save(label, status, &ran, None).await
     }
 
+    /// For a branch of run `from`: the children it continues are its own copies (under its
+    /// id, as `travel::copy_children` writes them), not the original's.
+    pub(crate) fn rehome_children(&mut self, from: &RunId) {
+        let (prefix, to) = (format!("{from}/"), self.scope.run_id.clone());
+        for (_, child) in &mut self.children {
+            if let Some(rest) = child.as_str().strip_prefix(&prefix) {
+                *child = RunId::from(format!("{to}/{rest}"));
+            }
+        }
+    }
+
     /// The record this process would write now: what a retry claims a failed run with.
     pub(crate) fn claim_record(&self) -> Result<RunRecord, RunError> {
         let status = if self.is_paused() {
@@ -119,6 +130,7 @@ impl<S: GraphState> Run<S> {
         self.interrupts.clear();
         self.approved.clear();
         self.failures.clear();
+        self.children.clear();
         self.last_node = Some(index);
         Ok(())
     }

@@ -152,3 +152,53 @@ pub async fn a_pause_inside_a_subgraph_resumes_in_another_process(
         ]
     );
 }
+
+/// A replay of the parent's pause inside its subgraph asks again, on a copy of the child: the
+/// branch and the original are answered differently, and neither sees the other's answer.
+pub async fn replaying_a_pause_inside_a_subgraph_copies_the_child(store: Arc<dyn Checkpointer>) {
+    let graph = support_graph(Some(Arc::clone(&store)));
+    let paused = graph.invoke(super::ticket("refund")).await.unwrap();
+    let run_id = paused.run_id().clone();
+    let history = graph.history(&run_id).await.unwrap();
+    let pause = history.first().expect("the pause is the newest checkpoint");
+    assert_eq!(pause.label.to_string(), "pause:before");
+
+    let branch = graph.replay(&run_id, pause.checkpoint).await.unwrap();
+    assert!(branch.is_paused());
+    assert_eq!(branch.interrupts()[0].id, "review@2/approve@2");
+    let branch_id = branch.run_id().clone();
+    let copy = RunId::from(format!("{branch_id}/review@2"));
+    let copied = store
+        .load_run(&copy)
+        .await
+        .unwrap()
+        .expect("the child is copied");
+    assert_eq!(copied.status, RunStatus::Paused);
+    assert_eq!(
+        copied.parent.map(|p| p.run_id),
+        Some(RunId::from(format!("{run_id}/review@2")))
+    );
+
+    let held = graph
+        .resume_each(
+            &branch_id,
+            [("review@2/approve@2".to_owned(), Answer::Reject("no".into()))],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        held.state().log,
+        ["draft", "check", "answered approve@2", "held", "sent"]
+    );
+    let original_child = RunId::from(format!("{run_id}/review@2"));
+    assert_eq!(
+        labels(store.as_ref(), &original_child).await,
+        ["start", "step", "pause:before"],
+        "the original child is untouched"
+    );
+    let approved = graph.resume(&run_id, Answer::Approve).await.unwrap();
+    assert_eq!(
+        approved.state().log,
+        ["draft", "check", "answered approve@2", "approved", "sent"]
+    );
+}
