@@ -1,5 +1,6 @@
 //! Subgraph nodes through `graph!`: one on the parent's own state, one on a state of its own
-//! with generated mapping methods; a pause inside the first is answered through the parent.
+//! with generated mapping methods, one from another module named by its path; a pause inside
+//! the first is answered through the parent.
 #![deny(warnings, missing_docs, unreachable_pub, unused, clippy::all)]
 
 use std::sync::Arc;
@@ -56,13 +57,39 @@ trellis::graph! {
         START -> search -> END;
     }
 
-    /// Runs both as nodes.
+    /// Runs them as nodes.
     graph Desk {
         state Work;
         node draft;
         node review { graph Review; }
         node lookup { graph Lookup; }
-        START -> draft -> review -> lookup -> END;
+        node count { graph elsewhere::Counting; }
+        START -> draft -> review -> lookup -> count -> END;
+    }
+}
+
+/// A graph of another module, named by its path.
+mod elsewhere {
+    use super::Found;
+
+    trellis::graph! {
+        /// Counts what was found.
+        graph Counting {
+            state Found;
+            node tally;
+            START -> tally -> END;
+        }
+    }
+}
+
+struct Tally;
+
+#[trellis::async_trait]
+impl elsewhere::counting::Handlers for Tally {
+    async fn tally(&self, found: Arc<Found>, _: &mut NodeContext) -> elsewhere::counting::NodeOutput {
+        let mut found = (*found).clone();
+        found.hits = vec![format!("{} lines", found.query.lines().count())];
+        Ok(found.into())
     }
 }
 
@@ -111,6 +138,18 @@ impl desk::Handlers for Clerk {
     fn lookup_output(&self, _: &Work, found: Found) -> WorkUpdate {
         WorkUpdate::default().log(found.hits.join(", "))
     }
+    fn count(&self) -> CompiledGraph<elsewhere::counting::State> {
+        elsewhere::counting::build(Tally)
+    }
+    fn count_input(&self, work: &Work) -> Found {
+        Found {
+            query: work.log.join("\n"),
+            hits: Vec::new(),
+        }
+    }
+    fn count_output(&self, _: &Work, found: Found) -> WorkUpdate {
+        WorkUpdate::default().log(found.hits.join(", "))
+    }
 }
 
 fn main() {
@@ -132,7 +171,8 @@ fn main() {
                 "check",
                 "approved approve@2",
                 "approve",
-                "draft check approved approve@2 approve found"
+                "draft check approved approve@2 approve found",
+                "5 lines"
             ]
         );
     });
