@@ -366,3 +366,164 @@ fn a_subgraph_node_cannot_be_sent_to() {
     );
     let _ = support_graph(None);
 }
+
+/// draft → work (a child: check → finish, where `finish` hangs while `hang` is set) → END;
+/// `checks` counts the child's `check` activations.
+fn hanging_parent(
+    store: Arc<dyn Checkpointer>,
+    hang: Arc<std::sync::atomic::AtomicBool>,
+    checks: Arc<std::sync::atomic::AtomicUsize>,
+) -> trellis::CompiledGraph<Ticket> {
+    use std::sync::atomic::Ordering;
+    let mut child = GraphBuilder::<Ticket>::new("Work");
+    child
+        .add_node_fn("check", move |_, _| {
+            checks.fetch_add(1, Ordering::SeqCst);
+            async { Ok(log("check")) }
+        })
+        .add_node_fn("finish", move |_, _| {
+            let hang = hang.load(Ordering::SeqCst);
+            async move {
+                if hang {
+                    std::future::pending::<()>().await;
+                }
+                Ok(log("finish"))
+            }
+        })
+        .add_edge(START, "check")
+        .add_edge("check", "finish")
+        .add_edge("finish", END);
+    let mut parent = GraphBuilder::<Ticket>::new("Desk");
+    parent
+        .add_node_fn("draft", |_, _| async { Ok(log("draft")) })
+        .add_subgraph("work", child.compile().expect("the child compiles"))
+        .add_edge(START, "draft")
+        .add_edge("draft", "work")
+        .add_edge("work", END);
+    parent
+        .compile()
+        .expect("the parent compiles")
+        .with_checkpointer(store)
+}
+
+#[tokio::test]
+async fn a_child_left_running_by_a_stopped_process_is_taken_up_not_run_again() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let store: Arc<dyn Checkpointer> = Arc::new(InMemoryCheckpointer::new());
+    let (hang, checks) = (
+        Arc::new(AtomicBool::new(true)),
+        Arc::new(AtomicUsize::new(0)),
+    );
+    let graph = hanging_parent(Arc::clone(&store), Arc::clone(&hang), Arc::clone(&checks));
+    let mut run = graph.start(ticket(""));
+    run.step().await.unwrap();
+    let run_id = run.run_id().clone();
+    // The process "dies" in step 2, inside the child, after the child's first step committed.
+    let stopped = tokio::time::timeout(std::time::Duration::from_millis(200), run.step()).await;
+    assert!(stopped.is_err(), "the child hangs");
+    drop(run);
+    let child = trellis::RunId::from(format!("{run_id}/work@2"));
+    assert_eq!(
+        common::labels(store.as_ref(), &child).await,
+        ["start", "step"]
+    );
+    // Both records now look like a dead machine's, their leases run out.
+    for id in [&run_id, &child] {
+        let record = store.load_run(id).await.unwrap().unwrap();
+        let mut gone = record.clone();
+        gone.owner = Some("another-machine:1:1".to_owned());
+        gone.lease_until = Some(trellis::run::Timestamp::parse("2000-01-01T00:00:00Z").unwrap());
+        assert!(
+            store
+                .take_over(&gone, record.owner.as_deref())
+                .await
+                .unwrap()
+        );
+    }
+
+    hang.store(false, Ordering::SeqCst);
+    let graph = hanging_parent(Arc::clone(&store), hang, Arc::clone(&checks));
+    let done = graph.continue_run(&run_id).await.unwrap();
+    assert_eq!(done.state().log, ["draft", "check", "finish"]);
+    assert_eq!(
+        checks.load(Ordering::SeqCst),
+        1,
+        "the child's committed step ran once"
+    );
+    let record = store.load_run(&child).await.unwrap().unwrap();
+    assert_eq!(record.status, trellis::checkpoint::RunStatus::Completed);
+    assert_ne!(record.owner.as_deref(), Some("another-machine:1:1"));
+}
+
+#[tokio::test]
+async fn a_child_that_completed_before_its_parents_step_was_lost_is_not_run_again() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let store: Arc<dyn Checkpointer> = Arc::new(InMemoryCheckpointer::new());
+    let (hang, checks) = (
+        Arc::new(AtomicBool::new(true)),
+        Arc::new(AtomicUsize::new(0)),
+    );
+    let build = |hang: Arc<AtomicBool>, checks: Arc<AtomicUsize>| {
+        let mut child = GraphBuilder::<Ticket>::new("Quick");
+        child
+            .add_node_fn("check", move |_, _| {
+                checks.fetch_add(1, Ordering::SeqCst);
+                async { Ok(log("check")) }
+            })
+            .add_edge(START, "check")
+            .add_edge("check", END);
+        let mut parent = GraphBuilder::<Ticket>::new("Desk");
+        parent
+            .add_node_fn("plan", |_, _| async { Ok(NodeResult::None) })
+            .add_subgraph("quick", child.compile().expect("compiles"))
+            .add_node_fn("slow", move |_, _| {
+                let hang = hang.load(Ordering::SeqCst);
+                async move {
+                    if hang {
+                        std::future::pending::<()>().await;
+                    }
+                    Ok(log("slow"))
+                }
+            })
+            .add_edge(START, "plan")
+            .add_fork("plan", ["quick", "slow"])
+            .add_edge("quick", END)
+            .add_edge("slow", END);
+        parent
+            .compile()
+            .expect("compiles")
+            .with_checkpointer(Arc::clone(&store))
+    };
+    let mut run = build(Arc::clone(&hang), Arc::clone(&checks)).start(ticket(""));
+    run.step().await.unwrap();
+    let run_id = run.run_id().clone();
+    // The child completes; its sibling hangs; the process "dies" before the step commits.
+    assert!(
+        tokio::time::timeout(std::time::Duration::from_millis(200), run.step())
+            .await
+            .is_err()
+    );
+    drop(run);
+    let record = store.load_run(&run_id).await.unwrap().unwrap();
+    let mut gone = record.clone();
+    gone.owner = Some("another-machine:1:1".to_owned());
+    gone.lease_until = Some(trellis::run::Timestamp::parse("2000-01-01T00:00:00Z").unwrap());
+    assert!(
+        store
+            .take_over(&gone, record.owner.as_deref())
+            .await
+            .unwrap()
+    );
+
+    hang.store(false, Ordering::SeqCst);
+    let done = build(hang, Arc::clone(&checks))
+        .continue_run(&run_id)
+        .await
+        .unwrap();
+    assert_eq!(done.state().log, ["check", "slow"]);
+    assert_eq!(
+        checks.load(Ordering::SeqCst),
+        1,
+        "the completed child's state is used as is"
+    );
+}
