@@ -247,6 +247,19 @@ pub(crate) struct RunScope {
     pub(crate) custom: Option<CustomSink>,
     /// For a graph with subgraph nodes: where their child runs keep checkpoints and events.
     pub(crate) nest: Option<Arc<crate::subgraph::Nest>>,
+    /// For a subgraph's run whose top-level run is streamed with its events: where its own
+    /// events go besides the bus (the top-level run's stream), passed down to its children.
+    pub(crate) forward: Option<EventSink>,
+}
+
+/// Takes a subgraph run's events into the stream of the run it belongs to.
+#[derive(Clone)]
+pub(crate) struct EventSink(pub(crate) Arc<dyn Fn(&crate::event::Event) + Send + Sync>);
+
+impl fmt::Debug for EventSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("EventSink")
+    }
 }
 
 /// Takes a node's custom values (node, step, value) into a run's stream.

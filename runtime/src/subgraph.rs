@@ -254,7 +254,9 @@ impl<P: GraphState, C: GraphState> SubgraphNode<P, C> {
                 }
             }
         };
-        run = run.with_cancellation(ctx.cancellation().clone());
+        run = run
+            .with_cancellation(ctx.cancellation().clone())
+            .forwarding(ctx.run.forward.clone());
         if !run.interrupts().is_empty() {
             // Still paused (a stopped process had written the pause): ask again.
             return Ok(run.into_outcome());

@@ -527,3 +527,22 @@ async fn a_child_that_completed_before_its_parents_step_was_lost_is_not_run_agai
         "the completed child's state is used as is"
     );
 }
+
+#[tokio::test]
+async fn a_streamed_parent_streams_its_childrens_events_with_their_path() {
+    use trellis::stream::{StreamItem, StreamMode};
+    let mut stream = support_graph(None).stream(ticket("x"), StreamMode::Events);
+    let mut seen = Vec::new();
+    while let Some(item) = stream.next().await {
+        if let StreamItem::Event(trellis::event::Event::NodeEntered { run_id, node, .. }) = item {
+            let path: Vec<String> = run_id.namespace().map(str::to_owned).collect();
+            seen.push(format!(
+                "{}{node}",
+                path.iter().map(|p| format!("{p}/")).collect::<String>()
+            ));
+        }
+    }
+    // `approve` asks before it runs: the child pauses, and so does the parent.
+    assert_eq!(seen, ["draft", "review", "review@2/check"]);
+    assert!(stream.finish().await.unwrap().is_paused());
+}

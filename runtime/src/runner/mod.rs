@@ -162,6 +162,7 @@ impl<S: GraphState> Run<S> {
                 cancel: CancellationToken::new(),
                 names: Arc::clone(&graph.topology.names),
                 custom: None,
+                forward: None,
                 nest: graph.nest(),
             }),
             graph,

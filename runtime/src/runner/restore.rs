@@ -113,6 +113,7 @@ impl<S: GraphState> Run<S> {
                 cancel: CancellationToken::new(),
                 names: Arc::clone(&topology.names),
                 custom: None,
+                forward: None,
                 nest: graph.nest(),
             }),
             graph,

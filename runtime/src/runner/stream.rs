@@ -16,7 +16,7 @@ use super::{Outcome, Run, StepOutcome};
 use crate::errors::RunError;
 use crate::event::Event;
 use crate::id::RunId;
-use crate::node::{CustomSink, RunScope};
+use crate::node::{CustomSink, EventSink, RunScope};
 use crate::state::{ApplyResume, GraphState};
 
 /// What a [`RunStream`] carries, as LangGraph's `stream_mode` names it; several combine with
@@ -230,6 +230,10 @@ impl<S: GraphState> Run<S> {
             let event = make();
             self.graph.events.emit(|| event.clone());
             self.send(StreamMode::Events, || StreamItem::Event(event));
+        } else if let Some(forward) = &self.scope.forward {
+            let event = make();
+            self.graph.events.emit(|| event.clone());
+            (forward.0)(&event);
         } else {
             self.graph.events.emit(make);
         }
@@ -238,7 +242,20 @@ impl<S: GraphState> Run<S> {
     /// Whether anyone sees this run's events (then, and only then, are they built and nodes
     /// timed).
     pub(super) fn observed(&self) -> bool {
-        self.streams(StreamMode::Events) || self.graph.events.is_observed()
+        self.streams(StreamMode::Events)
+            || self.scope.forward.is_some()
+            || self.graph.events.is_observed()
+    }
+
+    /// A subgraph's run whose events also go to `forward` (its top-level run's stream).
+    pub(crate) fn forwarding(mut self, forward: Option<EventSink>) -> Self {
+        if forward.is_some() {
+            self.scope = Arc::new(RunScope {
+                forward,
+                ..(*self.scope).clone()
+            });
+        }
+        self
     }
 
     /// This run, driven as a stream of `modes` from where it stands.
@@ -256,6 +273,17 @@ impl<S: GraphState> Run<S> {
             }));
             self.scope = Arc::new(RunScope {
                 custom: Some(sink),
+                ..(*self.scope).clone()
+            });
+        }
+        if modes.contains(StreamMode::Events) && self.graph.topology.nests {
+            // The events of its subgraphs' runs join this run's stream.
+            let events = sender.clone();
+            let forward = EventSink(Arc::new(move |event: &Event| {
+                let _ = events.send(StreamItem::Event(event.clone()));
+            }));
+            self.scope = Arc::new(RunScope {
+                forward: Some(forward),
                 ..(*self.scope).clone()
             });
         }
