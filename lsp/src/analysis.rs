@@ -73,6 +73,24 @@ impl Analysis {
         })
     }
 
+    /// For a cursor on a subgraph node's `graph Name;`: where graph `Name` of this file is
+    /// named (a path to another module's graph leads nowhere here).
+    pub(crate) fn subgraph_at(&self, offset: usize) -> Option<Span> {
+        let module = &self.checked.module;
+        let name = module
+            .graphs
+            .iter()
+            .zip(&module.spans)
+            .find_map(|(graph, spans)| {
+                graph.nodes.iter().zip(&spans.nodes).find_map(|(node, at)| {
+                    let span = at.graph?;
+                    (span.start <= offset && offset <= span.end).then_some(node.graph.as_deref()?)
+                })
+            })?;
+        let at = module.graphs.iter().position(|graph| graph.name == name)?;
+        Some(module.spans[at].name)
+    }
+
     /// Where `name` is declared in graph `graph`.
     pub(crate) fn declaration(&self, graph: usize, name: &str) -> Option<Span> {
         let names = self.names.get(graph)?;
@@ -181,6 +199,22 @@ impl Names {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_subgraph_reference_leads_to_its_graph() {
+        let text = "graph Review {\n    node check;\n    START -> check -> END;\n}\ngraph Desk {\n    node review { graph Review; }\n    node other { graph elsewhere::Other; }\n    START -> review -> other -> END;\n}\n";
+        let analysis = Analysis::new(text.to_owned());
+        let on = text.find("graph Review;").expect("written") + "graph Re".len();
+        let span = analysis.subgraph_at(on).expect("a graph of the file");
+        assert_eq!(&text[span.start..span.end], "Review");
+        assert_eq!(span.start, "graph ".len(), "the first graph's name");
+        let path = text.find("elsewhere").expect("written") + 2;
+        assert_eq!(analysis.subgraph_at(path), None, "another module's graph");
+        assert_eq!(
+            analysis.subgraph_at(text.find("check").expect("written")),
+            None
+        );
+    }
 
     #[test]
     fn a_declaration_ends_at_its_own_brace_or_semicolon() {

@@ -8,6 +8,9 @@ use trellis_dsl::Span;
 use crate::analysis::{Analysis, Occurrence};
 
 pub(crate) fn definition(uri: &Uri, analysis: &Analysis, offset: usize) -> Option<Location> {
+    if let Some(span) = analysis.subgraph_at(offset) {
+        return Some(location(uri, analysis, span));
+    }
     let at = analysis.occurrence(offset)?;
     let span = analysis.declaration(at.graph, &at.name)?;
     Some(location(uri, analysis, span))
