@@ -546,3 +546,68 @@ async fn a_streamed_parent_streams_its_childrens_events_with_their_path() {
     assert_eq!(seen, ["draft", "review", "review@2/check"]);
     assert!(stream.finish().await.unwrap().is_paused());
 }
+
+/// The second process of the test below: set by it, this test resumes the paused run.
+const SECOND_PROCESS: &str = "TRELLIS_TEST_SUBGRAPH_RESUME";
+
+#[tokio::test]
+async fn a_pause_inside_a_subgraph_is_resumed_by_another_os_process() {
+    use trellis::checkpoint::SqliteCheckpointer;
+    if let Ok(given) = std::env::var(SECOND_PROCESS) {
+        // The second process: a store opened on the file, a graph built anew, one resume.
+        let (path, run_id) = given.split_once('|').expect("path|run");
+        let store: Arc<dyn Checkpointer> = Arc::new(SqliteCheckpointer::open(path).expect("opens"));
+        let done = support_graph(Some(store))
+            .resume(&trellis::RunId::from(run_id), Answer::Approve)
+            .await
+            .expect("resumes");
+        println!("resumed: {}", done.state().log.join(","));
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("trellis-subgraph-os-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    let path = dir.join("runs.db");
+    let _ = std::fs::remove_file(&path);
+    let store: Arc<dyn Checkpointer> = Arc::new(SqliteCheckpointer::open(&path).expect("opens"));
+    let paused = support_graph(Some(Arc::clone(&store)))
+        .invoke(ticket("refund"))
+        .await
+        .unwrap();
+    assert_eq!(paused.interrupts()[0].id, "review@2/approve@2");
+    let run_id = paused.run_id().clone();
+
+    let output = std::process::Command::new(std::env::current_exe().expect("this test binary"))
+        .args([
+            "--exact",
+            "a_pause_inside_a_subgraph_is_resumed_by_another_os_process",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(SECOND_PROCESS, format!("{}|{run_id}", path.display()))
+        .output()
+        .expect("the second process runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout.contains("resumed: draft,check,answered approve@2,approved,sent"),
+        "{stdout}"
+    );
+    // What the other process wrote, read here: the parent and its child completed.
+    let record = store.load_run(&run_id).await.unwrap().unwrap();
+    assert_eq!(record.status, trellis::checkpoint::RunStatus::Completed);
+    let child = trellis::RunId::from(format!("{run_id}/review@2"));
+    assert_eq!(
+        common::labels(store.as_ref(), &child).await,
+        ["start", "step", "pause:before", "resume", "complete"]
+    );
+    let owner = record.owner.expect("the last writer");
+    let pid = format!(":{}:", std::process::id());
+    assert!(
+        !owner.contains(&pid),
+        "written by the other process: {owner}"
+    );
+}
