@@ -465,34 +465,57 @@ impl<S: GraphState> CompiledGraph<S> {
     /// [`RunError::RunNotFound`], [`RunError::NoCheckpointer`], [`RunError::WrongGraph`]; then as
     /// [`invoke`](Self::invoke).
     pub async fn continue_run(&self, run_id: &RunId) -> Result<Outcome<S>, RunError> {
-        let (store, record) = self.stored(run_id, RunStatus::Running).await?;
+        let (store, mut record) = self.stored(run_id, RunStatus::Running).await?;
         let run_id = record.run_id.clone();
-        let owner_gone = match record.owner.as_deref() {
-            None => true,
-            // This very process (not one of its workers, which have names of their own).
-            Some(owner) if owner == crate::owner::current() => false,
-            Some(owner) => {
-                crate::owner::is_gone(owner)
-                    || record
-                        .lease_until
-                        .is_none_or(|until| until < crate::id::Timestamp::now())
-            }
-        };
-        if !owner_gone {
-            return Err(RunError::StillRunning { run_id });
-        }
-        // Claim first, then read: a statement the gone owner sent just before it died may
-        // still commit on a server, so what was read before the claim can be a step behind.
-        // Once this process holds the run, the gone owner's writes are fenced out.
         let me = crate::owner::current();
-        let now = crate::id::Timestamp::now();
-        let mut claim = record.clone();
-        claim.owner = Some(me.to_owned());
-        claim.lease_until = Some(now.plus(crate::runner::LEASE));
-        claim.updated_at = now;
-        if !store.take_over(&claim, record.owner.as_deref()).await? {
-            return Err(RunError::StillRunning { run_id });
+        // A claim lost to another gone owner is tried again: a process killed while taking the
+        // run over (its claim sent, not yet committed) can win the race on a server and then
+        // be as gone as the one before it. A claim lost to a live owner is final.
+        let mut attempts = 0;
+        loop {
+            let owner_gone = match record.owner.as_deref() {
+                None => true,
+                // This very process (not one of its workers, which have names of their own).
+                Some(owner) if owner == me => false,
+                Some(owner) => {
+                    crate::owner::is_gone(owner)
+                        || record
+                            .lease_until
+                            .is_none_or(|until| until < crate::id::Timestamp::now())
+                }
+            };
+            match record.status {
+                RunStatus::Running if owner_gone => {}
+                RunStatus::Running | RunStatus::Paused => {
+                    return Err(RunError::StillRunning { run_id });
+                }
+                RunStatus::Completed => return Err(RunError::AlreadyCompleted { run_id }),
+                RunStatus::Failed => return Err(RunError::AlreadyFailed { run_id }),
+            }
+            // Claim first, then read: a statement the gone owner sent just before it died may
+            // still commit on a server, so what was read before the claim can be a step behind.
+            // Once this process holds the run, the gone owner's writes are fenced out.
+            let now = crate::id::Timestamp::now();
+            let mut claim = record.clone();
+            claim.owner = Some(me.to_owned());
+            claim.lease_until = Some(now.plus(crate::runner::LEASE));
+            claim.updated_at = now;
+            if store.take_over(&claim, record.owner.as_deref()).await? {
+                record = claim;
+                break;
+            }
+            attempts += 1;
+            if attempts == 3 {
+                return Err(RunError::StillRunning { run_id });
+            }
+            record = store
+                .load_run(&run_id)
+                .await?
+                .ok_or_else(|| RunError::RunNotFound {
+                    run_id: run_id.clone(),
+                })?;
         }
+        let claim = record;
         let held = async {
             let record = store
                 .load_run(&run_id)

@@ -243,6 +243,9 @@ struct LateLastWrite {
     foreign: std::sync::atomic::AtomicBool,
     held: std::sync::Mutex<Option<(RunRecord, Checkpoint)>>,
     after_take_over: std::sync::Mutex<Vec<RunRecord>>,
+    /// A take-over another process sent before it was killed: it lands just before the next
+    /// take-over, which then finds another (gone) owner than the one it read.
+    late_taker: std::sync::Mutex<Option<String>>,
 }
 
 const GONE: &str = "another-machine:1:1";
@@ -284,6 +287,13 @@ impl Checkpointer for LateLastWrite {
         let late = self.held.lock().expect("unpoisoned").take();
         if let Some((record, checkpoint)) = late {
             self.inner.save_step(&record, &checkpoint).await?;
+        }
+        let taker = self.late_taker.lock().expect("unpoisoned").take();
+        if let Some(taker) = taker {
+            let mut stored = self.inner.load_run(&run.run_id).await?.expect("stored");
+            let before = stored.owner.clone();
+            stored.owner = Some(taker);
+            assert!(self.inner.take_over(&stored, before.as_deref()).await?);
         }
         let taken = self.inner.take_over(run, previous_owner).await?;
         let stored = self.inner.load_run(&run.run_id).await?.expect("stored");
@@ -366,5 +376,36 @@ async fn a_dead_owners_last_write_landing_late_is_neither_rolled_back_nor_run_tw
     assert!(
         steps.windows(2).all(|w| w[0] < w[1]),
         "checkpoints in step order, none rewritten: {steps:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_take_over_lost_to_a_killed_takers_late_claim_is_tried_again() {
+    let store = Arc::new(LateLastWrite::default());
+    let graph = counting(Arc::clone(&store));
+    let mut run = graph.start(ticket(""));
+    run.step().await.unwrap();
+    let run_id = run.run_id().clone();
+    drop(run);
+    let record = store.load_run(&run_id).await.unwrap().unwrap();
+    let mut gone = record.clone();
+    gone.owner = Some(GONE.to_owned());
+    gone.lease_until = Some(trellis::run::Timestamp::parse("2000-01-01T00:00:00Z").unwrap());
+    assert!(
+        store
+            .take_over(&gone, record.owner.as_deref())
+            .await
+            .unwrap()
+    );
+    // A second machine's claim, sent before it too was killed, lands first.
+    *store.late_taker.lock().unwrap() = Some("third-machine:2:2".to_owned());
+    let done = counting(Arc::clone(&store))
+        .continue_run(&run_id)
+        .await
+        .unwrap();
+    assert_eq!(
+        done.state().reviews,
+        5,
+        "continued by this process after all"
     );
 }
