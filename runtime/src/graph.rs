@@ -486,9 +486,8 @@ impl<S: GraphState> CompiledGraph<S> {
             };
             match record.status {
                 RunStatus::Running if owner_gone => {}
-                RunStatus::Running | RunStatus::Paused => {
-                    return Err(RunError::StillRunning { run_id });
-                }
+                RunStatus::Running => return Err(RunError::StillRunning { run_id }),
+                RunStatus::Paused => return Err(RunError::Paused { run_id }),
                 RunStatus::Completed => return Err(RunError::AlreadyCompleted { run_id }),
                 RunStatus::Failed => return Err(RunError::AlreadyFailed { run_id }),
             }
