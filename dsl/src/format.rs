@@ -384,6 +384,14 @@ mod tests {
     }
 
     #[test]
+    fn a_subgraph_node_is_laid_out_like_any_attribute() {
+        let messy = "graph T{node research{graph Review;retry 2;}node other { graph   elsewhere :: Other ; }\nSTART->research->other->END;}";
+        let expected = "graph T {\n    node research { graph Review; retry 2; }\n    node other { graph elsewhere::Other; }\n    START -> research -> other -> END;\n}\n";
+        assert_eq!(fmt(messy), expected);
+        assert_eq!(fmt(expected), expected);
+    }
+
+    #[test]
     fn comments_stay_where_they_were() {
         let text = "graph G { // trailing\n  // own line\n\n\n  node a; /* inline */ node b;\n  /* before */ START -> a // mid-statement\n  -> b;\n  b -> END;\n  /// stray docs are kept too\n}\n";
         let expected = "graph G { // trailing\n    // own line\n\n    node a; /* inline */\n    node b;\n    /* before */ START -> a // mid-statement\n        -> b;\n    b -> END;\n    /// stray docs are kept too\n}\n";
