@@ -28,6 +28,13 @@ fn research() {
     insta::assert_snapshot!(expanded("research.graph"));
 }
 
+/// Subgraph nodes: one on the parent's state (a method that builds it), one on another state
+/// (and its mapping methods).
+#[test]
+fn desk() {
+    insta::assert_snapshot!(expanded("desk.graph"));
+}
+
 #[test]
 fn agent_turn() {
     insta::assert_snapshot!(expanded("agent_turn.graph"));
