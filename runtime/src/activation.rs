@@ -22,7 +22,7 @@ pub(crate) struct Activation<U> {
     /// Wall time of the whole activation, measured only when someone observes events.
     pub(crate) elapsed: Option<Duration>,
     /// What a subgraph node's child did (its final state, or its pause).
-    pub(crate) nested: Option<Box<crate::subgraph::Nested>>,
+    pub(crate) nested: Option<Arc<crate::subgraph::Nested>>,
 }
 
 /// Why an activation produced no result.

@@ -711,7 +711,8 @@ impl<S: GraphState> GraphBuilder<S> {
             .zip(outgoing)
             .enumerate()
             .map(|(at, (((node, options), description), edge))| NodeSpec {
-                subgraph: subgraphs.remove(&at),
+                // Guarded: most graphs have none, and a lookup hashes.
+                subgraph: if nests { subgraphs.remove(&at) } else { None },
                 name: Arc::from(description.id.as_str()),
                 node,
                 edge: edge.unwrap_or(Edge::Static(Target::End)),

@@ -219,7 +219,7 @@ fn command_label(command: &Command) -> String {
 }
 
 /// What a node knows about where it runs.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct NodeContext {
     pub(crate) run: Arc<RunScope>,
     /// The node's index in declaration order (its name is in the run's scope: one `Arc` per
@@ -230,8 +230,10 @@ pub struct NodeContext {
     pub(crate) failure: Option<Arc<NodeFailure>>,
     /// For a branch of a send: its input.
     pub(crate) input: Option<Arc<serde_json::Value>>,
-    /// For a subgraph node: the child run to continue, and what the child did.
-    pub(crate) nested: Option<Box<crate::subgraph::Nested>>,
+    /// For a subgraph node: the child run to continue, and what the child did. Between the run
+    /// and this one activation: a clone (what a closure node receives) does not carry it. An
+    /// `Arc`, not a `Box`: its drop, on every context, stays a check inline.
+    pub(crate) nested: Option<Arc<crate::subgraph::Nested>>,
 }
 
 /// The part of a context shared by every node of a run.
@@ -269,6 +271,21 @@ pub(crate) struct CustomSink(pub(crate) Arc<dyn Fn(usize, u64, serde_json::Value
 impl fmt::Debug for CustomSink {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("CustomSink")
+    }
+}
+
+impl Clone for NodeContext {
+    #[inline]
+    fn clone(&self) -> Self {
+        NodeContext {
+            run: Arc::clone(&self.run),
+            node: self.node,
+            step: self.step,
+            attempt: self.attempt,
+            failure: self.failure.clone(),
+            input: self.input.clone(),
+            nested: None,
+        }
     }
 }
 

@@ -276,7 +276,7 @@ impl<P: GraphState, C: GraphState> Node<P> for SubgraphNode<P, C> {
             ctx.run.nest.clone().ok_or_else(|| {
                 NodeError::msg("a subgraph node ran outside a run that nests graphs")
             })?;
-        let resume = ctx.nested.take().and_then(|nested| nested.resume);
+        let resume = ctx.nested.take().and_then(|nested| nested.resume.clone());
         let outcome = self
             .drive(&state, ctx, &nest, resume)
             .await
@@ -286,7 +286,7 @@ impl<P: GraphState, C: GraphState> Node<P> for SubgraphNode<P, C> {
         match outcome {
             Outcome::Completed { state: child, .. } => match &self.output {
                 Output::Replace => {
-                    ctx.nested = Some(Box::new(Nested {
+                    ctx.nested = Some(Arc::new(Nested {
                         replaced: Some(Arc::new(child)),
                         ..Nested::default()
                     }));
@@ -297,7 +297,7 @@ impl<P: GraphState, C: GraphState> Node<P> for SubgraphNode<P, C> {
             Outcome::Paused {
                 run_id, interrupts, ..
             } => {
-                ctx.nested = Some(Box::new(Nested {
+                ctx.nested = Some(Arc::new(Nested {
                     paused: Some((run_id, interrupts)),
                     ..Nested::default()
                 }));

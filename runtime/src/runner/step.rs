@@ -55,11 +55,16 @@ struct Absorbed<'t, U> {
     failures: Vec<(usize, Arc<NodeFailure>)>,
     /// Branches sent by commands: (sending node, node to run, input).
     sends: Vec<(usize, usize, Arc<serde_json::Value>)>,
-    /// Subgraph nodes on the run's own state type that completed: (node, the child's final
-    /// state, which becomes the run's before the step's updates are merged).
-    replaced: Vec<(usize, Arc<dyn std::any::Any + Send + Sync>)>,
+    /// A subgraph node on the run's own state type that completed: (node, the child's final
+    /// state, which becomes the run's before the step's updates are merged, and a second such
+    /// node of the step, a conflict). Not a `Vec`: most steps have none, and drop nothing.
+    replaced: Option<Replaced>,
     cancelled: bool,
 }
+
+/// A subgraph's final state replacing the run's: its node, the state, and a second node that
+/// tried to replace it in the same step.
+type Replaced = (usize, Arc<dyn std::any::Any + Send + Sync>, Option<usize>);
 
 /// The activations of a step that runs sent branches: node, and input for a branch.
 type Activations = Vec<(usize, Option<Arc<serde_json::Value>>)>;
@@ -390,7 +395,7 @@ impl<S: GraphState> Run<S> {
             interrupts: Vec::new(),
             failures: Vec::new(),
             sends: Vec::new(),
-            replaced: Vec::new(),
+            replaced: None,
             cancelled: false,
         };
         absorbed.follow.clear();
@@ -455,7 +460,9 @@ impl<S: GraphState> Run<S> {
 
         // Copies for the stream, sent once the merge has committed them.
         let streamed = self.copy_updates(|| updates.to_vec());
-        if replaced.is_empty() {
+        if let Some(replaced) = replaced {
+            self.state = self.replace(topology, step, replaced, updates)?;
+        } else {
             let merged = match updates {
                 Updates::None => Ok(()),
                 Updates::One(node, update) => {
@@ -464,8 +471,6 @@ impl<S: GraphState> Run<S> {
                 Updates::Many(all) => Arc::make_mut(&mut self.state).apply(all),
             };
             merged.map_err(|conflict| RunError::MergeConflict { step, conflict })?;
-        } else {
-            self.state = self.replace(topology, step, replaced, updates)?;
         }
         if let Some(updates) = streamed {
             self.send_updates(step, updates);
@@ -537,27 +542,25 @@ impl<S: GraphState> Run<S> {
     /// The state after a step in which subgraph nodes on this state type completed: the
     /// child's final state, with the step's other updates merged into it. Two such nodes in one
     /// step conflict, as two whole-state updates would.
+    #[cold]
+    #[inline(never)]
     fn replace(
         &self,
         topology: &Topology<S>,
         step: u64,
-        replaced: Vec<(usize, Arc<dyn std::any::Any + Send + Sync>)>,
+        (first, child, second): Replaced,
         updates: Updates<'_, S::Update>,
     ) -> Result<Arc<S>, RunError> {
-        let child = match replaced.as_slice() {
-            [(_, child)] => Arc::clone(child),
-            [(first, _), (second, _), ..] => {
-                return Err(RunError::MergeConflict {
-                    step,
-                    conflict: crate::state::MergeConflict {
-                        field: "state",
-                        first: topology.nodes[*first].name.to_string(),
-                        second: topology.nodes[*second].name.to_string(),
-                    },
-                });
-            }
-            [] => return Ok(Arc::clone(&self.state)),
-        };
+        if let Some(second) = second {
+            return Err(RunError::MergeConflict {
+                step,
+                conflict: crate::state::MergeConflict {
+                    field: "state",
+                    first: topology.nodes[first].name.to_string(),
+                    second: topology.nodes[second].name.to_string(),
+                },
+            });
+        }
         // `add_subgraph` runs a child on this very state type: the downcast cannot fail.
         let mut state = child
             .downcast::<S>()
@@ -574,7 +577,25 @@ impl<S: GraphState> Run<S> {
         Ok(state)
     }
 
+    /// For subgraph node `i` answered after a pause: the child run it continues.
+    #[cold]
+    #[inline(never)]
+    fn child_to_continue(&self, i: usize) -> Option<Arc<crate::subgraph::Nested>> {
+        self.children
+            .iter()
+            .find(|&&(node, _)| node == i)
+            .map(|(_, child)| {
+                Arc::new(crate::subgraph::Nested {
+                    resume: Some(child.clone()),
+                    ..Default::default()
+                })
+            })
+    }
+
     /// The context of node `i`'s activation in `step` (with its input, for a sent branch).
+    // Always: it sits on every activation's path, and out of line it costs a call and a
+    // context built in memory rather than in registers.
+    #[inline(always)]
     fn context(&self, i: usize, step: u64, input: Option<Arc<serde_json::Value>>) -> NodeContext {
         NodeContext {
             run: Arc::clone(&self.scope),
@@ -586,15 +607,7 @@ impl<S: GraphState> Run<S> {
             nested: if self.children.is_empty() {
                 None
             } else {
-                self.children
-                    .iter()
-                    .find(|&&(node, _)| node == i)
-                    .map(|(_, child)| {
-                        Box::new(crate::subgraph::Nested {
-                            resume: Some(child.clone()),
-                            ..Default::default()
-                        })
-                    })
+                self.child_to_continue(i)
             },
             failure: self
                 .failures
@@ -661,25 +674,10 @@ impl<S: GraphState> Run<S> {
                 elapsed_us: u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
             });
         }
-        if let Some(nested) = activation.nested {
-            if let Some((child, asked)) = nested.paused {
-                // The child paused: so does this run, asking its questions under its segment.
-                let segment = child
-                    .as_str()
-                    .strip_prefix(self.scope.run_id.as_str())
-                    .and_then(|rest| rest.strip_prefix('/'))
-                    .unwrap_or(child.as_str());
-                for question in asked {
-                    let mut interrupt =
-                        Interrupt::new(&spec.name, step, InterruptPoint::Node, question.request);
-                    interrupt.id = format!("{segment}/{}", question.id);
-                    absorbed.interrupts.push((i, interrupt));
-                }
-                return Ok(());
-            }
-            if let Some(state) = nested.replaced {
-                absorbed.replaced.push((i, state));
-            }
+        if let Some(nested) = activation.nested
+            && self.absorb_nested(&spec.name, i, step, &nested, absorbed)
+        {
+            return Ok(());
         }
         let (update, command) = match result {
             NodeResult::None => (None, Command::Continue),
@@ -754,6 +752,44 @@ impl<S: GraphState> Run<S> {
             absorbed.interrupts.push((i, of_branch(interrupt, branch)));
         }
         Ok(())
+    }
+
+    /// Takes what a subgraph node's child did into the step: its final state (for a child on
+    /// this state type), or its pause, asked under the child's segment; whether it paused.
+    /// Out of line: most steps run no subgraph, and `absorb` stays small for them.
+    #[cold]
+    #[inline(never)]
+    fn absorb_nested(
+        &self,
+        name: &str,
+        i: usize,
+        step: u64,
+        nested: &crate::subgraph::Nested,
+        absorbed: &mut Absorbed<'_, S::Update>,
+    ) -> bool {
+        if let Some((child, asked)) = &nested.paused {
+            let segment = child
+                .as_str()
+                .strip_prefix(self.scope.run_id.as_str())
+                .and_then(|rest| rest.strip_prefix('/'))
+                .unwrap_or(child.as_str());
+            for question in asked {
+                let mut interrupt =
+                    Interrupt::new(name, step, InterruptPoint::Node, question.request.clone());
+                interrupt.id = format!("{segment}/{}", question.id);
+                absorbed.interrupts.push((i, interrupt));
+            }
+            return true;
+        }
+        if let Some(state) = &nested.replaced {
+            match &mut absorbed.replaced {
+                None => absorbed.replaced = Some((i, Arc::clone(state), None)),
+                Some((_, _, second)) => {
+                    second.get_or_insert(i);
+                }
+            }
+        }
+        false
     }
 
     /// Runs a step with sent branches: every activation a spawned task, awaited in order; a
