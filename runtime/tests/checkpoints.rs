@@ -387,16 +387,7 @@ async fn a_take_over_lost_to_a_killed_takers_late_claim_is_tried_again() {
     run.step().await.unwrap();
     let run_id = run.run_id().clone();
     drop(run);
-    let record = store.load_run(&run_id).await.unwrap().unwrap();
-    let mut gone = record.clone();
-    gone.owner = Some(GONE.to_owned());
-    gone.lease_until = Some(trellis::run::Timestamp::parse("2000-01-01T00:00:00Z").unwrap());
-    assert!(
-        store
-            .take_over(&gone, record.owner.as_deref())
-            .await
-            .unwrap()
-    );
+    common::hand_to_a_gone_owner(store.as_ref(), &run_id).await;
     // A second machine's claim, sent before it too was killed, lands first.
     *store.late_taker.lock().unwrap() = Some("third-machine:2:2".to_owned());
     let done = counting(Arc::clone(&store))

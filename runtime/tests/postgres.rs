@@ -516,49 +516,18 @@ const SECOND_PROCESS: &str = "TRELLIS_TEST_SUBGRAPH_RESUME_PG";
 )]
 #[tokio::test]
 async fn a_pause_inside_a_subgraph_is_resumed_by_another_os_process() {
+    const TEST: &str = "a_pause_inside_a_subgraph_is_resumed_by_another_os_process";
     let url = database_url();
     if let Ok(given) = std::env::var(SECOND_PROCESS) {
         let (schema, run_id) = given.split_once('|').expect("schema|run");
         let store: Arc<dyn Checkpointer> = Arc::new(store_in(&url, schema).await);
-        let done = common::subgraphs::support_graph(Some(store))
-            .resume(&trellis::RunId::from(run_id), Answer::Approve)
-            .await
-            .expect("resumes");
-        println!("resumed: {}", done.state().log.join(","));
+        common::subgraphs::resume_in_this_process(store, run_id).await;
         return;
     }
     let schema = fresh_schema();
     let store: Arc<dyn Checkpointer> = Arc::new(store_in(&url, &schema).await);
-    let paused = common::subgraphs::support_graph(Some(Arc::clone(&store)))
-        .invoke(ticket("refund"))
-        .await
-        .unwrap();
-    let run_id = paused.run_id().clone();
-    let output = std::process::Command::new(std::env::current_exe().expect("this test binary"))
-        .args([
-            "--exact",
-            "a_pause_inside_a_subgraph_is_resumed_by_another_os_process",
-            "--nocapture",
-            "--include-ignored",
-        ])
-        .env(SECOND_PROCESS, format!("{schema}|{run_id}"))
-        .output()
-        .expect("the second process runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(
-        stdout.contains("resumed: draft,check,answered approve@2,approved,sent"),
-        "{stdout}"
-    );
-    let record = store.load_run(&run_id).await.unwrap().unwrap();
-    assert_eq!(record.status, trellis::checkpoint::RunStatus::Completed);
-    let child = trellis::RunId::from(format!("{run_id}/review@2"));
-    assert_eq!(
-        common::labels(store.as_ref(), &child).await,
-        ["start", "step", "pause:before", "resume", "complete"]
-    );
+    common::subgraphs::resumed_by_another_os_process(store, |run_id| {
+        common::subgraphs::this_test_again(TEST, SECOND_PROCESS, format!("{schema}|{run_id}"))
+    })
+    .await;
 }

@@ -429,16 +429,7 @@ async fn a_child_left_running_by_a_stopped_process_is_taken_up_not_run_again() {
     );
     // Both records now look like a dead machine's, their leases run out.
     for id in [&run_id, &child] {
-        let record = store.load_run(id).await.unwrap().unwrap();
-        let mut gone = record.clone();
-        gone.owner = Some("another-machine:1:1".to_owned());
-        gone.lease_until = Some(trellis::run::Timestamp::parse("2000-01-01T00:00:00Z").unwrap());
-        assert!(
-            store
-                .take_over(&gone, record.owner.as_deref())
-                .await
-                .unwrap()
-        );
+        common::hand_to_a_gone_owner(store.as_ref(), id).await;
     }
 
     hang.store(false, Ordering::SeqCst);
@@ -504,16 +495,7 @@ async fn a_child_that_completed_before_its_parents_step_was_lost_is_not_run_agai
             .is_err()
     );
     drop(run);
-    let record = store.load_run(&run_id).await.unwrap().unwrap();
-    let mut gone = record.clone();
-    gone.owner = Some("another-machine:1:1".to_owned());
-    gone.lease_until = Some(trellis::run::Timestamp::parse("2000-01-01T00:00:00Z").unwrap());
-    assert!(
-        store
-            .take_over(&gone, record.owner.as_deref())
-            .await
-            .unwrap()
-    );
+    common::hand_to_a_gone_owner(store.as_ref(), &run_id).await;
 
     hang.store(false, Ordering::SeqCst);
     let done = build(hang, Arc::clone(&checks))
@@ -553,15 +535,12 @@ const SECOND_PROCESS: &str = "TRELLIS_TEST_SUBGRAPH_RESUME";
 #[tokio::test]
 async fn a_pause_inside_a_subgraph_is_resumed_by_another_os_process() {
     use trellis::checkpoint::SqliteCheckpointer;
+    const TEST: &str = "a_pause_inside_a_subgraph_is_resumed_by_another_os_process";
     if let Ok(given) = std::env::var(SECOND_PROCESS) {
         // The second process: a store opened on the file, a graph built anew, one resume.
         let (path, run_id) = given.split_once('|').expect("path|run");
         let store: Arc<dyn Checkpointer> = Arc::new(SqliteCheckpointer::open(path).expect("opens"));
-        let done = support_graph(Some(store))
-            .resume(&trellis::RunId::from(run_id), Answer::Approve)
-            .await
-            .expect("resumes");
-        println!("resumed: {}", done.state().log.join(","));
+        common::subgraphs::resume_in_this_process(store, run_id).await;
         return;
     }
     let dir = std::env::temp_dir().join(format!("trellis-subgraph-os-{}", std::process::id()));
@@ -569,45 +548,9 @@ async fn a_pause_inside_a_subgraph_is_resumed_by_another_os_process() {
     let path = dir.join("runs.db");
     let _ = std::fs::remove_file(&path);
     let store: Arc<dyn Checkpointer> = Arc::new(SqliteCheckpointer::open(&path).expect("opens"));
-    let paused = support_graph(Some(Arc::clone(&store)))
-        .invoke(ticket("refund"))
-        .await
-        .unwrap();
-    assert_eq!(paused.interrupts()[0].id, "review@2/approve@2");
-    let run_id = paused.run_id().clone();
-
-    let output = std::process::Command::new(std::env::current_exe().expect("this test binary"))
-        .args([
-            "--exact",
-            "a_pause_inside_a_subgraph_is_resumed_by_another_os_process",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(SECOND_PROCESS, format!("{}|{run_id}", path.display()))
-        .output()
-        .expect("the second process runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(
-        stdout.contains("resumed: draft,check,answered approve@2,approved,sent"),
-        "{stdout}"
-    );
-    // What the other process wrote, read here: the parent and its child completed.
-    let record = store.load_run(&run_id).await.unwrap().unwrap();
-    assert_eq!(record.status, trellis::checkpoint::RunStatus::Completed);
-    let child = trellis::RunId::from(format!("{run_id}/review@2"));
-    assert_eq!(
-        common::labels(store.as_ref(), &child).await,
-        ["start", "step", "pause:before", "resume", "complete"]
-    );
-    let owner = record.owner.expect("the last writer");
-    let pid = format!(":{}:", std::process::id());
-    assert!(
-        !owner.contains(&pid),
-        "written by the other process: {owner}"
-    );
+    common::subgraphs::resumed_by_another_os_process(store, |run_id| {
+        let given = format!("{}|{run_id}", path.display());
+        common::subgraphs::this_test_again(TEST, SECOND_PROCESS, given)
+    })
+    .await;
 }

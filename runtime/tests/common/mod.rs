@@ -242,3 +242,27 @@ pub fn shape(events: &[Event]) -> Vec<String> {
 pub fn point_of(interrupt: &Interrupt) -> InterruptPoint {
     interrupt.point
 }
+
+/// Makes run `run_id` look as if a process of another machine held it and died: its owner
+/// `another-machine:1:1`, its lease run out long ago. (Through `take_over`, as a real one.)
+pub async fn hand_to_a_gone_owner(
+    store: &dyn trellis::checkpoint::Checkpointer,
+    run_id: &trellis::RunId,
+) {
+    let record = store
+        .load_run(run_id)
+        .await
+        .expect("loads")
+        .expect("stored");
+    let mut gone = record.clone();
+    gone.owner = Some("another-machine:1:1".to_owned());
+    gone.lease_until =
+        Some(trellis::run::Timestamp::parse("2000-01-01T00:00:00Z").expect("a time"));
+    assert!(
+        store
+            .take_over(&gone, record.owner.as_deref())
+            .await
+            .expect("takes over"),
+        "the owner changed meanwhile"
+    );
+}

@@ -202,3 +202,60 @@ pub async fn replaying_a_pause_inside_a_subgraph_copies_the_child(store: Arc<dyn
         ["draft", "check", "answered approve@2", "approved", "sent"]
     );
 }
+
+/// A pause inside a subgraph answered by another OS process, the first process's half: the
+/// run pauses here; `second` (this test binary run again, told where the store is and which
+/// run) resumes it; what it wrote is read back here.
+pub async fn resumed_by_another_os_process(
+    store: Arc<dyn Checkpointer>,
+    second: impl FnOnce(&RunId) -> std::process::Command,
+) {
+    let paused = support_graph(Some(Arc::clone(&store)))
+        .invoke(super::ticket("refund"))
+        .await
+        .unwrap();
+    assert_eq!(paused.interrupts()[0].id, "review@2/approve@2");
+    let run_id = paused.run_id().clone();
+    let output = second(&run_id).output().expect("the second process runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout.contains("resumed: draft,check,answered approve@2,approved,sent"),
+        "{stdout}"
+    );
+    let record = store.load_run(&run_id).await.unwrap().unwrap();
+    assert_eq!(record.status, RunStatus::Completed);
+    let child = RunId::from(format!("{run_id}/review@2"));
+    assert_eq!(
+        labels(store.as_ref(), &child).await,
+        ["start", "step", "pause:before", "resume", "complete"]
+    );
+    let owner = record.owner.expect("the last writer");
+    let pid = format!(":{}:", std::process::id());
+    assert!(
+        !owner.contains(&pid),
+        "written by the other process: {owner}"
+    );
+}
+
+/// The second process's half: a graph built anew on `store` resumes `run_id` and prints its log.
+pub async fn resume_in_this_process(store: Arc<dyn Checkpointer>, run_id: &str) {
+    let done = support_graph(Some(store))
+        .resume(&RunId::from(run_id), Answer::Approve)
+        .await
+        .expect("resumes");
+    println!("resumed: {}", done.state().log.join(","));
+}
+
+/// This test binary, to run `test` alone again with `env` set to `value`.
+pub fn this_test_again(test: &str, env: &str, value: String) -> std::process::Command {
+    let mut command = std::process::Command::new(std::env::current_exe().expect("this binary"));
+    command
+        .args(["--exact", test, "--nocapture", "--include-ignored"])
+        .env(env, value);
+    command
+}
