@@ -88,9 +88,10 @@ impl<S: ApplyResume> Run<S> {
         let index = |name: &str| topology.find(name);
         let mut updates = Vec::with_capacity(interrupts.len());
         // A subgraph's questions are its child's: answered there, before anything is merged.
-        let mut next = std::mem::take(&mut self.frontier);
         // Boxed: a child's resume is this very function, one graph down.
         let asked_children = Box::pin(self.answer_children(interrupts, answers)).await?;
+        // Taken only now: a failed answer leaves the run's frontier as the pause had it.
+        let mut next = std::mem::take(&mut self.frontier);
         for &(i, _) in &asked_children {
             next.push(i);
         }
