@@ -8,6 +8,7 @@ import argparse
 import json
 import operator
 import os
+import shutil
 import sqlite3
 import statistics
 import sys
@@ -30,6 +31,7 @@ OPTIONS = ARGS.parse_args()
 QUICK = OPTIONS.quick
 ONLY = OPTIONS.workloads
 LIMIT = {"recursion_limit": 10**7}
+# Removed at the end: the checkpoint databases of one run come to several hundred MB.
 SCRATCH = tempfile.mkdtemp(prefix="langgraph-bench-")
 
 
@@ -294,6 +296,9 @@ if __name__ == "__main__":
                                    "langgraph": version("langgraph"),
                                    "langgraph-checkpoint-sqlite": version("langgraph-checkpoint-sqlite")}}),
           flush=True)
-    for name, workload in WORKLOADS:
-        if not ONLY or name in ONLY:
-            workload()
+    try:
+        for name, workload in WORKLOADS:
+            if not ONLY or name in ONLY:
+                workload()
+    finally:
+        shutil.rmtree(SCRATCH, ignore_errors=True)
