@@ -7,7 +7,9 @@
 //! the next only when the token stream says it is (`Spacing::Joint`) or when the pair cannot lex
 //! as one token.
 
-use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
+use std::fmt::Write as _;
+
+use proc_macro2::{Delimiter, Punct, Spacing, TokenStream, TokenTree};
 
 const INDENT: &str = "    ";
 /// Keywords after which `::`, `(` or `[` start something new (`self`, `super`, `crate`, `Self`
@@ -54,6 +56,8 @@ struct Layout {
     last: Option<Last>,
     /// Whether the last token was `impl` (its generics bind to it).
     after_impl: bool,
+    /// A word being written (kept for its allocation).
+    word: String,
 }
 
 impl Layout {
@@ -79,16 +83,31 @@ impl Layout {
     /// Writes `tokens` at `depth`; with `one_per_line`, each comma ends a line (the items of a
     /// block, a match, a struct literal, or of a long list).
     fn stream(&mut self, tokens: TokenStream, depth: usize, one_per_line: bool) {
-        let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+        self.trees(tokens.into_iter().collect(), depth, one_per_line);
+    }
+
+    /// [`stream`](Self::stream) on the stream's trees. Each tree is taken out of the list, so
+    /// that a group is dropped before its contents are walked: a stream still shared with its
+    /// group is copied whole by `into_iter`, at every level of nesting (quadratic in depth).
+    fn trees(&mut self, mut tokens: Vec<TokenTree>, depth: usize, one_per_line: bool) {
         // Generic arguments open with a `<` glued to a word: commas inside them end no line.
         let mut angles = 0usize;
-        let mut at = 0;
-        while at < tokens.len() {
-            let token = &tokens[at];
+        // The previous tree of this list, when it was a punctuation mark: (mark, joint).
+        let mut previous: Option<(char, bool)> = None;
+        for at in 0..tokens.len() {
+            let token = std::mem::replace(
+                &mut tokens[at],
+                TokenTree::Punct(Punct::new(',', Spacing::Alone)),
+            );
             let next = tokens.get(at + 1);
+            let before = previous.take();
+            let previous_joint = matches!(before, Some((_, true)));
             match token {
                 TokenTree::Ident(ident) => {
-                    let word = ident.to_string();
+                    // One buffer for every word: `to_string` would allocate per token.
+                    let mut word = std::mem::take(&mut self.word);
+                    word.clear();
+                    let _ = write!(word, "{ident}");
                     // A `where` clause on a line of its own: signatures are long enough.
                     if word == "where" && one_per_line {
                         self.newline(depth);
@@ -103,19 +122,18 @@ impl Layout {
                     });
                     self.text.push_str(&word);
                     self.after_impl = word == "impl";
-                    at += 1;
+                    self.word = word;
                     continue;
                 }
                 TokenTree::Literal(literal) => {
                     self.space_unless(false);
-                    self.text.push_str(&literal.to_string());
+                    let _ = write!(self.text, "{literal}");
                     self.last = Some(Last::Word);
                 }
                 TokenTree::Punct(punct) => {
                     let c = punct.as_char();
                     let joint = punct.spacing() == Spacing::Joint;
-                    let previous_joint = at > 0
-                        && matches!(&tokens[at - 1], TokenTree::Punct(p) if p.spacing() == Spacing::Joint);
+                    previous = Some((c, joint));
                     // No space before `,` `;` `.` `:` (the second `:` of `::` too), `?`, or a
                     // mark glued to the previous one.
                     let tight_before = previous_joint
@@ -153,8 +171,11 @@ impl Layout {
                     }
                 }
                 TokenTree::Group(group) => {
+                    let delimiter = group.delimiter();
                     let inner = group.stream();
-                    match group.delimiter() {
+                    drop(group);
+                    let inner: Vec<TokenTree> = inner.into_iter().collect();
+                    match delimiter {
                         Delimiter::Brace => {
                             self.space_unless(false);
                             if inner.is_empty() {
@@ -163,7 +184,7 @@ impl Layout {
                             } else {
                                 self.text.push('{');
                                 self.newline(depth + 1);
-                                self.stream(inner, depth + 1, true);
+                                self.trees(inner, depth + 1, true);
                                 self.newline(depth);
                                 self.text.push('}');
                                 self.last = Some(Last::Close);
@@ -177,7 +198,7 @@ impl Layout {
                             }
                         }
                         Delimiter::Parenthesis | Delimiter::Bracket => {
-                            let (open, close) = if group.delimiter() == Delimiter::Bracket {
+                            let (open, close) = if delimiter == Delimiter::Bracket {
                                 ('[', ']')
                             } else {
                                 ('(', ')')
@@ -189,36 +210,31 @@ impl Layout {
                             self.text.push(open);
                             self.last = Some(Last::Tight);
                             let commas = inner
-                                .clone()
-                                .into_iter()
+                                .iter()
                                 .filter(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == ','))
                                 .count();
                             let has_block = inner
-                                .clone()
-                                .into_iter()
-                                .any(|t| matches!(&t, TokenTree::Group(g) if g.delimiter() == Delimiter::Brace));
+                                .iter()
+                                .any(|t| matches!(t, TokenTree::Group(g) if g.delimiter() == Delimiter::Brace));
                             if commas >= LONG_LIST || (commas > 0 && has_block) {
                                 self.newline(depth + 1);
-                                self.stream(inner, depth + 1, true);
+                                self.trees(inner, depth + 1, true);
                                 self.newline(depth);
                             } else {
-                                self.stream(inner, depth, false);
+                                self.trees(inner, depth, false);
                             }
                             self.text.push(close);
                             self.last = Some(Last::Close);
-                            let attribute = open == '['
-                                && at > 0
-                                && matches!(&tokens[at - 1], TokenTree::Punct(p) if p.as_char() == '#' || p.as_char() == '!');
+                            let attribute = open == '[' && matches!(before, Some(('#' | '!', _)));
                             if attribute {
                                 self.newline(depth);
                             }
                         }
-                        Delimiter::None => self.stream(inner, depth, one_per_line),
+                        Delimiter::None => self.trees(inner, depth, one_per_line),
                     }
                 }
             }
             self.after_impl = false;
-            at += 1;
         }
     }
 }
