@@ -620,14 +620,20 @@ impl<S: GraphState> GraphBuilder<S> {
             checkpointer,
         } = self;
         let nests = !subgraphs.is_empty();
-        let index: crate::graph::NameIndex = blueprint
+        let names: Vec<Arc<str>> = blueprint
             .nodes
             .iter()
+            .map(|node| Arc::from(node.id.as_str()))
+            .collect();
+        let index: crate::graph::NameIndex = names
+            .iter()
             .enumerate()
-            .map(|(at, node)| (node.id.clone(), at))
+            .map(|(at, name)| (Arc::clone(name), at))
             .collect();
         let target = |endpoint: &Endpoint| match endpoint {
-            Endpoint::Node(id) => index.get(id).map_or(Target::End, |&at| Target::Node(at)),
+            Endpoint::Node(id) => index
+                .get(id.as_str())
+                .map_or(Target::End, |&at| Target::Node(at)),
             _ => Target::End,
         };
         // One join per node joined into, numbered in the order the nodes are declared.
@@ -668,7 +674,7 @@ impl<S: GraphState> GraphBuilder<S> {
                         continue;
                     };
                     if let Endpoint::Node(id) = &edge.from
-                        && let Some(&source) = index.get(id)
+                        && let Some(&source) = index.get(id.as_str())
                     {
                         joins[join_of[to]].sources.push(source);
                     }
@@ -698,7 +704,7 @@ impl<S: GraphState> GraphBuilder<S> {
             };
             match &edge.from {
                 Endpoint::Node(id) => {
-                    if let Some(&node) = index.get(id) {
+                    if let Some(&node) = index.get(id.as_str()) {
                         outgoing[node] = Some(resolved);
                     }
                 }
@@ -707,13 +713,13 @@ impl<S: GraphState> GraphBuilder<S> {
         }
         let nodes: Vec<NodeSpec<S>> = nodes
             .into_iter()
-            .zip(&blueprint.nodes)
+            .zip(&names)
             .zip(outgoing)
             .enumerate()
-            .map(|(at, (((node, options), description), edge))| NodeSpec {
+            .map(|(at, (((node, options), name), edge))| NodeSpec {
                 // Guarded: most graphs have none, and a lookup hashes.
                 subgraph: if nests { subgraphs.remove(&at) } else { None },
-                name: Arc::from(description.id.as_str()),
+                name: Arc::clone(name),
                 node,
                 edge: edge.unwrap_or(Edge::Static(Target::End)),
                 on_error: options
@@ -736,7 +742,7 @@ impl<S: GraphState> GraphBuilder<S> {
         CompiledGraph::new(
             Topology {
                 name: Arc::from(blueprint.name.as_str()),
-                names: nodes.iter().map(|n| Arc::clone(&n.name)).collect(),
+                names: names.into(),
                 fingerprint: crate::graph::fnv1a(&shape),
                 max_steps: blueprint.max_steps.unwrap_or(Self::DEFAULT_MAX_STEPS),
                 nodes,

@@ -19,7 +19,8 @@ use crate::state::{ApplyResume, GraphState};
 /// Node name → position, hashed with the rules' FNV (names are the program's own, so `std`'s
 /// DoS-resistant hasher buys nothing and costs more than the lookups it serves, at build and
 /// in every router that asks `Visits::of`).
-pub(crate) type NameIndex = HashMap<String, usize, trellis_graph::FnvBuildHasher>;
+/// Keyed by the nodes' own names (`NodeSpec::name`), so that building it copies no string.
+pub(crate) type NameIndex = HashMap<Arc<str>, usize, trellis_graph::FnvBuildHasher>;
 
 /// A send edge's function: the branches to run, from the merged state (`Err`: an input that
 /// could not be written as JSON).

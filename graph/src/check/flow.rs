@@ -158,8 +158,26 @@ fn cycle_through(
     path
 }
 
+/// Strongly connected components, as one flat list of members: component `c` is
+/// `members[ends[c - 1]..ends[c]]` (no allocation per component: a large acyclic graph has a
+/// component per node).
+pub(super) struct Components {
+    members: Vec<usize>,
+    ends: Vec<usize>,
+}
+
+impl Components {
+    pub(super) fn iter(&self) -> impl Iterator<Item = &[usize]> + '_ {
+        self.ends.iter().scan(0, |start, &end| {
+            let component = &self.members[*start..end];
+            *start = end;
+            Some(component)
+        })
+    }
+}
+
 /// Strongly connected components of the subgraph induced by `include`, by an iterative Tarjan.
-pub(super) fn strongly_connected(next: &Adjacency<usize>, include: &[bool]) -> Vec<Vec<usize>> {
+pub(super) fn strongly_connected(next: &Adjacency<usize>, include: &[bool]) -> Components {
     const UNVISITED: usize = usize::MAX;
     let n = next.nodes();
     let mut order = vec![UNVISITED; n];
@@ -167,7 +185,10 @@ pub(super) fn strongly_connected(next: &Adjacency<usize>, include: &[bool]) -> V
     let mut on_stack = vec![false; n];
     let mut stack = Vec::new();
     let mut calls: Vec<(usize, usize)> = Vec::new();
-    let mut components = Vec::new();
+    let mut components = Components {
+        members: Vec::with_capacity(n),
+        ends: Vec::new(),
+    };
     let mut counter = 0;
     for root in 0..n {
         if !include[root] || order[root] != UNVISITED {
@@ -204,15 +225,14 @@ pub(super) fn strongly_connected(next: &Adjacency<usize>, include: &[bool]) -> V
                 low[parent] = low[parent].min(low[at]);
             }
             if low[at] == order[at] {
-                let mut component = Vec::new();
                 while let Some(member) = stack.pop() {
                     on_stack[member] = false;
-                    component.push(member);
+                    components.members.push(member);
                     if member == at {
                         break;
                     }
                 }
-                components.push(component);
+                components.ends.push(components.members.len());
             }
         }
     }
@@ -236,7 +256,10 @@ mod tests {
     fn components_of_a_small_graph() {
         // 0 -> 1 -> 2 -> 0, 2 -> 3, 3 -> 3
         let next = adjacency(&[&[1], &[2], &[0, 3], &[3]]);
-        let mut components = strongly_connected(&next, &[true; 4]);
+        let mut components: Vec<Vec<usize>> = strongly_connected(&next, &[true; 4])
+            .iter()
+            .map(<[usize]>::to_vec)
+            .collect();
         for c in &mut components {
             c.sort_unstable();
         }
@@ -253,7 +276,7 @@ mod tests {
         let pairs: Vec<(usize, usize)> = (0..n).map(|i| (i, (i + 1) % n)).collect();
         let next = Adjacency::new(n, &pairs);
         let components = strongly_connected(&next, &vec![true; n]);
-        assert_eq!(components.len(), 1);
+        assert_eq!(components.iter().count(), 1);
         let cycle = cycle_through(0, &next, |_| true, &mut vec![None; n]);
         assert_eq!(cycle.len(), n);
     }
