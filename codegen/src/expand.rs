@@ -569,6 +569,8 @@ pub(crate) fn graph(
     } else {
         quote!(H::State)
     };
+    // Made once: quote lexes a literal such as `0` from text each time it appears.
+    let handlers_field = quote!(self.0);
     let calls = nodes.iter().map(|n| {
         let (method, variant) = (&n.method, &n.variant);
         if n.node.graph.is_some() {
@@ -587,13 +589,13 @@ pub(crate) fn graph(
             // A sent branch's input, read as the declared type; a mismatch fails the branch.
             Some(ty) => quote! {
                 Node::#variant => match ctx.input::<#ty>() {
-                    ::core::result::Result::Ok(input) => self.0.#method(state, input, ctx),
+                    ::core::result::Result::Ok(input) => #handlers_field.#method(state, input, ctx),
                     ::core::result::Result::Err(error) => {
                         ::std::boxed::Box::pin(async move { ::core::result::Result::Err(error) })
                     }
                 },
             },
-            None => quote!(Node::#variant => self.0.#method(state, ctx),),
+            None => quote!(Node::#variant => #handlers_field.#method(state, ctx),),
         }
     });
     let adapter_body = if nodes.is_empty() {
@@ -735,7 +737,17 @@ pub(crate) fn graph(
         if !doc.is_empty() {
             doc.extend(quote!(#[doc = ""]));
         }
-        if mode == Mode::Full {
+        let links = trellis_dsl::export::mermaid_links(blueprint);
+        if mode == Mode::Full && links > trellis_dsl::export::MERMAID_MAX_EDGES {
+            // Mermaid would draw an error instead; and the lines would cost most of the time
+            // a large graph's code takes to generate.
+            let line = format!(
+                " The graph's diagram is left out: {links} links, more than Mermaid draws ({}); \
+                 `trellis export --format mermaid` prints it.",
+                trellis_dsl::export::MERMAID_MAX_EDGES
+            );
+            doc.extend(quote!(#[doc = #line]));
+        } else if mode == Mode::Full {
             // One attribute per line, so the diagram reads as `///` lines once formatted.
             let diagram = trellis_dsl::export::to_mermaid(blueprint);
             let lines = std::iter::once(" ```mermaid".to_owned())

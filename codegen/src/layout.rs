@@ -13,12 +13,43 @@ use proc_macro2::{Delimiter, Punct, Spacing, TokenStream, TokenTree};
 
 const INDENT: &str = "    ";
 /// Keywords after which `::`, `(` or `[` start something new (`self`, `super`, `crate`, `Self`
-/// are not among them: `self::x`).
-const KEYWORDS: &[&str] = &[
-    "as", "async", "await", "break", "const", "dyn", "else", "enum", "extern", "fn", "for", "if",
-    "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return", "static",
-    "struct", "trait", "type", "unsafe", "use", "where", "while",
-];
+/// are not among them: `self::x`). A `match`, not a list searched word by word: it is asked for
+/// every word of the generated code.
+fn is_keyword(word: &str) -> bool {
+    matches!(
+        word,
+        "as" | "async"
+            | "await"
+            | "break"
+            | "const"
+            | "dyn"
+            | "else"
+            | "enum"
+            | "extern"
+            | "fn"
+            | "for"
+            | "if"
+            | "impl"
+            | "in"
+            | "let"
+            | "loop"
+            | "match"
+            | "mod"
+            | "move"
+            | "mut"
+            | "pub"
+            | "ref"
+            | "return"
+            | "static"
+            | "struct"
+            | "trait"
+            | "type"
+            | "unsafe"
+            | "use"
+            | "where"
+            | "while"
+    )
+}
 /// A parenthesized or bracketed list with this many commas gets an item per line.
 const LONG_LIST: usize = 6;
 
@@ -115,7 +146,7 @@ impl Layout {
                     self.space_unless(false);
                     // After a keyword, a path or a group starts a new phrase: `use ::std`,
                     // `match (a, b)`; after a name it binds: `Arc::new`, `f(x)`.
-                    self.last = Some(if KEYWORDS.contains(&word.as_str()) {
+                    self.last = Some(if is_keyword(&word) {
                         Last::Spaced
                     } else {
                         Last::Word

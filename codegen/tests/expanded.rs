@@ -81,3 +81,34 @@ fn a_graph_with_errors_expands_to_a_skeleton_and_its_errors() {
     assert!(code.contains("unreachable"), "but no working build");
     assert!(!code.contains("struct Adapter"));
 }
+
+/// A graph of more links than Mermaid draws gets a line saying where its diagram is instead of
+/// a diagram that would render as an error; one at the limit keeps its diagram.
+#[test]
+fn the_diagram_is_left_out_beyond_what_mermaid_draws() {
+    let chain = |links: usize| {
+        let mut source = String::from("graph G {\n");
+        for i in 0..links - 1 {
+            source.push_str(&format!("    node n{i};\n"));
+        }
+        source.push_str("    START -> n0;\n");
+        for i in 0..links - 2 {
+            source.push_str(&format!("    n{i} -> n{};\n", i + 1));
+        }
+        source.push_str(&format!("    n{} -> END;\n}}\n", links - 2));
+        let expansion =
+            trellis_codegen::expand_source(&source, &trellis_codegen::Options::default());
+        assert!(expansion.errors.is_empty(), "{:?}", expansion.errors);
+        expansion.tokens.to_string()
+    };
+    let limit = trellis_dsl::export::MERMAID_MAX_EDGES;
+    let at_limit = chain(limit);
+    assert!(at_limit.contains("```mermaid"));
+    assert!(!at_limit.contains("diagram is left out"));
+    let beyond = chain(limit + 1);
+    assert!(!beyond.contains("```mermaid"));
+    assert!(beyond.contains(&format!(
+        "The graph's diagram is left out: {} links, more than Mermaid draws ({limit})",
+        limit + 1
+    )));
+}

@@ -5,6 +5,25 @@ use std::fmt::Write as _;
 use super::{error_handlers, markers};
 use trellis_graph::{Blueprint, EdgeKind, Endpoint};
 
+/// How many links Mermaid draws in one diagram unless told otherwise (its `maxEdges`); a larger
+/// diagram renders as an error.
+pub const MERMAID_MAX_EDGES: usize = 500;
+
+/// How many links (arrows) [`to_mermaid`] draws for the blueprint: one per edge target, one per
+/// `on_error` handler.
+pub fn mermaid_links(blueprint: &Blueprint) -> usize {
+    blueprint
+        .edges
+        .iter()
+        .map(|edge| edge.targets.len())
+        .sum::<usize>()
+        + blueprint
+            .nodes
+            .iter()
+            .filter(|node| node.on_error.is_some())
+            .count()
+}
+
 /// The blueprint as a Mermaid `flowchart`.
 ///
 /// Node ids are prefixed (`n_review`) because Mermaid reserves words such as `end`.

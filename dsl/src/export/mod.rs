@@ -9,7 +9,7 @@ mod dot;
 mod mermaid;
 
 pub use dot::to_dot;
-pub use mermaid::to_mermaid;
+pub use mermaid::{MERMAID_MAX_EDGES, mermaid_links, to_mermaid};
 
 use trellis_graph::{Blueprint, InterruptPoint, Node};
 
