@@ -34,7 +34,59 @@ pub(crate) enum Stop {
 
 /// Runs `node` until an attempt succeeds, its retries are used up, or the run is cancelled
 /// (`cancel`, borrowed from the run: a clone would cost two atomic operations per activation).
+///
+/// A node of one attempt and no timeout, unobserved, takes [`once`]: the same outcome without
+/// the retry loop's state, which every activation's future would carry (and copy) otherwise.
 pub(crate) async fn activate<S: GraphState>(
+    node: &dyn Node<S>,
+    options: AttemptPolicy,
+    state: Arc<S>,
+    ctx: NodeContext,
+    cancel: &CancellationToken,
+    observed: bool,
+) -> Activation<S::Update> {
+    if options.retries == 0 && options.timeout.is_none() && !observed {
+        once(node, state, ctx, cancel).await
+    } else {
+        Box::pin(attempts(node, options, state, ctx, cancel, observed)).await
+    }
+}
+
+/// One attempt: what [`attempts`] does for a node it would not retry, time nor observe.
+async fn once<S: GraphState>(
+    node: &dyn Node<S>,
+    state: Arc<S>,
+    mut ctx: NodeContext,
+    cancel: &CancellationToken,
+) -> Activation<S::Update> {
+    let result = match attempt_once(node, state, &mut ctx, None, cancel).await {
+        Ok(result) => Ok(result),
+        Err(None) => Err(Stop::Cancelled),
+        Err(Some(error)) => Err(failure(&error, &ctx, 1)),
+    };
+    Activation {
+        result,
+        failed_attempts: Vec::new(),
+        elapsed: None,
+        nested: ctx.nested.take(),
+    }
+}
+
+/// Why an activation failed, after `attempts` attempts.
+#[cold]
+fn failure(error: &NodeError, ctx: &NodeContext, attempts: u32) -> Stop {
+    Stop::Failed(Box::new(NodeFailure {
+        node: ctx.node().to_owned(),
+        step: ctx.step,
+        attempts,
+        kind: error.kind(),
+        message: error.to_string(),
+    }))
+}
+
+/// Attempts with retry, backoff and timeouts, timed and reported when observed. Boxed by
+/// [`activate`]: its future is large, and rare next to [`once`]'s.
+async fn attempts<S: GraphState>(
     node: &dyn Node<S>,
     options: AttemptPolicy,
     state: Arc<S>,
@@ -58,17 +110,8 @@ pub(crate) async fn activate<S: GraphState>(
         if observed {
             failed_attempts.push((attempt, error.to_string(), retrying));
         }
-        let failure = |error: &NodeError, ctx: &NodeContext| {
-            Stop::Failed(Box::new(NodeFailure {
-                node: ctx.node().to_owned(),
-                step: ctx.step,
-                attempts: attempt,
-                kind: error.kind(),
-                message: error.to_string(),
-            }))
-        };
         if !retrying {
-            break Err(failure(&error, &ctx));
+            break Err(failure(&error, &ctx, attempt));
         }
         let delay = options
             .backoff
@@ -87,7 +130,7 @@ pub(crate) async fn activate<S: GraphState>(
                     "cannot wait {delay:?} before retrying: {}",
                     panic_message(&*panic)
                 ));
-                break Err(failure(&error, &ctx));
+                break Err(failure(&error, &ctx, attempt));
             }
         };
         if Box::pin(race(sleep, cancel)).await.is_none() {

@@ -267,7 +267,8 @@ impl<S: GraphState> Run<S> {
 
     /// Steps until the run completes or pauses (one span for all the steps).
     async fn drive(&mut self) -> Result<(), RunError> {
-        while let StepOutcome::Stepped { .. } = self.advance().await? {}
+        let topology = Arc::clone(&self.graph.topology);
+        while let StepOutcome::Stepped { .. } = self.advance(&topology).await? {}
         Ok(())
     }
 

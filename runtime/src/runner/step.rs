@@ -32,15 +32,22 @@ impl<'a, U: Clone> Updates<'a, U> {
 }
 
 impl<'a, U> Updates<'a, U> {
+    // Inline: it is on every activation's path, and the first update only sets `One`.
+    #[inline]
     fn push(&mut self, node: &'a str, update: U) {
-        *self = match std::mem::replace(self, Updates::None) {
-            Updates::None => Updates::One(node, update),
-            Updates::One(first, earlier) => Updates::Many(vec![(first, earlier), (node, update)]),
-            Updates::Many(mut all) => {
-                all.push((node, update));
-                Updates::Many(all)
-            }
-        };
+        match self {
+            Updates::None => *self = Updates::One(node, update),
+            Updates::Many(all) => all.push((node, update)),
+            Updates::One(..) => self.push_second(node, update),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn push_second(&mut self, node: &'a str, update: U) {
+        if let Updates::One(first, earlier) = std::mem::replace(self, Updates::None) {
+            *self = Updates::Many(vec![(first, earlier), (node, update)]);
+        }
     }
 }
 
@@ -51,13 +58,26 @@ struct Absorbed<'t, U> {
     next: Vec<usize>,
     /// Nodes whose edges decide where they lead, once the updates are merged.
     follow: Vec<usize>,
+    /// What few steps produce, apart: a step with none of it builds, checks and drops one
+    /// `None` rather than four empty lists (each drop a call).
+    rare: Option<Box<Rare>>,
+}
+
+impl<U> Absorbed<'_, U> {
+    fn rare(&mut self) -> &mut Rare {
+        self.rare.get_or_insert_with(Box::default)
+    }
+}
+
+#[derive(Default)]
+struct Rare {
     interrupts: Vec<(usize, Interrupt)>,
     failures: Vec<(usize, Arc<NodeFailure>)>,
     /// Branches sent by commands: (sending node, node to run, input).
     sends: Vec<(usize, usize, Arc<serde_json::Value>)>,
     /// A subgraph node on the run's own state type that completed: (node, the child's final
     /// state, which becomes the run's before the step's updates are merged, and a second such
-    /// node of the step, a conflict). Not a `Vec`: most steps have none, and drop nothing.
+    /// node of the step, a conflict).
     replaced: Option<Replaced>,
     cancelled: bool,
 }
@@ -220,11 +240,19 @@ impl<S: GraphState> Run<S> {
     /// [`RunError::Paused`] or [`RunError::Ended`] when the run cannot step; otherwise the error
     /// that failed the run, which is then recorded as failed with its last committed state.
     pub async fn step(&mut self) -> Result<StepOutcome, RunError> {
-        self.in_run_span(Self::advance).await
+        self.in_run_span(|run| async move {
+            let topology = Arc::clone(&run.graph.topology);
+            run.advance(&topology).await
+        })
+        .await
     }
 
-    /// One step; a failure is recorded before it is returned.
-    pub(super) async fn advance(&mut self) -> Result<StepOutcome, RunError> {
+    /// One step on the run's `topology` (handed in: a loop of steps takes it once, not an
+    /// `Arc` clone and drop per step); a failure is recorded before it is returned.
+    pub(super) async fn advance(
+        &mut self,
+        topology: &Arc<Topology<S>>,
+    ) -> Result<StepOutcome, RunError> {
         self.ensure_steppable()?;
         if self.phase == Phase::New
             && let Err(error) = Box::pin(self.begin_run()).await
@@ -232,7 +260,7 @@ impl<S: GraphState> Run<S> {
             Box::pin(self.fail(&error)).await;
             return Err(error);
         }
-        let result = self.super_step().await;
+        let result = self.super_step(topology).await;
         if let Err(error) = &result {
             Box::pin(self.fail(error)).await;
         }
@@ -267,14 +295,13 @@ impl<S: GraphState> Run<S> {
             .await
     }
 
-    async fn super_step(&mut self) -> Result<StepOutcome, RunError> {
+    async fn super_step(&mut self, topology: &Arc<Topology<S>>) -> Result<StepOutcome, RunError> {
         if let Some(node) = self.next_override.take() {
             self.frontier = vec![node];
         }
         if self.frontier.is_empty() && self.sends.is_empty() {
             return Box::pin(self.complete(&[])).await;
         }
-        let topology = Arc::clone(&self.graph.topology);
         let step = self.step + 1;
         if self.scope.cancel.is_cancelled() {
             return Err(RunError::Cancelled { step });
@@ -286,7 +313,7 @@ impl<S: GraphState> Run<S> {
         }
         let current = std::mem::take(&mut self.frontier);
         let sent = std::mem::take(&mut self.sends);
-        match self.run_frontier(&topology, &current, &sent, step).await {
+        match self.run_frontier(topology, &current, &sent, step).await {
             Ok(outcome) => {
                 self.spare = current;
                 Ok(outcome)
@@ -392,11 +419,7 @@ impl<S: GraphState> Run<S> {
             updates: Updates::None,
             next,
             follow: std::mem::take(&mut self.follow),
-            interrupts: Vec::new(),
-            failures: Vec::new(),
-            sends: Vec::new(),
-            replaced: None,
-            cancelled: false,
+            rare: None,
         };
         absorbed.follow.clear();
         if let Some(all) = &activations {
@@ -448,19 +471,15 @@ impl<S: GraphState> Run<S> {
             updates,
             mut next,
             mut follow,
-            interrupts,
-            failures,
-            sends: commanded,
-            replaced,
-            cancelled,
+            mut rare,
         } = absorbed;
-        if cancelled {
+        if rare.as_ref().is_some_and(|rare| rare.cancelled) {
             return Err(RunError::Cancelled { step });
         }
 
         // Copies for the stream, sent once the merge has committed them.
         let streamed = self.copy_updates(|| updates.to_vec());
-        if let Some(replaced) = replaced {
+        if let Some(replaced) = rare.as_mut().and_then(|rare| rare.replaced.take()) {
             self.state = self.replace(topology, step, replaced, updates)?;
         } else {
             let merged = match updates {
@@ -482,7 +501,8 @@ impl<S: GraphState> Run<S> {
         for &(i, _) in sent {
             self.visits[i] += 1;
         }
-        if sent.is_empty() && commanded.is_empty() {
+        let commanded = rare.as_mut().filter(|rare| !rare.sends.is_empty());
+        if sent.is_empty() && commanded.is_none() {
             for &i in &follow {
                 self.follow_edge(topology, i, &mut next)?;
             }
@@ -490,7 +510,8 @@ impl<S: GraphState> Run<S> {
             // A node's edge is followed once however many of its branches ran (they all see
             // the same merged state); sends leave in the order of the nodes that sent them.
             normalize(&mut follow);
-            let mut commanded = commanded.into_iter().peekable();
+            let commanded = commanded.map(|rare| std::mem::take(&mut rare.sends));
+            let mut commanded = commanded.into_iter().flatten().peekable();
             for &i in &follow {
                 while let Some((_, node, input)) = commanded.next_if(|&(from, _, _)| from < i) {
                     self.sends.push((node, input));
@@ -514,8 +535,8 @@ impl<S: GraphState> Run<S> {
         if !self.failures.is_empty() {
             self.failures.retain(|(handler, _)| !ran.contains(handler));
         }
-        if !failures.is_empty() {
-            self.failures.extend(failures);
+        if let Some(rare) = rare.as_mut() {
+            self.failures.append(&mut rare.failures);
         }
         // A continued child ran: it completed, failed, or paused again (and is asked anew).
         if !self.children.is_empty() {
@@ -524,8 +545,10 @@ impl<S: GraphState> Run<S> {
         self.step = step;
         self.last_node = ran.last().copied();
         self.send_values();
-        if !interrupts.is_empty() {
-            let interrupts = interrupts.into_iter().map(|(_, i)| i).collect();
+        if let Some(rare) = rare
+            && !rare.interrupts.is_empty()
+        {
+            let interrupts = rare.interrupts.into_iter().map(|(_, i)| i).collect();
             return Box::pin(self.pause(interrupts, ran)).await;
         }
         if self.frontier.is_empty() && self.sends.is_empty() {
@@ -651,7 +674,7 @@ impl<S: GraphState> Run<S> {
         let result = match activation.result {
             Ok(result) => result,
             Err(Stop::Cancelled) => {
-                absorbed.cancelled = true;
+                absorbed.rare().cancelled = true;
                 return Ok(());
             }
             Err(Stop::Failed(failure)) => {
@@ -659,7 +682,7 @@ impl<S: GraphState> Run<S> {
                     return Err(RunError::Node(*failure));
                 };
                 absorbed.next.push(handler);
-                absorbed.failures.push((handler, Arc::from(failure)));
+                absorbed.rare().failures.push((handler, Arc::from(failure)));
                 return Ok(());
             }
         };
@@ -728,7 +751,10 @@ impl<S: GraphState> Run<S> {
                 }
                 interrupted = true;
                 let interrupt = Interrupt::new(&spec.name, step, InterruptPoint::Node, request);
-                absorbed.interrupts.push((i, of_branch(interrupt, branch)));
+                absorbed
+                    .rare()
+                    .interrupts
+                    .push((i, of_branch(interrupt, branch)));
             }
             Command::Sends(sends) => {
                 let Edge::Each { targets, .. } = &spec.edge else {
@@ -741,7 +767,7 @@ impl<S: GraphState> Run<S> {
                         .find(|(name, _)| **name == *send.node)
                         .map(|&(_, node)| node)
                         .ok_or_else(|| undeclared(&send.node))?;
-                    absorbed.sends.push((i, node, Arc::new(send.input)));
+                    absorbed.rare().sends.push((i, node, Arc::new(send.input)));
                 }
             }
         }
@@ -749,7 +775,10 @@ impl<S: GraphState> Run<S> {
         if spec.options.interrupt == Some(InterruptPoint::After) && !interrupted {
             let question = spec.options.question.as_deref();
             let interrupt = Interrupt::fixed(&spec.name, step, InterruptPoint::After, question);
-            absorbed.interrupts.push((i, of_branch(interrupt, branch)));
+            absorbed
+                .rare()
+                .interrupts
+                .push((i, of_branch(interrupt, branch)));
         }
         Ok(())
     }
@@ -777,13 +806,14 @@ impl<S: GraphState> Run<S> {
                 let mut interrupt =
                     Interrupt::new(name, step, InterruptPoint::Node, question.request.clone());
                 interrupt.id = format!("{segment}/{}", question.id);
-                absorbed.interrupts.push((i, interrupt));
+                absorbed.rare().interrupts.push((i, interrupt));
             }
             return true;
         }
         if let Some(state) = &nested.replaced {
-            match &mut absorbed.replaced {
-                None => absorbed.replaced = Some((i, Arc::clone(state), None)),
+            let replaced = &mut absorbed.rare().replaced;
+            match replaced {
+                None => *replaced = Some((i, Arc::clone(state), None)),
                 Some((_, _, second)) => {
                     second.get_or_insert(i);
                 }
