@@ -139,6 +139,27 @@ fn node_span<S: GraphState>(topology: &Topology<S>, i: usize, step: u64) -> trac
     tracing::info_span!(target: "trellis", "graph.node", node = %topology.nodes[i].name, step)
 }
 
+/// Spawns node `i`'s activation as a task, inside the node's span only when spans are recorded
+/// (the wrapper grows every branch's task otherwise), as a single node's runs.
+fn spawn_branch<S, F>(
+    topology: &Topology<S>,
+    i: usize,
+    step: u64,
+    activation: F,
+) -> tokio::task::JoinHandle<F::Output>
+where
+    S: GraphState,
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let span = node_span(topology, i, step);
+    if span.is_disabled() {
+        tokio::spawn(activation)
+    } else {
+        tokio::spawn(activation.instrument(span))
+    }
+}
+
 /// Sorts a frontier into declaration order and runs each node once (the join).
 pub(super) fn normalize(frontier: &mut Vec<usize>) {
     if frontier.len() > 1 {
@@ -858,7 +879,7 @@ impl<S: GraphState> Run<S> {
                         };
                         activate(&*node, policy, state, context, &cancel, observed).await
                     };
-                    tokio::spawn(activation.instrument(node_span(topology, i, step)))
+                    spawn_branch(topology, i, step, activation)
                 })
                 .collect(),
         );
@@ -889,7 +910,7 @@ impl<S: GraphState> Run<S> {
                     let activation = async move {
                         activate(&*node, policy, state, context, &cancel, observed).await
                     };
-                    tokio::spawn(activation.instrument(node_span(topology, i, step)))
+                    spawn_branch(topology, i, step, activation)
                 })
                 .collect(),
         );
