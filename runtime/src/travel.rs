@@ -434,7 +434,7 @@ async fn copy_children(
                 checkpoint: source.id,
             }),
         };
-        store.save_step(&copy, &checkpoint).await?;
+        store.save_step(copy, checkpoint.clone()).await?;
         Box::pin(copy_children(store, &source, &child_from, &child_to)).await?;
     }
     Ok(())

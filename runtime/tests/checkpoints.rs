@@ -254,21 +254,20 @@ const GONE: &str = "another-machine:1:1";
 impl Checkpointer for LateLastWrite {
     async fn save_step(
         &self,
-        run: &RunRecord,
-        checkpoint: &Checkpoint,
+        mut run: RunRecord,
+        checkpoint: Checkpoint,
     ) -> Result<(), trellis::checkpoint::CheckpointError> {
         if !self.foreign.load(std::sync::atomic::Ordering::SeqCst) {
             return self.inner.save_step(run, checkpoint).await;
         }
-        let mut run = run.clone();
         run.owner = Some(GONE.to_owned());
         run.lease_until =
             Some(trellis::run::Timestamp::parse("2000-01-01T00:00:00Z").expect("a time"));
         if checkpoint.step == 3 {
-            *self.held.lock().expect("unpoisoned") = Some((run, checkpoint.clone()));
+            *self.held.lock().expect("unpoisoned") = Some((run, checkpoint));
             return Ok(());
         }
-        self.inner.save_step(&run, checkpoint).await
+        self.inner.save_step(run, checkpoint).await
     }
 
     async fn claim_run(
@@ -286,7 +285,7 @@ impl Checkpointer for LateLastWrite {
     ) -> Result<bool, trellis::checkpoint::CheckpointError> {
         let late = self.held.lock().expect("unpoisoned").take();
         if let Some((record, checkpoint)) = late {
-            self.inner.save_step(&record, &checkpoint).await?;
+            self.inner.save_step(record, checkpoint).await?;
         }
         let taker = self.late_taker.lock().expect("unpoisoned").take();
         if let Some(taker) = taker {

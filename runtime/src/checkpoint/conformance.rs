@@ -85,7 +85,7 @@ async fn seed(
     backend(
         check,
         store
-            .save_step(run, &sample_checkpoint(&run.run_id, 1))
+            .save_step(run.clone(), sample_checkpoint(&run.run_id, 1))
             .await,
     )
 }
@@ -222,7 +222,7 @@ async fn run_round_trip(store: &impl Checkpointer) -> Result<(), ConformanceErro
     root.parent = None;
     let mut quiet = sample_checkpoint(&root.run_id, 1);
     quiet.interrupts.clear();
-    backend(CHECK, store.save_step(&root, &quiet).await)?;
+    backend(CHECK, store.save_step(root.clone(), quiet.clone()).await)?;
     let loaded = backend(CHECK, store.load_run(&root.run_id).await)?;
     ensure!(
         CHECK,
@@ -350,20 +350,20 @@ async fn checkpoint_order_and_latest(store: &impl Checkpointer) -> Result<(), Co
         backend(
             CHECK,
             store
-                .save_step(&run, &sample_checkpoint(&run.run_id, id))
+                .save_step(run.clone(), sample_checkpoint(&run.run_id, id))
                 .await,
         )?;
     }
     backend(
         CHECK,
         store
-            .save_step(&other, &sample_checkpoint(&other.run_id, 99))
+            .save_step(other.clone(), sample_checkpoint(&other.run_id, 99))
             .await,
     )?;
     let mut replaced = sample_checkpoint(&run.run_id, 2);
     replaced.label = CheckpointLabel::Step;
     replaced.state = json!({ "replaced": true });
-    backend(CHECK, store.save_step(&run, &replaced).await)?;
+    backend(CHECK, store.save_step(run.clone(), replaced.clone()).await)?;
 
     let listed = backend(CHECK, store.list_checkpoints(&run.run_id).await)?;
     let ids: Vec<u64> = listed.iter().map(|c| c.id).collect();
@@ -418,10 +418,13 @@ async fn save_step_writes_both(store: &impl Checkpointer) -> Result<(), Conforma
     let mut run = sample_run(RunId::new(), at("2026-03-04T05:06:07Z"));
     run.status = RunStatus::Running;
     let checkpoint = sample_checkpoint(&run.run_id, 1);
-    backend(CHECK, store.save_step(&run, &checkpoint).await)?;
+    backend(
+        CHECK,
+        store.save_step(run.clone(), checkpoint.clone()).await,
+    )?;
     run.steps = 5;
     let second = sample_checkpoint(&run.run_id, 2);
-    backend(CHECK, store.save_step(&run, &second).await)?;
+    backend(CHECK, store.save_step(run.clone(), second.clone()).await)?;
     let loaded = backend(CHECK, store.load_run(&run.run_id).await)?;
     ensure!(
         CHECK,
@@ -437,7 +440,7 @@ async fn save_step_writes_both(store: &impl Checkpointer) -> Result<(), Conforma
     let foreign = sample_checkpoint(&RunId::new(), 3);
     ensure!(
         CHECK,
-        store.save_step(&run, &foreign).await.is_err(),
+        store.save_step(run.clone(), foreign.clone()).await.is_err(),
         "save_step accepted a checkpoint of another run"
     );
     let listed = backend(CHECK, store.list_checkpoints(&run.run_id).await)?;
@@ -591,7 +594,7 @@ async fn save_step_is_fenced(store: &impl Checkpointer) -> Result<(), Conformanc
     backend(
         CHECK,
         store
-            .save_step(&run, &sample_checkpoint(&run.run_id, 1))
+            .save_step(run.clone(), sample_checkpoint(&run.run_id, 1))
             .await,
     )?;
     // Another process takes the run over; the first one's next step must be refused.
@@ -605,7 +608,7 @@ async fn save_step_is_fenced(store: &impl Checkpointer) -> Result<(), Conformanc
     let mut late = run.clone();
     late.steps = 99;
     match store
-        .save_step(&late, &sample_checkpoint(&run.run_id, 2))
+        .save_step(late.clone(), sample_checkpoint(&run.run_id, 2))
         .await
     {
         Err(super::CheckpointError::Fenced { owner, .. }) => ensure!(
@@ -636,7 +639,7 @@ async fn save_step_is_fenced(store: &impl Checkpointer) -> Result<(), Conformanc
     backend(
         CHECK,
         store
-            .save_step(&next, &sample_checkpoint(&run.run_id, 2))
+            .save_step(next.clone(), sample_checkpoint(&run.run_id, 2))
             .await,
     )?;
     Ok(())

@@ -44,16 +44,23 @@ impl InMemoryCheckpointer {
     }
 }
 
-fn upsert(runs: &mut HashMap<RunId, Stored>, run: &RunRecord) {
-    runs.entry(run.run_id.clone())
-        .and_modify(|stored| stored.record = run.clone())
-        .or_insert_with(|| Stored {
-            record: run.clone(),
-            checkpoints: Vec::new(),
-        });
+/// The run's record replaced (or first stored) by `run`, moved in.
+fn upsert(runs: &mut HashMap<RunId, Stored>, run: RunRecord) {
+    match runs.get_mut(&run.run_id) {
+        Some(stored) => stored.record = run,
+        None => {
+            runs.insert(
+                run.run_id.clone(),
+                Stored {
+                    record: run,
+                    checkpoints: Vec::new(),
+                },
+            );
+        }
+    }
 }
 
-fn push(runs: &mut HashMap<RunId, Stored>, checkpoint: &Checkpoint) -> Result<(), CheckpointError> {
+fn push(runs: &mut HashMap<RunId, Stored>, checkpoint: Checkpoint) -> Result<(), CheckpointError> {
     let stored = runs
         .get_mut(&checkpoint.run_id)
         .ok_or_else(|| CheckpointError::Corrupt {
@@ -64,8 +71,8 @@ fn push(runs: &mut HashMap<RunId, Stored>, checkpoint: &Checkpoint) -> Result<()
         .checkpoints
         .binary_search_by_key(&checkpoint.id, |c| c.id)
     {
-        Ok(at) => stored.checkpoints[at] = checkpoint.clone(),
-        Err(at) => stored.checkpoints.insert(at, checkpoint.clone()),
+        Ok(at) => stored.checkpoints[at] = checkpoint,
+        Err(at) => stored.checkpoints.insert(at, checkpoint),
     }
     Ok(())
 }
@@ -112,8 +119,8 @@ impl Checkpointer for InMemoryCheckpointer {
 
     async fn save_step(
         &self,
-        run: &RunRecord,
-        checkpoint: &Checkpoint,
+        run: RunRecord,
+        checkpoint: Checkpoint,
     ) -> Result<(), CheckpointError> {
         if run.run_id != checkpoint.run_id {
             return Err(CheckpointError::Corrupt {

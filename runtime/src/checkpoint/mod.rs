@@ -484,10 +484,13 @@ pub trait Checkpointer: Send + Sync {
     /// is [`CheckpointError::Fenced`]: a process that lost its claim (a take-over after its
     /// lease ran out) can never overwrite the new owner's progress. A second checkpoint with
     /// the same run and id replaces the first.
+    ///
+    /// Both are handed over: a store that keeps them (the in-memory one) moves them in instead
+    /// of copying them, on every step of every run.
     async fn save_step(
         &self,
-        run: &RunRecord,
-        checkpoint: &Checkpoint,
+        run: RunRecord,
+        checkpoint: Checkpoint,
     ) -> Result<(), CheckpointError>;
 
     /// Replaces the run record only if the stored one has status `expected`; returns whether it

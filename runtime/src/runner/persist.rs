@@ -76,7 +76,8 @@ impl<S: GraphState> Run<S> {
         let nodes = &self.graph.topology.nodes;
         RunRecord {
             run_id: self.scope.run_id.clone(),
-            graph: self.scope.graph.to_string(),
+            // `String::from`, not `to_string`: an `Arc<str>`'s goes through `Display`.
+            graph: String::from(&*self.scope.graph),
             status,
             created_at: self.created_at,
             updated_at: now,
@@ -92,7 +93,7 @@ impl<S: GraphState> Run<S> {
             transitions: self.transitions,
             // Every write names its writer, so that the store can refuse a writer that lost
             // its claim (see `Checkpointer::save_step`).
-            owner: Some(self.owner.to_string()),
+            owner: Some(String::from(&*self.owner)),
             lease_until: (status == RunStatus::Running).then(|| now.plus(self.lease)),
             parent: self.parent.clone(),
         }
@@ -185,13 +186,14 @@ impl<S: GraphState> Run<S> {
             created_at: now,
         };
         let record = self.record(status, state, now, error);
-        store.save_step(&record, &checkpoint).await?;
+        let label = checkpoint.label.to_string();
+        store.save_step(record, checkpoint).await?;
         self.checkpoints += 1;
         self.emit(|| Event::CheckpointSaved {
             run_id: self.scope.run_id.clone(),
             graph: self.scope.graph.to_string(),
             step: self.step,
-            label: checkpoint.label.to_string(),
+            label,
         });
         Ok(())
     }

@@ -313,9 +313,10 @@ impl Checkpointer for SqliteCheckpointer {
 
     async fn save_step(
         &self,
-        run: &RunRecord,
-        checkpoint: &Checkpoint,
+        run: RunRecord,
+        checkpoint: Checkpoint,
     ) -> Result<(), CheckpointError> {
+        let (run, checkpoint) = (&run, &checkpoint);
         if run.run_id != checkpoint.run_id {
             return Err(corrupt(
                 format!("checkpoint {} of run {}", checkpoint.id, checkpoint.run_id),
