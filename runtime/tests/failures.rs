@@ -225,6 +225,25 @@ async fn on_error_routes_the_failure_to_its_handler_which_receives_it() {
     );
 }
 
+/// A node that is not retried runs its attempt 1, whether or not anyone observes the run (the
+/// two take different activation paths).
+#[tokio::test]
+async fn a_node_without_retry_runs_attempt_one() {
+    let mut builder = GraphBuilder::<Ticket>::new("Once");
+    builder
+        .add_node_fn("once", |_, ctx| async move {
+            Ok(log(&format!("attempt {}", ctx.attempt())))
+        })
+        .add_edge(START, "once")
+        .add_edge("once", END);
+    let graph = builder.compile().unwrap();
+    let unobserved = graph.invoke(ticket("")).await.unwrap();
+    assert_eq!(unobserved.state().log, ["attempt 1"]);
+    let _events = graph.subscribe();
+    let observed = graph.invoke(ticket("")).await.unwrap();
+    assert_eq!(observed.state().log, ["attempt 1"]);
+}
+
 #[tokio::test(start_paused = true)]
 async fn retry_with_backoff_then_success() {
     let attempts = Arc::new(AtomicU32::new(0));

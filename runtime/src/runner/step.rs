@@ -645,7 +645,8 @@ impl<S: GraphState> Run<S> {
             run: Arc::clone(&self.scope),
             node: i,
             step,
-            attempt: 0,
+            // The first attempt; a retrying activation numbers each of its own.
+            attempt: 1,
             input,
             // Only a subgraph node answered after a pause has a child to continue.
             nested: if self.children.is_empty() {
