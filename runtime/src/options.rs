@@ -23,7 +23,7 @@ pub struct NodeOptions {
     meta: Vec<(String, MetaValue)>,
 }
 
-/// The part of [`NodeOptions`] an activation needs, cheap to copy into a spawned branch.
+/// The part of [`NodeOptions`] an activation needs, cheap to copy into each one.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct AttemptPolicy {
     pub(crate) retries: u32,

@@ -5,6 +5,7 @@ mod common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use common::{Counted, Ticket, TicketUpdate, log, ticket};
 use trellis::{
@@ -418,29 +419,42 @@ async fn stepping_shows_each_step_and_override_next_steers_the_run() {
 }
 
 #[tokio::test]
-async fn single_node_steps_run_inline_and_forks_are_spawned() {
+async fn every_node_runs_on_the_runs_own_task_and_fork_branches_run_at_once() {
     let mut builder = GraphBuilder::<Ticket>::new("Where");
-    let where_ran = |name: &'static str| {
-        move |_: Arc<Ticket>, _| async move {
-            let spawned = tokio::task::try_id().is_some();
-            Ok(log(&format!(
-                "{name}:{}",
-                if spawned { "task" } else { "inline" }
-            )))
+    // Both branches wait at the barrier: the step ends only if they are under way together.
+    let barrier = Arc::new(tokio::sync::Barrier::new(2));
+    let where_ran = |name: &'static str, barrier: Option<Arc<tokio::sync::Barrier>>| {
+        move |_: Arc<Ticket>, _| {
+            let barrier = barrier.clone();
+            async move {
+                if let Some(barrier) = barrier {
+                    barrier.wait().await;
+                }
+                let spawned = tokio::task::try_id().is_some();
+                Ok(log(&format!(
+                    "{name}:{}",
+                    if spawned { "task" } else { "inline" }
+                )))
+            }
         }
     };
     builder
-        .add_node_fn("one", where_ran("one"))
-        .add_node_fn("left", where_ran("left"))
-        .add_node_fn("right", where_ran("right"))
+        .add_node_fn("one", where_ran("one", None))
+        .add_node_fn("left", where_ran("left", Some(Arc::clone(&barrier))))
+        .add_node_fn("right", where_ran("right", Some(barrier)))
         .add_edge(START, "one")
         .add_fork("one", ["left", "right"])
         .add_edge("left", END)
         .add_edge("right", END);
-    let outcome = builder.compile().unwrap().invoke(ticket("")).await.unwrap();
+    let graph = builder.compile().unwrap();
+    let outcome = tokio::time::timeout(Duration::from_secs(10), graph.invoke(ticket("")))
+        .await
+        .expect("the fork's branches ran one after the other")
+        .unwrap();
+    // The test's body is not a spawned task: a node that ran inline sees no task id.
     assert_eq!(
         outcome.state().log,
-        ["one:inline", "left:task", "right:task"]
+        ["one:inline", "left:inline", "right:inline"]
     );
 }
 

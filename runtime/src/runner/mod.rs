@@ -18,6 +18,7 @@ use crate::node::{NodeFailure, RunScope};
 use crate::state::GraphState;
 
 mod branch;
+mod concurrent;
 mod lease;
 mod persist;
 mod restore;

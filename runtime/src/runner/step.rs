@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use tracing::Instrument;
 
+use super::concurrent::run_all;
 use super::{Phase, Run, StepOutcome};
 use crate::activation::{Activation, Stop, activate};
 use crate::checkpoint::{CheckpointLabel, RunStatus};
@@ -89,44 +90,6 @@ type Replaced = (usize, Arc<dyn std::any::Any + Send + Sync>, Option<usize>);
 /// The activations of a step that runs sent branches: node, and input for a branch.
 type Activations = Vec<(usize, Option<Arc<serde_json::Value>>)>;
 
-/// Aborts spawned branches when a step is dropped midway (its run future dropped).
-struct AbortOnDrop<T>(Vec<tokio::task::JoinHandle<T>>);
-
-impl<T> Drop for AbortOnDrop<T> {
-    fn drop(&mut self) {
-        for handle in &self.0 {
-            handle.abort();
-        }
-    }
-}
-
-/// A spawned activation's outcome, once its task is awaited.
-fn joined<S: GraphState>(
-    handle: Result<Activation<S::Update>, tokio::task::JoinError>,
-    topology: &Topology<S>,
-    i: usize,
-    step: u64,
-) -> Activation<S::Update> {
-    let result = match handle {
-        Ok(activation) => return activation,
-        Err(error) if error.is_cancelled() => Err(Stop::Cancelled),
-        // `activate` catches the node's panics; this is a panic in the runtime itself.
-        Err(error) => Err(Stop::Failed(Box::new(NodeFailure {
-            node: topology.nodes[i].name.to_string(),
-            step,
-            attempts: 1,
-            kind: crate::node::FailureKind::Panicked,
-            message: error.to_string(),
-        }))),
-    };
-    Activation {
-        result,
-        failed_attempts: Vec::new(),
-        elapsed: None,
-        nested: None,
-    }
-}
-
 /// A sent branch's interrupt: `node@step#branch`, so that sibling branches' are told apart.
 fn of_branch(mut interrupt: Interrupt, branch: Option<usize>) -> Interrupt {
     if let Some(branch) = branch {
@@ -139,24 +102,23 @@ fn node_span<S: GraphState>(topology: &Topology<S>, i: usize, step: u64) -> trac
     tracing::info_span!(target: "trellis", "graph.node", node = %topology.nodes[i].name, step)
 }
 
-/// Spawns node `i`'s activation as a task, inside the node's span only when spans are recorded
-/// (the wrapper grows every branch's task otherwise), as a single node's runs.
-fn spawn_branch<S, F>(
+/// Node `i`'s activation inside the node's span, only when spans are recorded (the wrapper
+/// grows every branch's future otherwise), as a single node's runs.
+fn in_span<S, F>(
     topology: &Topology<S>,
     i: usize,
     step: u64,
     activation: F,
-) -> tokio::task::JoinHandle<F::Output>
+) -> futures_util::future::Either<F, tracing::instrument::Instrumented<F>>
 where
     S: GraphState,
-    F: std::future::Future + Send + 'static,
-    F::Output: Send + 'static,
+    F: std::future::Future,
 {
     let span = node_span(topology, i, step);
     if span.is_disabled() {
-        tokio::spawn(activation)
+        futures_util::future::Either::Left(activation)
     } else {
-        tokio::spawn(activation.instrument(span))
+        futures_util::future::Either::Right(activation.instrument(span))
     }
 }
 
@@ -844,8 +806,9 @@ impl<S: GraphState> Run<S> {
         false
     }
 
-    /// Runs a step with sent branches: every activation a spawned task, awaited in order; a
-    /// node's `max_concurrency` bounds how many of its activations run at once.
+    /// Runs a step with sent branches: every activation concurrently (see `concurrent`),
+    /// gathered in order; a node's `max_concurrency` bounds how many of its activations run at
+    /// once.
     async fn execute_sent(
         &self,
         topology: &Arc<Topology<S>>,
@@ -853,45 +816,39 @@ impl<S: GraphState> Run<S> {
         step: u64,
         observed: bool,
     ) -> Vec<Activation<S::Update>> {
-        let mut limits: Vec<Option<Arc<tokio::sync::Semaphore>>> = vec![None; topology.nodes.len()];
+        let mut limits: Vec<Option<tokio::sync::Semaphore>> =
+            topology.nodes.iter().map(|_| None).collect();
         for &(i, _) in all {
             if let Some(max) = topology.nodes[i].options.max_concurrency
                 && limits[i].is_none()
             {
                 let permits = usize::try_from(max).unwrap_or(usize::MAX);
-                limits[i] = Some(Arc::new(tokio::sync::Semaphore::new(permits)));
+                limits[i] = Some(tokio::sync::Semaphore::new(permits));
             }
         }
-        let mut branches = AbortOnDrop(
-            all.iter()
-                .map(|(i, input)| {
-                    let i = *i;
-                    let spec = &topology.nodes[i];
-                    let node = Arc::clone(&spec.node);
-                    let (policy, state) = (spec.options.policy(), Arc::clone(&self.state));
-                    let context = self.context(i, step, input.clone());
-                    let cancel = self.scope.cancel.clone();
-                    let limit = limits[i].clone();
-                    let activation = async move {
-                        // Held for the whole activation; the semaphore is never closed.
-                        let _place = match limit {
-                            Some(limit) => limit.acquire_owned().await.ok(),
-                            None => None,
-                        };
-                        activate(&*node, policy, state, context, &cancel, observed).await
+        let limits = &limits;
+        let cancel = &self.scope.cancel;
+        let activations = all
+            .iter()
+            .map(|&(i, ref input)| {
+                let spec = &topology.nodes[i];
+                let (policy, state) = (spec.options.policy(), Arc::clone(&self.state));
+                let context = self.context(i, step, input.clone());
+                let activation = async move {
+                    // Held for the whole activation; the semaphore is never closed.
+                    let _place = match &limits[i] {
+                        Some(limit) => limit.acquire().await.ok(),
+                        None => None,
                     };
-                    spawn_branch(topology, i, step, activation)
-                })
-                .collect(),
-        );
-        let mut activations = Vec::with_capacity(all.len());
-        for (handle, &(i, _)) in branches.0.iter_mut().zip(all) {
-            activations.push(joined(handle.await, topology, i, step));
-        }
-        activations
+                    activate(&*spec.node, policy, state, context, cancel, observed).await
+                };
+                Box::pin(in_span(topology, i, step, activation))
+            })
+            .collect();
+        run_all(activations).await
     }
 
-    /// Runs several nodes as spawned tasks, awaited in declaration order.
+    /// Runs several nodes concurrently, gathered in declaration order.
     async fn execute(
         &self,
         topology: &Arc<Topology<S>>,
@@ -899,26 +856,22 @@ impl<S: GraphState> Run<S> {
         step: u64,
         observed: bool,
     ) -> Vec<Activation<S::Update>> {
-        let mut branches = AbortOnDrop(
-            runnable
-                .iter()
-                .map(|&i| {
-                    let spec = &topology.nodes[i];
-                    let node = Arc::clone(&spec.node);
-                    let (policy, state) = (spec.options.policy(), Arc::clone(&self.state));
-                    let (context, cancel) =
-                        (self.context(i, step, None), self.scope.cancel.clone());
-                    let activation = async move {
-                        activate(&*node, policy, state, context, &cancel, observed).await
-                    };
-                    spawn_branch(topology, i, step, activation)
-                })
-                .collect(),
-        );
-        let mut activations = Vec::with_capacity(runnable.len());
-        for (handle, &i) in branches.0.iter_mut().zip(runnable) {
-            activations.push(joined(handle.await, topology, i, step));
-        }
-        activations
+        let cancel = &self.scope.cancel;
+        let activations = runnable
+            .iter()
+            .map(|&i| {
+                let spec = &topology.nodes[i];
+                let activation = activate(
+                    &*spec.node,
+                    spec.options.policy(),
+                    Arc::clone(&self.state),
+                    self.context(i, step, None),
+                    cancel,
+                    observed,
+                );
+                Box::pin(in_span(topology, i, step, activation))
+            })
+            .collect();
+        run_all(activations).await
     }
 }
