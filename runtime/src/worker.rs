@@ -13,7 +13,7 @@ use crate::checkpoint::{RunQueue, RunRecord};
 use crate::errors::RunError;
 use crate::graph::{CompiledGraph, latest};
 use crate::id::{RunId, Timestamp};
-use crate::runner::{Outcome, Run, StepOutcome};
+use crate::runner::{Advanced, Outcome, Run};
 use crate::state::GraphState;
 
 /// Executes the ready runs of one graph, from a store that several workers (in several
@@ -253,9 +253,9 @@ impl<S: GraphState> Worker<S> {
                     run.release().await?;
                     return Err(RunError::Released { run_id: released });
                 }
-                match run.step().await? {
-                    StepOutcome::Stepped { .. } => {}
-                    StepOutcome::Paused(_) | StepOutcome::Completed => break,
+                match run.step_quietly().await? {
+                    Advanced::Stepped(_) => {}
+                    Advanced::Paused | Advanced::Completed => break,
                 }
             }
             Ok(run.into_outcome())

@@ -101,6 +101,15 @@ pub enum StepOutcome {
     Completed,
 }
 
+/// What a step did, inside the crate: [`StepOutcome`] without a copy of the pause's questions,
+/// which the run keeps (`Run::interrupts`) and only [`Run::step`]'s callers are handed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Advanced {
+    Stepped(u64),
+    Paused,
+    Completed,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
     New,
@@ -269,7 +278,7 @@ impl<S: GraphState> Run<S> {
     /// Steps until the run completes or pauses (one span for all the steps).
     async fn drive(&mut self) -> Result<(), RunError> {
         let topology = Arc::clone(&self.graph.topology);
-        while let StepOutcome::Stepped { .. } = self.advance(&topology).await? {}
+        while let Advanced::Stepped(_) = self.advance(&topology).await? {}
         Ok(())
     }
 

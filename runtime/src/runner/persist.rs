@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Phase, Run, StepOutcome};
+use super::{Advanced, Phase, Run};
 use crate::checkpoint::{Checkpoint, CheckpointLabel, RunRecord, RunStatus};
 use crate::errors::RunError;
 use crate::event::Event;
@@ -15,7 +15,7 @@ impl<S: GraphState> Run<S> {
         &mut self,
         interrupts: Vec<Interrupt>,
         ran: &[usize],
-    ) -> Result<StepOutcome, RunError> {
+    ) -> Result<Advanced, RunError> {
         self.phase = Phase::Paused;
         self.interrupts = interrupts;
         let kind = self.interrupts[0].request.kind.clone();
@@ -27,10 +27,10 @@ impl<S: GraphState> Run<S> {
             step: self.step,
             interrupts: self.interrupts.clone(),
         });
-        Ok(StepOutcome::Paused(self.interrupts.clone()))
+        Ok(Advanced::Paused)
     }
 
-    pub(super) async fn complete(&mut self, ran: &[usize]) -> Result<StepOutcome, RunError> {
+    pub(super) async fn complete(&mut self, ran: &[usize]) -> Result<Advanced, RunError> {
         self.phase = Phase::Completed;
         self.save(CheckpointLabel::Complete, RunStatus::Completed, ran, None)
             .await?;
@@ -39,7 +39,7 @@ impl<S: GraphState> Run<S> {
             graph: self.scope.graph.to_string(),
             step: self.step,
         });
-        Ok(StepOutcome::Completed)
+        Ok(Advanced::Completed)
     }
 
     /// Records the failure; a checkpointer that fails here too is only logged, so the caller

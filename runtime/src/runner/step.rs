@@ -5,7 +5,7 @@ use std::sync::Arc;
 use tracing::Instrument;
 
 use super::concurrent::run_all;
-use super::{Phase, Run, StepOutcome};
+use super::{Advanced, Phase, Run, StepOutcome};
 use crate::activation::{Activation, Stop, activate};
 use crate::checkpoint::{CheckpointLabel, RunStatus};
 use crate::errors::RunError;
@@ -223,6 +223,16 @@ impl<S: GraphState> Run<S> {
     /// [`RunError::Paused`] or [`RunError::Ended`] when the run cannot step; otherwise the error
     /// that failed the run, which is then recorded as failed with its last committed state.
     pub async fn step(&mut self) -> Result<StepOutcome, RunError> {
+        Ok(match self.step_quietly().await? {
+            Advanced::Stepped(step) => StepOutcome::Stepped { step },
+            Advanced::Paused => StepOutcome::Paused(self.interrupts.clone()),
+            Advanced::Completed => StepOutcome::Completed,
+        })
+    }
+
+    /// [`step`](Self::step) for the crate's drivers, which read the questions of a pause from
+    /// the run when they want them rather than from a copy.
+    pub(crate) async fn step_quietly(&mut self) -> Result<Advanced, RunError> {
         self.in_run_span(|run| async move {
             let topology = Arc::clone(&run.graph.topology);
             run.advance(&topology).await
@@ -235,7 +245,7 @@ impl<S: GraphState> Run<S> {
     pub(super) async fn advance(
         &mut self,
         topology: &Arc<Topology<S>>,
-    ) -> Result<StepOutcome, RunError> {
+    ) -> Result<Advanced, RunError> {
         self.ensure_steppable()?;
         if self.phase == Phase::New
             && let Err(error) = Box::pin(self.begin_run()).await
@@ -278,7 +288,7 @@ impl<S: GraphState> Run<S> {
             .await
     }
 
-    async fn super_step(&mut self, topology: &Arc<Topology<S>>) -> Result<StepOutcome, RunError> {
+    async fn super_step(&mut self, topology: &Arc<Topology<S>>) -> Result<Advanced, RunError> {
         if let Some(node) = self.next_override.take() {
             self.frontier = vec![node];
         }
@@ -318,7 +328,7 @@ impl<S: GraphState> Run<S> {
         current: &[usize],
         sent: &[(usize, Arc<serde_json::Value>)],
         step: u64,
-    ) -> Result<StepOutcome, RunError> {
+    ) -> Result<Advanced, RunError> {
         let nodes = &topology.nodes;
         // A deferred node waits while any other branch still has a node to run.
         let eager = current.iter().any(|&i| !nodes[i].options.defer) || !sent.is_empty();
@@ -542,7 +552,7 @@ impl<S: GraphState> Run<S> {
             self.save(CheckpointLabel::Step, RunStatus::Running, ran, None)
                 .await?;
         }
-        Ok(StepOutcome::Stepped { step })
+        Ok(Advanced::Stepped(step))
     }
 
     /// The state after a step in which subgraph nodes on this state type completed: the

@@ -12,7 +12,7 @@ use futures_core::Stream;
 use serde::Serialize;
 use tokio::sync::mpsc;
 
-use super::{Outcome, Run, StepOutcome};
+use super::{Advanced, Outcome, Run};
 use crate::errors::RunError;
 use crate::event::Event;
 use crate::id::RunId;
@@ -298,7 +298,7 @@ impl<S: GraphState> Run<S> {
 }
 
 type StepFuture<S> =
-    Pin<Box<dyn Future<Output = (Box<Run<S>>, Result<StepOutcome, RunError>)> + Send>>;
+    Pin<Box<dyn Future<Output = (Box<Run<S>>, Result<Advanced, RunError>)> + Send>>;
 
 /// Where the stream's run is: between steps, in one, or ended.
 enum Driving<S: GraphState> {
@@ -441,7 +441,7 @@ impl<S: GraphState> Stream for RunStream<S> {
             match std::mem::replace(&mut this.driving, Driving::Ended) {
                 Driving::Ready(mut run) => {
                     this.driving = Driving::Stepping(Box::pin(async move {
-                        let result = run.step().await;
+                        let result = run.step_quietly().await;
                         (run, result)
                     }));
                 }
@@ -450,10 +450,10 @@ impl<S: GraphState> Stream for RunStream<S> {
                         this.driving = Driving::Stepping(step);
                         return Poll::Pending;
                     }
-                    Poll::Ready((run, Ok(StepOutcome::Stepped { .. }))) => {
+                    Poll::Ready((run, Ok(Advanced::Stepped(_)))) => {
                         this.driving = Driving::Ready(run);
                     }
-                    Poll::Ready((run, Ok(StepOutcome::Paused(_) | StepOutcome::Completed))) => {
+                    Poll::Ready((run, Ok(Advanced::Paused | Advanced::Completed))) => {
                         this.outcome = Some(Ok(run.into_outcome()));
                     }
                     Poll::Ready((_, Err(error))) => this.outcome = Some(Err(error)),
