@@ -1,10 +1,12 @@
 //! The hand-written floor: what a program that knows its graph would do by hand — boxed async
 //! node functions, an edge table, the state behind an `Arc`, updates folded in frontier order,
-//! several nodes of a step spawned and awaited in order. No checkpoints, no events, no checks.
+//! several nodes of a step polled together on the run's task (as Trellis runs them), their
+//! updates taken in order. No checkpoints, no events, no checks.
 
-use std::future::Future;
+use std::future::{Future, poll_fn};
 use std::pin::Pin;
 use std::sync::Arc;
+use std::task::Poll;
 
 /// A node: the state in, its update out.
 pub(crate) type NodeFn<S, U> =
@@ -52,17 +54,32 @@ where
             if let [only] = frontier[..] {
                 updates.push((self.nodes[only])(Arc::clone(&state)).await);
             } else {
-                let handles: Vec<_> = frontier
+                let mut running: Vec<_> = frontier
                     .iter()
-                    .map(|&i| {
-                        let this = Arc::clone(self);
-                        let state = Arc::clone(&state);
-                        tokio::spawn(async move { (this.nodes[i])(state).await })
-                    })
+                    .map(|&i| Some((self.nodes[i])(Arc::clone(&state))))
                     .collect();
-                for handle in handles {
-                    updates.push(handle.await.expect("a floor node never panics"));
-                }
+                let mut done: Vec<Option<U>> = running.iter().map(|_| None).collect();
+                poll_fn(|cx| {
+                    let mut waiting = false;
+                    for (slot, output) in running.iter_mut().zip(done.iter_mut()) {
+                        if let Some(node) = slot {
+                            match node.as_mut().poll(cx) {
+                                Poll::Ready(update) => {
+                                    *output = Some(update);
+                                    *slot = None;
+                                }
+                                Poll::Pending => waiting = true,
+                            }
+                        }
+                    }
+                    if waiting {
+                        Poll::Pending
+                    } else {
+                        Poll::Ready(())
+                    }
+                })
+                .await;
+                updates.extend(done.into_iter().flatten());
             }
             let writable = Arc::make_mut(&mut state);
             for update in updates.drain(..) {
