@@ -5,7 +5,7 @@ use std::collections::hash_map::RandomState;
 use std::fmt;
 use std::hash::{BuildHasher, Hasher};
 use std::str::FromStr;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use time::OffsetDateTime;
@@ -145,9 +145,23 @@ impl<'de> Deserialize<'de> for Timestamp {
 
 /// The id of one graph run: 26 characters of Crockford base32 (a ULID), whose text order is the
 /// order runs were created in (to the millisecond across processes, exactly within one).
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct RunId(String);
+///
+/// Shared, not copied: every checkpoint, record and event of a run names it, and a clone is a
+/// reference count, not an allocation.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RunId(Arc<str>);
+
+impl Serialize for RunId {
+    fn serialize<Ser: Serializer>(&self, serializer: Ser) -> Result<Ser::Ok, Ser::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for RunId {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(RunId::from)
+    }
+}
 
 const CROCKFORD: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 
@@ -169,10 +183,10 @@ impl RunId {
         *last = (millis, random);
         drop(last);
         let value = (u128::from(millis) << 80) | random;
-        let text = (0..26)
+        let text: String = (0..26)
             .map(|i| char::from(CROCKFORD[((value >> (125 - 5 * i)) & 31) as usize]))
             .collect();
-        RunId(text)
+        RunId(text.into())
     }
 
     /// The id as text.
@@ -204,7 +218,7 @@ impl RunId {
     pub fn parent(&self) -> Option<RunId> {
         self.0
             .rsplit_once('/')
-            .map(|(parent, _)| RunId(parent.to_owned()))
+            .map(|(parent, _)| RunId(parent.into()))
     }
 }
 
@@ -229,25 +243,25 @@ impl fmt::Debug for RunId {
 impl From<&str> for RunId {
     /// Wraps an id read back from storage or typed by a person; it is not checked.
     fn from(text: &str) -> Self {
-        RunId(text.to_owned())
+        RunId(text.into())
     }
 }
 
 impl From<String> for RunId {
     fn from(text: String) -> Self {
-        RunId(text)
+        RunId(text.into())
     }
 }
 
 impl PartialEq<str> for RunId {
     fn eq(&self, other: &str) -> bool {
-        self.0 == other
+        *self.0 == *other
     }
 }
 
 impl PartialOrd<str> for RunId {
     fn partial_cmp(&self, other: &str) -> Option<Ordering> {
-        Some(self.0.as_str().cmp(other))
+        Some((*self.0).cmp(other))
     }
 }
 

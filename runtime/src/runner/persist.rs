@@ -81,7 +81,7 @@ impl<S: GraphState> Run<S> {
             status,
             created_at: self.created_at,
             updated_at: now,
-            last_node: self.last_node.map(|i| nodes[i].name.to_string()),
+            last_node: self.last_node.map(|i| String::from(&*nodes[i].name)),
             steps: self.step,
             state,
             interrupts: if status == RunStatus::Paused {
@@ -136,9 +136,9 @@ impl<S: GraphState> Run<S> {
         };
         let state = self.state_json()?;
         let nodes = &self.graph.topology.nodes;
-        let names = |list: &[usize]| -> Vec<String> {
-            list.iter().map(|&i| nodes[i].name.to_string()).collect()
-        };
+        // `String::from`, not `to_string`: an `Arc<str>`'s goes through `Display`, growing.
+        let name = |i: usize| String::from(&*nodes[i].name);
+        let names = |list: &[usize]| -> Vec<String> { list.iter().map(|&i| name(i)).collect() };
         let now = Timestamp::now();
         let checkpoint = Checkpoint {
             id: self.checkpoints + 1,
@@ -153,7 +153,7 @@ impl<S: GraphState> Run<S> {
                 .iter()
                 .enumerate()
                 .filter(|&(_, &count)| count > 0)
-                .map(|(i, &count)| (nodes[i].name.to_string(), count))
+                .map(|(i, &count)| (name(i), count))
                 .collect::<BTreeMap<_, _>>(),
             approved: names(&self.approved),
             failures: self.failures.iter().map(|(_, f)| (**f).clone()).collect(),
@@ -167,34 +167,35 @@ impl<S: GraphState> Run<S> {
                 .iter()
                 .zip(&self.graph.topology.joins)
                 .filter(|(arrived, _)| !arrived.is_empty())
-                .map(|(arrived, join)| (nodes[join.target].name.to_string(), names(arrived)))
+                .map(|(arrived, join)| (name(join.target), names(arrived)))
                 .collect(),
             sends: self
                 .sends
                 .iter()
-                .map(|(i, input)| {
-                    crate::node::SendTo::json(nodes[*i].name.to_string(), (**input).clone())
-                })
+                .map(|(i, input)| crate::node::SendTo::json(name(*i), (**input).clone()))
                 .collect(),
             children: self
                 .children
                 .iter()
-                .map(|(i, child)| (nodes[*i].name.to_string(), child.clone()))
+                .map(|(i, child)| (name(*i), child.clone()))
                 .collect(),
             graph_fingerprint: self.graph.topology.fingerprint.clone(),
             state_type: std::any::type_name::<S>().to_owned(),
             created_at: now,
         };
         let record = self.record(status, state, now, error);
-        let label = checkpoint.label.to_string();
+        // Named for the event only when someone sees it (see `emit`).
+        let label = self.observed().then(|| checkpoint.label.to_string());
         store.save_step(record, checkpoint).await?;
         self.checkpoints += 1;
-        self.emit(|| Event::CheckpointSaved {
-            run_id: self.scope.run_id.clone(),
-            graph: self.scope.graph.to_string(),
-            step: self.step,
-            label,
-        });
+        if let Some(label) = label {
+            self.emit(|| Event::CheckpointSaved {
+                run_id: self.scope.run_id.clone(),
+                graph: self.scope.graph.to_string(),
+                step: self.step,
+                label,
+            });
+        }
         Ok(())
     }
 }
