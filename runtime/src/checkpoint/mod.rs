@@ -10,6 +10,7 @@ mod sqlite;
 #[cfg(any(test, feature = "test-util"))]
 pub mod conformance;
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -246,45 +247,82 @@ pub struct Checkpoint {
 }
 
 /// The part of a checkpoint that durable backends keep as one JSON column.
+///
+/// Written borrowed from the checkpoint ([`Detail::of`]: serializing a step's detail copies
+/// nothing), read back owned.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 #[derive(Serialize, Deserialize)]
-pub(crate) struct Detail {
-    pub(crate) nodes: Vec<String>,
-    pub(crate) frontier: Vec<String>,
-    pub(crate) visits: BTreeMap<String, u32>,
+pub(crate) struct Detail<'c> {
+    pub(crate) nodes: Cow<'c, [String]>,
+    pub(crate) frontier: Cow<'c, [String]>,
+    pub(crate) visits: Cow<'c, BTreeMap<String, u32>>,
     /// Stored as `released` by earlier versions.
     #[serde(alias = "released")]
-    pub(crate) approved: Vec<String>,
-    pub(crate) failures: Vec<NodeFailure>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) interrupts: Vec<Interrupt>,
+    pub(crate) approved: Cow<'c, [String]>,
+    pub(crate) failures: Cow<'c, [NodeFailure]>,
+    #[serde(default, skip_serializing_if = "<[_]>::is_empty")]
+    pub(crate) interrupts: Cow<'c, [Interrupt]>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub(crate) joins: BTreeMap<String, Vec<String>>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) sends: Vec<crate::node::SendTo>,
+    pub(crate) joins: Cow<'c, BTreeMap<String, Vec<String>>>,
+    #[serde(default, skip_serializing_if = "<[_]>::is_empty")]
+    pub(crate) sends: Cow<'c, [crate::node::SendTo]>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub(crate) children: BTreeMap<String, RunId>,
-    pub(crate) graph_fingerprint: String,
-    pub(crate) state_type: String,
+    pub(crate) children: Cow<'c, BTreeMap<String, RunId>>,
+    pub(crate) graph_fingerprint: Cow<'c, str>,
+    pub(crate) state_type: Cow<'c, str>,
 }
 
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-impl Detail {
-    pub(crate) fn of(checkpoint: &Checkpoint) -> Self {
+impl<'c> Detail<'c> {
+    pub(crate) fn of(checkpoint: &'c Checkpoint) -> Self {
         Detail {
-            nodes: checkpoint.nodes.clone(),
-            frontier: checkpoint.frontier.clone(),
-            visits: checkpoint.visits.clone(),
-            approved: checkpoint.approved.clone(),
-            failures: checkpoint.failures.clone(),
-            interrupts: checkpoint.interrupts.clone(),
-            joins: checkpoint.joins.clone(),
-            sends: checkpoint.sends.clone(),
-            children: checkpoint.children.clone(),
-            graph_fingerprint: checkpoint.graph_fingerprint.clone(),
-            state_type: checkpoint.state_type.clone(),
+            nodes: Cow::Borrowed(&checkpoint.nodes),
+            frontier: Cow::Borrowed(&checkpoint.frontier),
+            visits: Cow::Borrowed(&checkpoint.visits),
+            approved: Cow::Borrowed(&checkpoint.approved),
+            failures: Cow::Borrowed(&checkpoint.failures),
+            interrupts: Cow::Borrowed(&checkpoint.interrupts),
+            joins: Cow::Borrowed(&checkpoint.joins),
+            sends: Cow::Borrowed(&checkpoint.sends),
+            children: Cow::Borrowed(&checkpoint.children),
+            graph_fingerprint: Cow::Borrowed(&checkpoint.graph_fingerprint),
+            state_type: Cow::Borrowed(&checkpoint.state_type),
         }
     }
+
+    /// The checkpoint whose detail this is, with the columns stored beside it.
+    pub(crate) fn into_checkpoint(self, columns: CheckpointColumns) -> Checkpoint {
+        Checkpoint {
+            id: columns.id,
+            run_id: columns.run_id,
+            step: columns.step,
+            nodes: self.nodes.into_owned(),
+            label: columns.label,
+            state: columns.state,
+            frontier: self.frontier.into_owned(),
+            visits: self.visits.into_owned(),
+            approved: self.approved.into_owned(),
+            failures: self.failures.into_owned(),
+            interrupts: self.interrupts.into_owned(),
+            joins: self.joins.into_owned(),
+            sends: self.sends.into_owned(),
+            children: self.children.into_owned(),
+            graph_fingerprint: self.graph_fingerprint.into_owned(),
+            state_type: self.state_type.into_owned(),
+            created_at: columns.created_at,
+        }
+    }
+}
+
+/// A checkpoint's own columns, beside its [`Detail`].
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) struct CheckpointColumns {
+    pub(crate) id: u64,
+    pub(crate) run_id: RunId,
+    pub(crate) step: u64,
+    pub(crate) label: CheckpointLabel,
+    pub(crate) state: serde_json::Value,
+    pub(crate) created_at: Timestamp,
 }
 
 /// A stored value that cannot be read back: `what` names the row and column.

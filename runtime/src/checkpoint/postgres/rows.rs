@@ -6,7 +6,8 @@ use tokio_postgres::types::ToSql;
 
 use super::{big, json};
 use crate::checkpoint::{
-    Checkpoint, CheckpointError, Detail, RunRecord, RunStatus, corrupt, parent_of,
+    Checkpoint, CheckpointColumns, CheckpointError, Detail, RunRecord, RunStatus, corrupt,
+    parent_of,
 };
 use crate::id::{RunId, Timestamp};
 
@@ -259,25 +260,14 @@ pub(super) fn decode_checkpoint(row: &Row) -> Result<Checkpoint, CheckpointError
     let what = |c: &str| format!("column `{c}` of checkpoint {id} of run {run_id}");
     let step: i64 = column(row, 2, &what)?;
     let label: String = column(row, 3, &what)?;
-    let detail: Detail =
+    let detail: Detail<'static> =
         serde_json::from_value(column(row, 6, &what)?).map_err(|e| corrupt(what("detail"), e))?;
-    Ok(Checkpoint {
+    Ok(detail.into_checkpoint(CheckpointColumns {
         id: u64::try_from(id).map_err(|e| corrupt(what("id"), e))?,
         run_id: RunId::from(run_id.clone()),
         step: u64::try_from(step).map_err(|e| corrupt(what("step"), e))?,
-        nodes: detail.nodes,
         label: label.parse().map_err(|e| corrupt(what("label"), e))?,
         state: column(row, 5, &what)?,
-        frontier: detail.frontier,
-        visits: detail.visits,
-        approved: detail.approved,
-        failures: detail.failures,
-        interrupts: detail.interrupts,
-        joins: detail.joins,
-        sends: detail.sends,
-        children: detail.children,
-        graph_fingerprint: detail.graph_fingerprint,
-        state_type: detail.state_type,
         created_at: Timestamp::from_datetime(column(row, 4, &what)?),
-    })
+    }))
 }

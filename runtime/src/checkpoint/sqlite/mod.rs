@@ -316,7 +316,7 @@ impl Checkpointer for SqliteCheckpointer {
         run: RunRecord,
         checkpoint: Checkpoint,
     ) -> Result<(), CheckpointError> {
-        let (run, checkpoint) = (&run, &checkpoint);
+        let checkpoint = &checkpoint;
         if run.run_id != checkpoint.run_id {
             return Err(corrupt(
                 format!("checkpoint {} of run {}", checkpoint.id, checkpoint.run_id),
@@ -330,24 +330,26 @@ impl Checkpointer for SqliteCheckpointer {
         // An ordinary step of a running run changes only what the checkpoint records (its
         // state, step, time) and the run's last node and transitions, which it carries too:
         // then the run row is left as it is — one row written per step, not two — unless its
-        // lease is half gone (see `Progress::fits`).
+        // lease is half gone (see `Stored::fits`).
         let progress_only = run.status == RunStatus::Running
             && run.interrupts.is_empty()
             && run.error.is_none()
             && same_as.is_some()
             && run.updated_at == checkpoint.created_at
             && run.steps == checkpoint.step;
-        let row = run_row(run, same_as)?;
-        let mut checkpoint = checkpoint_row(checkpoint, state)?;
-        checkpoint.progress = Some((row.last_node.clone(), row.transitions));
-        let now = run.updated_at;
-        let lease_until = run.lease_until;
+        let mut row = checkpoint_row(checkpoint, state)?;
+        row.progress = Some((
+            run.last_node.clone(),
+            i64::try_from(run.transitions).unwrap_or(i64::MAX),
+        ));
         self.with(move |connection| {
             // Both or neither: a crash between them leaves the previous step intact.
             let transaction = write_transaction(connection)?;
+            // Only what the fence and `Stored::fits` compare (no text that must be parsed).
             let stored: Option<Stored> = transaction
                 .prepare_cached(
-                    "SELECT owner, status, state_checkpoint, graph, created_at, lease_until
+                    "SELECT owner, status = 'running', state_checkpoint IS NOT NULL, graph,
+                        created_us, lease_until
                      FROM runs WHERE run_id = ?1",
                 )
                 .and_then(|mut statement| {
@@ -355,10 +357,10 @@ impl Checkpointer for SqliteCheckpointer {
                         .query_row([&row.run_id], |r| {
                             Ok(Stored {
                                 owner: r.get(0)?,
-                                status: r.get(1)?,
-                                state_checkpoint: r.get(2)?,
+                                running: r.get(1)?,
+                                state_in_checkpoint: r.get(2)?,
                                 graph: r.get(3)?,
-                                created_at: r.get(4)?,
+                                created_us: r.get(4)?,
                                 lease_until: r.get(5)?,
                             })
                         })
@@ -366,21 +368,19 @@ impl Checkpointer for SqliteCheckpointer {
                 })
                 .map_err(backend)?;
             if let Some(stored) = &stored
-                && stored.owner != row.owner
+                && stored.owner != run.owner
             {
                 return Err(CheckpointError::Fenced {
-                    run_id: RunId::from(row.run_id.clone()),
+                    run_id: run.run_id.clone(),
                     owner: stored.owner.clone().unwrap_or_else(|| "nobody".to_owned()),
                 });
             }
-            let skip_row = progress_only
-                && stored
-                    .as_ref()
-                    .is_some_and(|stored| stored.fits(&row, now, lease_until));
+            let skip_row = progress_only && stored.as_ref().is_some_and(|stored| stored.fits(&run));
             if !skip_row {
-                upsert_run(&transaction, &row)?;
+                // Built only now: an ordinary step never needs the run's columns.
+                upsert_run(&transaction, &run_row(&run, same_as)?)?;
             }
-            insert_checkpoint(&transaction, &checkpoint)?;
+            insert_checkpoint(&transaction, &row)?;
             transaction.commit().map_err(backend)
         })
         .await

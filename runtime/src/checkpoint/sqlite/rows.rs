@@ -5,7 +5,8 @@ use rusqlite::{Connection, Row, params};
 
 use super::{backend, json};
 use crate::checkpoint::{
-    Checkpoint, CheckpointError, Detail, RunRecord, RunStatus, corrupt, parent_of,
+    Checkpoint, CheckpointColumns, CheckpointError, Detail, RunRecord, RunStatus, corrupt,
+    parent_of,
 };
 use crate::id::{RunId, Timestamp};
 
@@ -121,7 +122,6 @@ pub(super) fn checkpoint_row(
     checkpoint: &Checkpoint,
     state: String,
 ) -> Result<CheckpointRow, CheckpointError> {
-    let detail = Detail::of(checkpoint);
     Ok(CheckpointRow {
         run_id: checkpoint.run_id.to_string(),
         id: i64::try_from(checkpoint.id).unwrap_or(i64::MAX),
@@ -129,7 +129,7 @@ pub(super) fn checkpoint_row(
         label: checkpoint.label.to_string(),
         created_at: checkpoint.created_at.to_string(),
         state,
-        detail: json("checkpoint detail", &detail)?,
+        detail: json("checkpoint detail", &Detail::of(checkpoint))?,
         progress: None,
     })
 }
@@ -272,64 +272,50 @@ pub(super) fn decode_checkpoint(
     let detail: String = row.get(6)?;
     Ok((|| {
         let what = |column: &str| format!("column `{column}` of checkpoint {id} of run {run_id}");
-        let detail: Detail =
+        let detail: Detail<'static> =
             serde_json::from_str(&detail).map_err(|e| corrupt(what("detail"), e))?;
-        Ok(Checkpoint {
+        Ok(detail.into_checkpoint(CheckpointColumns {
             id: u64::try_from(id).map_err(|e| corrupt(what("id"), e))?,
             run_id: RunId::from(run_id.clone()),
             step: u64::try_from(step).map_err(|e| corrupt(what("step"), e))?,
-            nodes: detail.nodes,
             label: label.parse().map_err(|e| corrupt(what("label"), e))?,
             state: serde_json::from_str(&state).map_err(|e| corrupt(what("state"), e))?,
-            frontier: detail.frontier,
-            visits: detail.visits,
-            approved: detail.approved,
-            failures: detail.failures,
-            interrupts: detail.interrupts,
-            joins: detail.joins,
-            sends: detail.sends,
-            children: detail.children,
-            graph_fingerprint: detail.graph_fingerprint,
-            state_type: detail.state_type,
             created_at: Timestamp::parse(&created_at)
                 .map_err(|e| corrupt(what("created_at"), e))?,
-        })
+        }))
     })())
 }
 
 /// What `save_step` reads of the stored run row before writing.
 pub(super) struct Stored {
     pub(super) owner: Option<String>,
-    pub(super) status: String,
-    pub(super) state_checkpoint: Option<i64>,
+    pub(super) running: bool,
+    /// The row's state is that of one of its checkpoints (written by a step).
+    pub(super) state_in_checkpoint: bool,
     pub(super) graph: String,
-    pub(super) created_at: String,
+    pub(super) created_us: i64,
     pub(super) lease_until: Option<String>,
 }
 
 impl Stored {
-    /// Whether the stored row already says all that `row` would, but for the progress a step's
-    /// checkpoint carries: same run, still running, written by a step (so readers know which
-    /// checkpoints are newer), and a lease with at least half of `lease_until`'s time left.
-    pub(super) fn fits(
-        &self,
-        row: &RunRow,
-        now: Timestamp,
-        lease_until: Option<Timestamp>,
-    ) -> bool {
-        let lease_holds = match (self.lease_until.as_deref(), lease_until) {
+    /// Whether the stored row already says all that `run`'s would, but for the progress a
+    /// step's checkpoint carries: same run, still running, written by a step (so readers know
+    /// which checkpoints are newer), and a lease with at least half of `run`'s time left.
+    pub(super) fn fits(&self, run: &RunRecord) -> bool {
+        let now = run.updated_at.unix_micros();
+        let lease_holds = match (self.lease_until.as_deref(), run.lease_until) {
             (None, None) => true,
             (Some(stored), Some(wanted)) => Timestamp::parse(stored).is_ok_and(|stored| {
-                let left = stored.unix_micros() - now.unix_micros();
-                let wanted_left = wanted.unix_micros() - now.unix_micros();
+                let left = stored.unix_micros() - now;
+                let wanted_left = wanted.unix_micros() - now;
                 stored == wanted || left * 2 >= wanted_left
             }),
             _ => false,
         };
-        self.status == "running"
-            && self.state_checkpoint.is_some()
-            && self.graph == row.graph
-            && self.created_at == row.created_at
+        self.running
+            && self.state_in_checkpoint
+            && self.graph == run.graph
+            && self.created_us == run.created_at.unix_micros()
             && lease_holds
     }
 }
