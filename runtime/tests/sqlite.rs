@@ -184,6 +184,13 @@ async fn the_run_record_follows_every_step_though_a_step_writes_one_row() {
             listed,
             [reader.load_run(run.run_id()).await.unwrap().unwrap()]
         );
+        // What the record says came from the checkpoint: the run's row itself is as the start
+        // wrote it (an ordinary step writes one row, its checkpoint).
+        let row_steps: i64 = rusqlite::Connection::open(&path)
+            .expect("opens")
+            .query_row("SELECT steps FROM runs", [], |row| row.get(0))
+            .expect("one run");
+        assert_eq!(row_steps, 0, "step {step} rewrote the run's row");
     }
     let done = run.run_to_end().await.unwrap();
     let record = store.load_run(done.run_id()).await.unwrap().unwrap();

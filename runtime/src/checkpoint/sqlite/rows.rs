@@ -319,3 +319,84 @@ impl Stored {
             && lease_holds
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::checkpoint::RunStatus;
+
+    fn running(now: Timestamp, lease: Duration) -> RunRecord {
+        RunRecord {
+            run_id: RunId::new(),
+            graph: "Loop".to_owned(),
+            status: RunStatus::Running,
+            created_at: now,
+            updated_at: now,
+            last_node: None,
+            steps: 1,
+            state: serde_json::Value::Null,
+            interrupts: Vec::new(),
+            error: None,
+            transitions: 1,
+            owner: Some("me".to_owned()),
+            lease_until: Some(now.plus(lease)),
+            parent: None,
+        }
+    }
+
+    /// The row as `run` wrote it, its lease running until `lease_until`.
+    fn stored(run: &RunRecord, lease_until: Timestamp) -> Stored {
+        Stored {
+            owner: run.owner.clone(),
+            running: true,
+            state_in_checkpoint: true,
+            graph: run.graph.clone(),
+            created_us: run.created_at.unix_micros(),
+            lease_until: Some(lease_until.to_string()),
+        }
+    }
+
+    #[test]
+    fn a_step_leaves_the_row_while_it_says_all_but_the_progress() {
+        let start = Timestamp::now();
+        let lease = Duration::from_secs(30);
+        let first = running(start, lease);
+        let row = stored(&first, start.plus(lease));
+        // Ten seconds on: two thirds of the lease left, more than half.
+        let mut later = first.clone();
+        later.updated_at = start.plus(Duration::from_secs(10));
+        later.lease_until = Some(later.updated_at.plus(lease));
+        assert!(row.fits(&first));
+        assert!(row.fits(&later));
+    }
+
+    #[test]
+    fn a_half_gone_lease_or_any_other_change_writes_the_row() {
+        let start = Timestamp::now();
+        let lease = Duration::from_secs(30);
+        let run = running(start, lease);
+        let fresh = || stored(&run, start.plus(lease));
+        // Twenty seconds on: a third of the lease left, so the row is renewed.
+        let mut late = run.clone();
+        late.updated_at = start.plus(Duration::from_secs(20));
+        late.lease_until = Some(late.updated_at.plus(lease));
+        assert!(!fresh().fits(&late));
+        let mut unleased = run.clone();
+        unleased.lease_until = None;
+        assert!(!fresh().fits(&unleased));
+        let changed: [fn(&mut Stored); 5] = [
+            |row| row.running = false,
+            |row| row.state_in_checkpoint = false,
+            |row| row.graph = "Other".to_owned(),
+            |row| row.created_us -= 1,
+            |row| row.lease_until = None,
+        ];
+        for change in changed {
+            let mut row = fresh();
+            change(&mut row);
+            assert!(!row.fits(&run));
+        }
+    }
+}
