@@ -345,7 +345,7 @@ impl Checkpointer for SqliteCheckpointer {
         self.with(move |connection| {
             // Both or neither: a crash between them leaves the previous step intact.
             let transaction = write_transaction(connection)?;
-            // Only what the fence and `Stored::fits` compare (no text that must be parsed).
+            // Only what the fence and `Stored::fits` compare (the creation time as a number).
             let stored: Option<Stored> = transaction
                 .prepare_cached(
                     "SELECT owner, status = 'running', state_checkpoint IS NOT NULL, graph,
