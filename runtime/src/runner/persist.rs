@@ -184,18 +184,16 @@ impl<S: GraphState> Run<S> {
             created_at: now,
         };
         let record = self.record(status, state, now, error);
-        // Named for the event only when someone sees it (see `emit`).
-        let label = self.observed().then(|| checkpoint.label.to_string());
+        // Kept, not formatted: `emit` builds the event only when someone sees it.
+        let label = checkpoint.label.clone();
         store.save_step(record, checkpoint).await?;
         self.checkpoints += 1;
-        if let Some(label) = label {
-            self.emit(|| Event::CheckpointSaved {
-                run_id: self.scope.run_id.clone(),
-                graph: self.scope.graph.to_string(),
-                step: self.step,
-                label,
-            });
-        }
+        self.emit(|| Event::CheckpointSaved {
+            run_id: self.scope.run_id.clone(),
+            graph: self.scope.graph.to_string(),
+            step: self.step,
+            label: label.to_string(),
+        });
         Ok(())
     }
 }
