@@ -1,145 +1,193 @@
 //! The typed blueprint as Rust code: the body of a generated `blueprint()`, which builds the
 //! same `trellis::blueprint::Blueprint` the `.graph` source lowered to.
 
-use proc_macro2::{Literal, TokenStream};
-use quote::quote;
+use std::fmt::Write as _;
+
 use trellis_dsl::{Blueprint, EdgeKind, Endpoint, InterruptPoint, MetaValue, Node, NodeKind};
 
-pub(crate) fn construct(blueprint: &Blueprint, krate: &TokenStream) -> TokenStream {
-    let name = &blueprint.name;
-    let doc = option_string(blueprint.doc.as_deref());
-    let state = option_string(blueprint.state.as_deref());
-    let max_steps = option(blueprint.max_steps.map(Literal::u32_unsuffixed));
-    let nodes = blueprint.nodes.iter().map(node);
-    let edges = blueprint.edges.iter().map(|edge| {
-        let from = endpoint(&edge.from);
-        // Most edges are `a -> b`: a third of the tokens of the struct literal (a large graph's
-        // generated code is mostly its blueprint, and tokens are what generating costs).
-        if let (EdgeKind::Static, [target]) = (edge.kind, edge.targets.as_slice()) {
-            let target = endpoint(target);
-            return quote!(B::Edge::to(#from, #target));
-        }
-        let targets = edge.targets.iter().map(endpoint);
-        let kind = match edge.kind {
-            EdgeKind::Static => quote!(Static),
-            EdgeKind::Conditional => quote!(Conditional),
-            EdgeKind::Fork => quote!(Fork),
-            EdgeKind::Join => quote!(Join),
-            EdgeKind::Each => quote!(Each),
-        };
-        quote!(B::Edge { from: #from, kind: B::EdgeKind::#kind, targets: ::std::vec::Vec::from([#(#targets),*]) })
-    });
-    quote! {
-        use #krate::blueprint as B;
-        #[allow(unused_imports)]
-        use ::core::option::Option::{None, Some};
-        let n = |id: &str| B::Endpoint::Node(id.into());
-        let _ = &n;
-        B::Blueprint {
-            name: #name.into(),
-            doc: #doc,
-            state: #state,
-            max_steps: #max_steps,
-            nodes: ::std::vec::Vec::from([#(#nodes),*]),
-            edges: ::std::vec::Vec::from([#(#edges),*]),
-        }
+use crate::text::{Code, Lit, put};
+
+pub(crate) fn construct(code: &mut Code, blueprint: &Blueprint, krate: &str) {
+    put!(code, "use {krate}::blueprint as B;");
+    put!(code, "#[allow(unused_imports)]");
+    put!(code, "use ::core::option::Option::{{None, Some}};");
+    put!(code, "let n = |id: &str| B::Endpoint::Node(id.into());");
+    put!(code, "let _ = &n;");
+    put!(code, "B::Blueprint {{");
+    put!(code, "name: {}.into(),", Lit(&blueprint.name));
+    put!(code, "doc: {},", OptionString(blueprint.doc.as_deref()));
+    put!(code, "state: {},", OptionString(blueprint.state.as_deref()));
+    match blueprint.max_steps {
+        Some(max) => put!(code, "max_steps: Some({max}),"),
+        None => put!(code, "max_steps: None,"),
     }
+    put!(code, "nodes: ::std::vec::Vec::from([");
+    for node in &blueprint.nodes {
+        self::node(code, node);
+    }
+    put!(code, "]),");
+    put!(code, "edges: ::std::vec::Vec::from([");
+    for edge in &blueprint.edges {
+        let from = endpoint(&edge.from);
+        // Most edges are `a -> b`: a third of the text of the struct literal.
+        if let (EdgeKind::Static, [target]) = (edge.kind, edge.targets.as_slice()) {
+            put!(code, "B::Edge::to({from}, {}),", endpoint(target));
+            continue;
+        }
+        let kind = match edge.kind {
+            EdgeKind::Static => "Static",
+            EdgeKind::Conditional => "Conditional",
+            EdgeKind::Fork => "Fork",
+            EdgeKind::Join => "Join",
+            EdgeKind::Each => "Each",
+        };
+        let mut targets = String::new();
+        for (at, target) in edge.targets.iter().enumerate() {
+            if at > 0 {
+                targets.push_str(", ");
+            }
+            let _ = write!(targets, "{}", endpoint(target));
+        }
+        put!(code, "B::Edge {{");
+        put!(code, "from: {from},");
+        put!(code, "kind: B::EdgeKind::{kind},");
+        put!(code, "targets: ::std::vec::Vec::from([{targets}]),");
+        put!(code, "}},");
+    }
+    put!(code, "]),");
+    put!(code, "}}");
 }
 
 /// A node: `B::Node::new("id")` when it has no attribute, else a struct literal over it.
-fn node(node: &Node) -> TokenStream {
-    let id = &node.id;
-    let mut fields = Vec::new();
+fn node(code: &mut Code, node: &Node) {
+    let id = Lit(&node.id);
+    // The struct literal, rewound to `B::Node::new` when the node has no attribute to set.
+    let before = code.mark();
+    put!(code, "B::Node {{");
     if let Some(doc) = &node.doc {
-        fields.push(quote!(doc: Some(#doc.into())));
+        put!(code, "doc: Some({}.into()),", Lit(doc));
     }
     if let Some(kind) = &node.kind {
-        let kind = match kind {
-            NodeKind::Dispatch => quote!(B::NodeKind::Dispatch),
-            NodeKind::Parse => quote!(B::NodeKind::Parse),
-            NodeKind::StopCheck => quote!(B::NodeKind::StopCheck),
-            NodeKind::Tools => quote!(B::NodeKind::Tools),
-            NodeKind::Compact => quote!(B::NodeKind::Compact),
-            NodeKind::Finalize => quote!(B::NodeKind::Finalize),
-            NodeKind::Hitl => quote!(B::NodeKind::Hitl),
-            NodeKind::Delegate(graph) => quote!(B::NodeKind::Delegate(#graph.into())),
-            NodeKind::Custom(text) => quote!(B::NodeKind::Custom(#text.into())),
-        };
-        fields.push(quote!(kind: Some(#kind)));
+        match kind {
+            NodeKind::Dispatch => put!(code, "kind: Some(B::NodeKind::Dispatch),"),
+            NodeKind::Parse => put!(code, "kind: Some(B::NodeKind::Parse),"),
+            NodeKind::StopCheck => put!(code, "kind: Some(B::NodeKind::StopCheck),"),
+            NodeKind::Tools => put!(code, "kind: Some(B::NodeKind::Tools),"),
+            NodeKind::Compact => put!(code, "kind: Some(B::NodeKind::Compact),"),
+            NodeKind::Finalize => put!(code, "kind: Some(B::NodeKind::Finalize),"),
+            NodeKind::Hitl => put!(code, "kind: Some(B::NodeKind::Hitl),"),
+            NodeKind::Delegate(graph) => put!(
+                code,
+                "kind: Some(B::NodeKind::Delegate({}.into())),",
+                Lit(graph)
+            ),
+            NodeKind::Custom(text) => put!(
+                code,
+                "kind: Some(B::NodeKind::Custom({}.into())),",
+                Lit(text)
+            ),
+        }
     }
     if let Some(retry) = node.retry {
-        let retries = Literal::u32_unsuffixed(retry.retries);
-        let backoff = option(retry.backoff_ms.map(Literal::u64_unsuffixed));
-        fields.push(quote!(retry: Some(B::Retry { retries: #retries, backoff_ms: #backoff })));
+        match retry.backoff_ms {
+            Some(backoff) => put!(
+                code,
+                "retry: Some(B::Retry {{ retries: {}, backoff_ms: Some({backoff}) }}),",
+                retry.retries
+            ),
+            None => put!(
+                code,
+                "retry: Some(B::Retry {{ retries: {}, backoff_ms: None }}),",
+                retry.retries
+            ),
+        }
     }
-    if let Some(timeout) = node.timeout_ms.map(Literal::u64_unsuffixed) {
-        fields.push(quote!(timeout_ms: Some(#timeout)));
+    if let Some(timeout) = node.timeout_ms {
+        put!(code, "timeout_ms: Some({timeout}),");
     }
-    if let Some(max) = node.max_visits.map(Literal::u32_unsuffixed) {
-        fields.push(quote!(max_visits: Some(#max)));
+    if let Some(max) = node.max_visits {
+        put!(code, "max_visits: Some({max}),");
     }
-    if let Some(max) = node.max_concurrency.map(Literal::u32_unsuffixed) {
-        fields.push(quote!(max_concurrency: Some(#max)));
+    if let Some(max) = node.max_concurrency {
+        put!(code, "max_concurrency: Some({max}),");
     }
     if let Some(graph) = &node.graph {
-        fields.push(quote!(graph: Some(#graph.into())));
+        put!(code, "graph: Some({}.into()),", Lit(graph));
     }
     if let Some(input) = &node.input {
-        fields.push(quote!(input: Some(#input.into())));
+        put!(code, "input: Some({}.into()),", Lit(input));
     }
     if let Some(point) = node.interrupt {
         let point = match point {
-            InterruptPoint::Before => quote!(Before),
-            InterruptPoint::After => quote!(After),
-            InterruptPoint::Node => quote!(Node),
+            InterruptPoint::Before => "Before",
+            InterruptPoint::After => "After",
+            InterruptPoint::Node => "Node",
         };
-        fields.push(quote!(interrupt: Some(B::InterruptPoint::#point)));
+        put!(code, "interrupt: Some(B::InterruptPoint::{point}),");
     }
     if let Some(question) = &node.question {
-        fields.push(quote!(question: Some(#question.into())));
+        put!(code, "question: Some({}.into()),", Lit(question));
     }
     if node.defer {
-        fields.push(quote!(defer: true));
+        put!(code, "defer: true,");
     }
     if let Some(handler) = &node.on_error {
-        fields.push(quote!(on_error: Some(#handler.into())));
+        put!(code, "on_error: Some({}.into()),", Lit(handler));
     }
     if !node.meta.is_empty() {
-        let entries = node.meta.iter().map(|(key, value)| {
-            let value = match value {
-                MetaValue::Text(text) => quote!(B::MetaValue::Text(#text.into())),
-                MetaValue::Integer(number) => {
-                    let number = Literal::u32_unsuffixed(*number);
-                    quote!(B::MetaValue::Integer(#number))
+        put!(code, "meta: ::std::vec::Vec::from([");
+        for (key, value) in &node.meta {
+            let key = Lit(key);
+            match value {
+                MetaValue::Text(text) => {
+                    put!(
+                        code,
+                        "({key}.into(), B::MetaValue::Text({}.into())),",
+                        Lit(text)
+                    );
                 }
-                MetaValue::Bool(flag) => quote!(B::MetaValue::Bool(#flag)),
-            };
-            quote!((#key.into(), #value))
-        });
-        fields.push(quote!(meta: ::std::vec::Vec::from([#(#entries),*])));
+                MetaValue::Integer(number) => {
+                    put!(code, "({key}.into(), B::MetaValue::Integer({number})),");
+                }
+                MetaValue::Bool(flag) => put!(code, "({key}.into(), B::MetaValue::Bool({flag})),"),
+            }
+        }
+        put!(code, "]),");
     }
-    if fields.is_empty() {
-        quote!(B::Node::new(#id))
-    } else {
-        quote!(B::Node { #(#fields,)* ..B::Node::new(#id) })
+    if code.wrote_since(before) == 1 {
+        code.rewind(before);
+        put!(code, "B::Node::new({id}),");
+        return;
+    }
+    put!(code, "..B::Node::new({id})");
+    put!(code, "}},");
+}
+
+/// An endpoint as the blueprint's code names it.
+struct EndpointCode<'a>(&'a Endpoint);
+
+fn endpoint(endpoint: &Endpoint) -> EndpointCode<'_> {
+    EndpointCode(endpoint)
+}
+
+impl std::fmt::Display for EndpointCode<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Endpoint::Start => f.write_str("B::Endpoint::Start"),
+            Endpoint::End => f.write_str("B::Endpoint::End"),
+            Endpoint::Node(id) => write!(f, "n({})", Lit(id)),
+        }
     }
 }
 
-fn endpoint(endpoint: &Endpoint) -> TokenStream {
-    match endpoint {
-        Endpoint::Start => quote!(B::Endpoint::Start),
-        Endpoint::End => quote!(B::Endpoint::End),
-        Endpoint::Node(id) => quote!(n(#id)),
-    }
-}
+/// `Some("text".into())` or `None`.
+struct OptionString<'a>(Option<&'a str>);
 
-fn option_string(text: Option<&str>) -> TokenStream {
-    option(text.map(|text| quote!(#text.into())))
-}
-
-fn option(value: Option<impl quote::ToTokens>) -> TokenStream {
-    match value {
-        Some(value) => quote!(Some(#value)),
-        None => quote!(None),
+impl std::fmt::Display for OptionString<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(text) => write!(f, "Some({}.into())", Lit(text)),
+            None => f.write_str("None"),
+        }
     }
 }

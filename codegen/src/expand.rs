@@ -1,14 +1,13 @@
-//! One blueprint → one Rust module: node enum, route enums, send enums, handler trait, `build`,
-//! `blueprint`.
+//! One blueprint → one Rust module, written as text: node enum, route enums, send enums,
+//! handler trait, `build`, `blueprint`.
 
 use std::collections::HashSet;
 
-use proc_macro2::{Ident, Literal, Span, TokenStream};
-use quote::{format_ident, quote};
 use trellis_dsl::rust_names;
 use trellis_dsl::{Blueprint, EdgeKind, Endpoint, GraphSpans, Node};
 
-use crate::{Options, SpanMap, blueprint};
+use crate::blueprint;
+use crate::text::{Code, Lit, Paths, put};
 
 /// Whether the blueprint is valid (full code) or has errors (a skeleton of the same shape, so
 /// code that names the module does not drown the real error in follow-on errors).
@@ -18,63 +17,107 @@ pub(crate) enum Mode {
     Skeleton,
 }
 
-/// Words Rust reserves; a node with such a name becomes a raw identifier (`r#type`).
-const RUST_KEYWORDS: &[&str] = &[
-    "as", "break", "const", "continue", "else", "enum", "extern", "false", "fn", "for", "if",
-    "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return", "static",
-    "struct", "trait", "true", "type", "unsafe", "use", "where", "while", "async", "await", "dyn",
-    "abstract", "become", "box", "do", "final", "macro", "override", "priv", "typeof", "unsized",
-    "virtual", "yield", "try", "gen",
-];
+/// Whether Rust reserves `word`; a node with such a name becomes a raw identifier (`r#type`).
+/// A `match`, not a list searched word by word: it is asked twice for every node.
+fn is_keyword(word: &str) -> bool {
+    matches!(
+        word,
+        "as" | "break"
+            | "const"
+            | "continue"
+            | "else"
+            | "enum"
+            | "extern"
+            | "false"
+            | "fn"
+            | "for"
+            | "if"
+            | "impl"
+            | "in"
+            | "let"
+            | "loop"
+            | "match"
+            | "mod"
+            | "move"
+            | "mut"
+            | "pub"
+            | "ref"
+            | "return"
+            | "static"
+            | "struct"
+            | "trait"
+            | "true"
+            | "type"
+            | "unsafe"
+            | "use"
+            | "where"
+            | "while"
+            | "async"
+            | "await"
+            | "dyn"
+            | "abstract"
+            | "become"
+            | "box"
+            | "do"
+            | "final"
+            | "macro"
+            | "override"
+            | "priv"
+            | "typeof"
+            | "unsized"
+            | "virtual"
+            | "yield"
+            | "try"
+            | "gen"
+    )
+}
 
 /// A name as a Rust identifier, raw when it is a keyword; `None` when it cannot be one.
-fn ident(name: &str) -> Option<Ident> {
-    let mut chars = name.chars();
-    let first_ok = chars
+pub(crate) fn ident(name: &str) -> Option<String> {
+    let mut bytes = name.bytes();
+    let first_ok = bytes
         .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
-    if !first_ok || !chars.all(|c| c.is_ascii_alphanumeric() || c == '_') || name == "_" {
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_');
+    if !first_ok || !bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_') || name == "_" {
         return None;
     }
-    if ["self", "super", "crate", "Self"].contains(&name) {
+    if matches!(name, "self" | "super" | "crate" | "Self") {
         return None;
     }
-    Some(if RUST_KEYWORDS.contains(&name) {
-        Ident::new_raw(name, Span::call_site())
+    Some(if is_keyword(name) {
+        format!("r#{name}")
     } else {
-        Ident::new(name, Span::call_site())
+        name.to_owned()
     })
 }
 
-/// The documentation lines of `doc` as `#[doc = …]` attributes.
-fn doc_attrs(doc: Option<&str>) -> TokenStream {
-    let Some(doc) = doc else {
-        return TokenStream::new();
-    };
-    doc.lines()
-        .map(|line| {
-            let line = format!(" {line}");
-            quote!(#[doc = #line])
-        })
-        .collect()
-}
+/// The body every method and function of a skeleton has.
+const UNREACHABLE: &str =
+    "::core::unreachable!(\"the graph has errors; see the compile errors above\")";
 
 /// A node the generated code can name: its declaration, its method and its variant, and the
 /// type of the input its sent branches carry (`input T;`), where the source writes it.
 struct NodeNames<'a> {
     node: &'a Node,
-    method: Ident,
-    variant: Ident,
-    input: Option<TokenStream>,
+    method: String,
+    variant: String,
+    input: Option<String>,
 }
 
 /// A subgraph node (`graph Research;`): its position, the method that builds its child, and
 /// for a child on another state type the mapping methods and that type.
 struct SubgraphNode {
     at: usize,
-    method: Ident,
+    method: String,
     /// `None` on the parent's own state type; else the child's state and the mapping methods.
-    mapped: Option<(TokenStream, Ident, Ident)>,
+    mapped: Option<Mapped>,
+}
+
+/// A subgraph on another state type: that type, and the methods that map to it and back.
+struct Mapped {
+    child: String,
+    input: String,
+    output: String,
 }
 
 /// The subgraph nodes of `blueprint`, with their child's state type: a graph of this file on
@@ -84,7 +127,7 @@ fn subgraph_nodes(
     blueprint: &Blueprint,
     spans: &GraphSpans,
     module_graphs: &[Blueprint],
-    span_map: &dyn SpanMap,
+    paths: &mut Paths<'_>,
 ) -> Vec<SubgraphNode> {
     let mut found = Vec::new();
     for (at, node) in blueprint.nodes.iter().enumerate() {
@@ -108,24 +151,10 @@ fn subgraph_nodes(
             }
             Some((prefix, name)) => Some(format!("{prefix}::{}::State", rust_names::module(name))),
         };
-        let mapped = state.map(|state| {
-            let at_source = spans
-                .nodes
-                .get(at)
-                .and_then(|s| s.graph)
-                .map_or_else(Span::call_site, |span| span_map.span(span));
-            let tokens: TokenStream = fallback_path(&state)
-                .into_iter()
-                .map(|mut token| {
-                    token.set_span(at_source);
-                    token
-                })
-                .collect();
-            (
-                tokens,
-                format_ident!("{}_input", method),
-                format_ident!("{}_output", method),
-            )
+        let mapped = state.map(|state| Mapped {
+            child: paths.place_at(&state, spans.nodes.get(at).and_then(|s| s.graph)),
+            input: format!("{method}_input"),
+            output: format!("{method}_output"),
         });
         found.push(SubgraphNode { at, method, mapped });
     }
@@ -137,9 +166,9 @@ struct SendEdge<'a> {
     /// The edge's position in the blueprint.
     edge: usize,
     from: &'a Endpoint,
-    method: Ident,
-    enum_name: Ident,
-    variants: Vec<(Ident, String, TokenStream)>,
+    method: String,
+    enum_name: String,
+    variants: Vec<(String, String, String)>,
 }
 
 /// A conditional edge: its router method, its route enum and the enum's variants.
@@ -147,22 +176,33 @@ struct Route<'a> {
     /// The edge's position in the blueprint.
     edge: usize,
     from: &'a Endpoint,
-    method: Ident,
-    enum_name: Ident,
+    method: String,
+    enum_name: String,
     /// (variant, target as the runtime names it)
-    variants: Vec<(Ident, String)>,
+    variants: Vec<(String, String)>,
+}
+
+/// How the module names things that depend on whether the source names a state type.
+struct Names<'a> {
+    krate: &'a str,
+    /// The state in the trait: `State`, or the trait's own `Self::State`.
+    trait_state: &'static str,
+    /// The state in `build` and the adapter: `State`, or `H::State`.
+    build_state: &'static str,
+    /// What a handler returns, in the trait.
+    output: &'static str,
 }
 
 pub(crate) fn graph(
+    code: &mut Code,
     blueprint: &Blueprint,
     spans: &GraphSpans,
     module_graphs: &[Blueprint],
-    options: &Options,
-    span_map: &dyn SpanMap,
+    krate: &str,
+    paths: &mut Paths<'_>,
     mode: Mode,
-) -> TokenStream {
-    let krate = &options.crate_tokens();
-    let module = format_ident!("{}", rust_names::module(&blueprint.name));
+) {
+    let module = rust_names::module(&blueprint.name);
     let name = &blueprint.name;
 
     // In skeleton mode the blueprint may hold names that clash or are not identifiers: keep the
@@ -176,11 +216,14 @@ pub(crate) fn graph(
             let variant_name = rust_names::variant(&node.id);
             let method = ident(&node.id)?;
             let variant = ident(&variant_name)?;
+            if !seen_variants.insert(variant_name) {
+                return None;
+            }
             let input = node.input.as_deref().map(|path| {
                 let written = spans.nodes.get(at).map_or(&[][..], |s| s.input.as_slice());
-                path_tokens(path, written, span_map)
+                paths.place(path, written)
             });
-            seen_variants.insert(variant_name).then_some(NodeNames {
+            Some(NodeNames {
                 node,
                 method,
                 variant,
@@ -188,6 +231,147 @@ pub(crate) fn graph(
             })
         })
         .collect();
+    let routes = routes(blueprint, &nodes, mode);
+    let sends = sends(blueprint, &nodes, mode);
+    let subgraphs = subgraph_nodes(blueprint, spans, module_graphs, paths);
+
+    let state_given = blueprint.state.is_some();
+    let names = Names {
+        krate,
+        trait_state: if state_given { "State" } else { "Self::State" },
+        build_state: if state_given { "State" } else { "H::State" },
+        output: if state_given {
+            "NodeOutput"
+        } else {
+            "NodeOutput<Self::State>"
+        },
+    };
+
+    module_doc(code, blueprint, mode);
+    put!(code, "pub mod {module} {{");
+    if let Some(path) = &blueprint.state {
+        // The path's tokens stand where the source writes it, so that an unknown type is
+        // reported there, not at the macro call.
+        let ty = paths.place(path, &spans.state);
+        put!(code, "#[allow(unused_imports)]");
+        put!(code, "use super::*;");
+        code.doc_line(format_args!(
+            " The state this graph runs on (`state {path};`)."
+        ));
+        put!(code, "pub type State = {ty};");
+        code.state_alias_written();
+    }
+    put!(code, "/// The graph's name.");
+    put!(code, "pub const NAME: &str = {};", Lit(name));
+    put!(code, "use ::std::sync::Arc;");
+    put!(code, "use {krate}::NodeContext as Context;");
+    // Routers see the nodes' visits; a graph without one has no use for the name.
+    if !routes.is_empty() || !sends.is_empty() {
+        put!(code, "use {krate}::Visits;");
+    }
+    if state_given {
+        put!(
+            code,
+            "/// What a handler returns: its result, or why it failed."
+        );
+        put!(code, "pub type NodeOutput = {krate}::NodeOutput<State>;");
+    } else {
+        put!(
+            code,
+            "/// What a handler returns for the state `S` its handlers choose."
+        );
+        put!(code, "pub type NodeOutput<S> = {krate}::NodeOutput<S>;");
+    }
+    node_enum(code, name, &nodes);
+    for route in &routes {
+        route_enum(code, route);
+    }
+    for send in &sends {
+        send_enum(code, send);
+    }
+    handlers(
+        code, blueprint, &names, &nodes, &routes, &sends, &subgraphs, mode,
+    );
+    if mode == Mode::Full {
+        adapter(code, &names, &nodes);
+    }
+
+    put!(
+        code,
+        "/// Builds the graph on `handlers`. Infallible: the `.graph` source was validated when"
+    );
+    put!(code, "/// this code was generated.");
+    put!(
+        code,
+        "pub fn build<H: Handlers>(handlers: H) -> {krate}::CompiledGraph<{}> {{",
+        names.build_state
+    );
+    match mode {
+        Mode::Skeleton => {
+            put!(code, "let _ = handlers;");
+            put!(code, "{UNREACHABLE}");
+        }
+        Mode::Full => build_body(code, &names, &routes, &sends, &subgraphs),
+    }
+    put!(code, "}}");
+    put!(
+        code,
+        "/// The topology and settings as the `.graph` source declares them: what"
+    );
+    put!(
+        code,
+        "/// `trellis export --format json` prints (serialize it to get the same JSON), and what"
+    );
+    put!(
+        code,
+        "/// [`build`] hands to `GraphBuilder::from_blueprint`."
+    );
+    put!(
+        code,
+        "pub fn blueprint() -> {krate}::blueprint::Blueprint {{"
+    );
+    match mode {
+        Mode::Full => blueprint::construct(code, blueprint, krate),
+        Mode::Skeleton => put!(code, "{UNREACHABLE}"),
+    }
+    put!(code, "}}");
+    put!(code, "}}");
+}
+
+/// The graph's own docs, then its Mermaid diagram.
+fn module_doc(code: &mut Code, blueprint: &Blueprint, mode: Mode) {
+    code.doc(blueprint.doc.as_deref());
+    if blueprint
+        .doc
+        .as_deref()
+        .is_some_and(|doc| doc.lines().next().is_some())
+    {
+        put!(code, "///");
+    }
+    if mode == Mode::Skeleton {
+        return;
+    }
+    let links = trellis_dsl::export::mermaid_links(blueprint);
+    if links > trellis_dsl::export::MERMAID_MAX_EDGES {
+        // Mermaid would draw an error instead; and the lines would cost most of the time a
+        // large graph's code takes to generate.
+        code.doc_line(format_args!(
+            " The graph's diagram is left out: {links} links, more than Mermaid draws ({}); \
+             `trellis export --format mermaid` prints it.",
+            trellis_dsl::export::MERMAID_MAX_EDGES
+        ));
+    } else {
+        let diagram = trellis_dsl::export::to_mermaid(blueprint);
+        put!(code, "/// ```mermaid");
+        for line in diagram.lines() {
+            code.doc_line(format_args!(" {line}"));
+        }
+        put!(code, "/// ```");
+    }
+}
+
+/// The routers' edges: one route enum and method per conditional edge.
+fn routes<'b>(blueprint: &'b Blueprint, nodes: &[NodeNames<'_>], mode: Mode) -> Vec<Route<'b>> {
     let node_ids: HashSet<&str> = nodes.iter().map(|n| n.node.id.as_str()).collect();
     let declared = |endpoint: &Endpoint| match endpoint {
         Endpoint::Node(id) => node_ids.contains(id.as_str()),
@@ -218,7 +402,7 @@ pub(crate) fn graph(
         if !route_names.insert(from_name) {
             continue;
         }
-        let mut variants: Vec<(Ident, String)> = Vec::new();
+        let mut variants = Vec::new();
         let mut seen = HashSet::new();
         for target in edge
             .targets
@@ -242,8 +426,12 @@ pub(crate) fn graph(
             variants,
         });
     }
+    routes
+}
 
-    // One send enum and method per send edge: a variant per target that carries an input.
+/// One send enum and method per send edge: a variant per target that carries an input.
+fn sends<'b>(blueprint: &'b Blueprint, nodes: &[NodeNames<'_>], mode: Mode) -> Vec<SendEdge<'b>> {
+    let node_ids: HashSet<&str> = nodes.iter().map(|n| n.node.id.as_str()).collect();
     let mut send_names = HashSet::new();
     let mut sends = Vec::new();
     for (edge_at, edge) in blueprint.edges.iter().enumerate() {
@@ -252,7 +440,9 @@ pub(crate) fn graph(
         }
         let from_name = match &edge.from {
             Endpoint::Start => "start".to_owned(),
-            Endpoint::Node(id) if mode == Mode::Skeleton || declared(&edge.from) => id.clone(),
+            Endpoint::Node(id) if mode == Mode::Skeleton || node_ids.contains(id.as_str()) => {
+                id.clone()
+            }
             _ => continue,
         };
         let (Some(method), Some(enum_name)) = (
@@ -285,553 +475,478 @@ pub(crate) fn graph(
             variants,
         });
     }
+    sends
+}
 
-    let state_given = blueprint.state.is_some();
-    let state_alias = blueprint.state.as_ref().map(|path| {
-        // The path's tokens stand where the source writes them, so that an unknown type is
-        // reported there, not at the macro call.
-        let ty = path_tokens(path, &spans.state, span_map);
-        let doc = format!(" The state this graph runs on (`state {path};`).");
-        quote! {
-            #[allow(unused_imports)]
-            use super::*;
-
-            #[doc = #doc]
-            pub type State = #ty;
+fn node_enum(code: &mut Code, graph: &str, nodes: &[NodeNames<'_>]) {
+    code.doc_line(format_args!(
+        " The nodes of `{graph}`, in declaration order."
+    ));
+    put!(code, "#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]");
+    put!(code, "pub enum Node {{");
+    for n in nodes {
+        match n.node.doc.as_deref() {
+            Some(doc) if doc.lines().next().is_some() => code.doc(Some(doc)),
+            _ => code.doc_line(format_args!(" `{}`", n.node.id)),
         }
-    });
-    // How the state is named in the trait, and in `build`.
-    let (trait_state, build_state) = if state_given {
-        (quote!(State), quote!(State))
+        put!(code, "{},", n.variant);
+    }
+    put!(code, "}}");
+    put!(code, "impl Node {{");
+    put!(code, "/// Every node, in declaration order.");
+    if nodes.is_empty() {
+        put!(code, "pub const ALL: [Node; 0] = [];");
     } else {
-        (quote!(Self::State), quote!(H::State))
-    };
-    // What a handler returns: the module's `NodeOutput`, which names the state when the source
-    // does.
-    // Routers see the nodes' visits; a graph without one has no use for the name.
-    let visits_import =
-        (!routes.is_empty() || !sends.is_empty()).then(|| quote!(use #krate::Visits;));
-    let adapter_output = if state_given {
-        quote!(NodeOutput)
+        put!(code, "pub const ALL: [Node; {}] = [", nodes.len());
+        for n in nodes {
+            put!(code, "Node::{},", n.variant);
+        }
+        put!(code, "];");
+    }
+    put!(code, "/// The node's name in the graph.");
+    put!(code, "pub const fn as_str(self) -> &'static str {{");
+    if nodes.is_empty() {
+        put!(code, "match self {{}}");
     } else {
-        quote!(NodeOutput<H::State>)
-    };
-    let (output, output_alias) = if state_given {
-        (
-            quote!(NodeOutput),
-            quote! {
-                /// What a handler returns: its result, or why it failed.
-                pub type NodeOutput = #krate::NodeOutput<State>;
-            },
-        )
-    } else {
-        (
-            quote!(NodeOutput<Self::State>),
-            quote! {
-                /// What a handler returns for the state `S` its handlers choose.
-                pub type NodeOutput<S> = #krate::NodeOutput<S>;
-            },
-        )
-    };
-    let state_item = (!state_given).then(|| {
-        quote! {
-            /// The state the graph runs on (the `.graph` file names none).
-            type State: #krate::GraphState;
+        put!(code, "match self {{");
+        for n in nodes {
+            put!(code, "Node::{} => {},", n.variant, Lit(&n.node.id));
         }
-    });
+        put!(code, "}}");
+    }
+    put!(code, "}}");
+    put!(code, "}}");
+    put!(code, "impl ::core::fmt::Display for Node {{");
+    put!(
+        code,
+        "fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {{"
+    );
+    put!(code, "f.write_str(self.as_str())");
+    put!(code, "}}");
+    put!(code, "}}");
+}
 
-    // ---- the node enum ----
-    let variants: Vec<&Ident> = nodes.iter().map(|n| &n.variant).collect();
-    let node_names: Vec<&str> = nodes.iter().map(|n| n.node.id.as_str()).collect();
-    let node_docs: Vec<TokenStream> = nodes
-        .iter()
-        .map(|n| {
-            let own = doc_attrs(n.node.doc.as_deref());
-            let id = format!(" `{}`", n.node.id);
-            if own.is_empty() {
-                quote!(#[doc = #id])
-            } else {
-                own
-            }
-        })
-        .collect();
-    let count = Literal::usize_unsuffixed(nodes.len());
-    let nodes_doc = format!(" The nodes of `{name}`, in declaration order.");
-    let node_enum = quote! {
-        #[doc = #nodes_doc]
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-        pub enum Node {
-            #(#node_docs #variants,)*
-        }
-
-        impl Node {
-            /// Every node, in declaration order.
-            pub const ALL: [Node; #count] = [#(Node::#variants),*];
-
-            /// The node's name in the graph.
-            pub const fn as_str(self) -> &'static str {
-                match self {
-                    #(Node::#variants => #node_names,)*
-                }
-            }
-        }
-
-        impl ::core::fmt::Display for Node {
-            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-    };
-
-    // ---- one route enum per conditional edge ----
-    let route_enums: TokenStream = routes
-        .iter()
-        .map(|route| {
-            let enum_name = &route.enum_name;
-            let (route_variants, targets): (Vec<&Ident>, Vec<&str>) =
-                route.variants.iter().map(|(v, t)| (v, t.as_str())).unzip();
-            let doc = format!(
-                " Where `{}` may lead: its router returns one of these, so it cannot name an undeclared target.",
-                route.from.as_str()
-            );
-            let variant_docs = route.variants.iter().map(|(_, target)| {
-                let doc = if target == "__end__" {
-                    " END: the branch ends.".to_owned()
-                } else {
-                    format!(" To `{target}`.")
-                };
-                quote!(#[doc = #doc])
-            });
-            // An enum with no variant (a skeleton's) has no `as_str` body to write.
-            let as_str = if route_variants.is_empty() {
-                quote!(match self {})
-            } else {
-                quote!(match self { #(Self::#route_variants => #targets,)* })
-            };
-            quote! {
-                #[doc = #doc]
-                #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-                pub enum #enum_name {
-                    #(#variant_docs #route_variants,)*
-                }
-
-                impl #enum_name {
-                    /// The target's name, as the runtime knows it (`__end__` for END).
-                    pub const fn as_str(self) -> &'static str {
-                        #as_str
-                    }
-                }
-            }
-        })
-        .collect();
-
-    // ---- one send enum per send edge ----
-    let send_enums: TokenStream = sends
-        .iter()
-        .map(|send| {
-            let enum_name = &send.enum_name;
-            let doc = format!(
-                " What `{}` may send: one branch per value, running the variant's node with the value as its input.",
-                send.from.as_str()
-            );
-            let variants = send.variants.iter().map(|(variant, target, ty)| {
-                let doc = format!(" A branch running `{target}`.");
-                quote!(#[doc = #doc] #variant(#ty))
-            });
-            let arms = send.variants.iter().map(|(variant, target, _)| {
-                quote!(Self::#variant(_) => #target)
-            });
-            let node = if send.variants.is_empty() {
-                quote!(match *self {})
-            } else {
-                quote!(match self { #(#arms,)* })
-            };
-            quote! {
-                #[doc = #doc]
-                #[derive(Clone, Debug)]
-                pub enum #enum_name {
-                    #(#variants,)*
-                }
-
-                impl #enum_name {
-                    /// The node the branch runs.
-                    pub const fn node(&self) -> &'static str {
-                        #node
-                    }
-                }
-            }
-        })
-        .collect();
-
-    // ---- the handler trait ----
-    let subgraphs = subgraph_nodes(blueprint, spans, module_graphs, span_map);
-    let node_methods = nodes.iter().filter(|n| n.node.graph.is_none()).map(|n| {
-        let method = &n.method;
-        let own = doc_attrs(n.node.doc.as_deref());
-        let doc = if own.is_empty() {
-            let line = format!(" Runs node `{}`.", n.node.id);
-            quote!(#[doc = #line])
+fn route_enum(code: &mut Code, route: &Route<'_>) {
+    code.doc_line(format_args!(
+        " Where `{}` may lead: its router returns one of these, so it cannot name an undeclared target.",
+        route.from.as_str()
+    ));
+    put!(code, "#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]");
+    put!(code, "pub enum {} {{", route.enum_name);
+    for (variant, target) in &route.variants {
+        if target == "__end__" {
+            put!(code, "/// END: the branch ends.");
         } else {
-            own
-        };
-        // Short on purpose (`Arc`, `Context`, `NodeOutput` are the module's own names): a large
-        // graph's expansion time is mostly the number of tokens.
-        let body = skeleton_body(mode);
-        match &n.input {
-            Some(ty) => quote! {
-                #doc
-                async fn #method(&self, state: Arc<#trait_state>, input: #ty, ctx: &mut Context) -> #output #body
-            },
-            None => quote! {
-                #doc
-                async fn #method(&self, state: Arc<#trait_state>, ctx: &mut Context) -> #output #body
-            },
+            code.doc_line(format_args!(" To `{target}`."));
         }
-    });
-    let send_methods = sends.iter().map(|send| {
-        let (method, enum_name) = (&send.method, &send.enum_name);
-        let doc = format!(
-            " The branches `{}` sends, from the state merged after its step (none ends its branch).",
-            send.from.as_str()
+        put!(code, "{variant},");
+    }
+    put!(code, "}}");
+    put!(code, "impl {} {{", route.enum_name);
+    put!(
+        code,
+        "/// The target's name, as the runtime knows it (`__end__` for END)."
+    );
+    put!(code, "pub const fn as_str(self) -> &'static str {{");
+    // An enum with no variant (a skeleton's) has no arm to write.
+    if route.variants.is_empty() {
+        put!(code, "match self {{}}");
+    } else {
+        put!(code, "match self {{");
+        for (variant, target) in &route.variants {
+            put!(code, "Self::{variant} => {},", Lit(target));
+        }
+        put!(code, "}}");
+    }
+    put!(code, "}}");
+    put!(code, "}}");
+}
+
+fn send_enum(code: &mut Code, send: &SendEdge<'_>) {
+    code.doc_line(format_args!(
+        " What `{}` may send: one branch per value, running the variant's node with the value as its input.",
+        send.from.as_str()
+    ));
+    put!(code, "#[derive(Clone, Debug)]");
+    put!(code, "pub enum {} {{", send.enum_name);
+    for (variant, target, ty) in &send.variants {
+        code.doc_line(format_args!(" A branch running `{target}`."));
+        put!(code, "{variant}({ty}),");
+    }
+    put!(code, "}}");
+    put!(code, "impl {} {{", send.enum_name);
+    put!(code, "/// The node the branch runs.");
+    put!(code, "pub const fn node(&self) -> &'static str {{");
+    if send.variants.is_empty() {
+        put!(code, "match *self {{}}");
+    } else {
+        put!(code, "match self {{");
+        for (variant, target, _) in &send.variants {
+            put!(code, "Self::{variant}(_) => {},", Lit(target));
+        }
+        put!(code, "}}");
+    }
+    put!(code, "}}");
+    put!(code, "}}");
+}
+
+/// A trait method's end: none in the full module; in a skeleton, a default body, so that an
+/// implementation missing a method adds no error while the graph's own errors stand.
+fn method(code: &mut Code, mode: Mode, signature: std::fmt::Arguments<'_>) {
+    match mode {
+        Mode::Full => put!(code, "{signature};"),
+        Mode::Skeleton => {
+            put!(code, "{signature} {{");
+            put!(code, "{UNREACHABLE}");
+            put!(code, "}}");
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn handlers(
+    code: &mut Code,
+    blueprint: &Blueprint,
+    names: &Names<'_>,
+    nodes: &[NodeNames<'_>],
+    routes: &[Route<'_>],
+    sends: &[SendEdge<'_>],
+    subgraphs: &[SubgraphNode],
+    mode: Mode,
+) {
+    let (krate, state, output) = (names.krate, names.trait_state, names.output);
+    code.doc_line(format_args!(
+        " What the nodes and routers of `{}` do: implement it (with `#[trellis::async_trait]`), then [`build`] the graph.",
+        blueprint.name
+    ));
+    // A skeleton's default bodies use no argument.
+    if mode == Mode::Skeleton {
+        put!(code, "#[allow(unused_variables)]");
+    }
+    put!(code, "#[{krate}::async_trait]");
+    put!(
+        code,
+        "pub trait Handlers: ::core::marker::Send + ::core::marker::Sync + 'static {{"
+    );
+    if blueprint.state.is_none() {
+        put!(
+            code,
+            "/// The state the graph runs on (the `.graph` file names none)."
         );
-        let body = skeleton_body(mode);
-        quote! {
-            #[doc = #doc]
-            fn #method(&self, state: &#trait_state, visits: &Visits<'_>) -> ::std::vec::Vec<#enum_name> #body
+        put!(code, "type State: {krate}::GraphState;");
+    }
+    for n in nodes.iter().filter(|n| n.node.graph.is_none()) {
+        match n.node.doc.as_deref() {
+            Some(doc) if doc.lines().next().is_some() => code.doc(Some(doc)),
+            _ => code.doc_line(format_args!(" Runs node `{}`.", n.node.id)),
         }
-    });
-    let route_methods = routes.iter().map(|route| {
-        let (method, enum_name) = (&route.method, &route.enum_name);
-        let doc = format!(
+        // Short on purpose (`Arc`, `Context`, `NodeOutput` are the module's own names): the
+        // generated code stays readable however many nodes the graph has.
+        let method_name = &n.method;
+        match &n.input {
+            Some(ty) => method(
+                code,
+                mode,
+                format_args!(
+                    "async fn {method_name}(&self, state: Arc<{state}>, input: {ty}, ctx: &mut Context) -> {output}"
+                ),
+            ),
+            None => method(
+                code,
+                mode,
+                format_args!(
+                    "async fn {method_name}(&self, state: Arc<{state}>, ctx: &mut Context) -> {output}"
+                ),
+            ),
+        }
+    }
+    for route in routes {
+        code.doc_line(format_args!(
             " Picks where `{}` leads, from the state merged after its step.",
             route.from.as_str()
+        ));
+        method(
+            code,
+            mode,
+            format_args!(
+                "fn {}(&self, state: &{state}, visits: &Visits<'_>) -> {}",
+                route.method, route.enum_name
+            ),
         );
-        let body = skeleton_body(mode);
-        quote! {
-            #[doc = #doc]
-            fn #method(&self, state: &#trait_state, visits: &Visits<'_>) -> #enum_name #body
-        }
-    });
-    let subgraph_methods = subgraphs.iter().map(|sub| {
-        let method = &sub.method;
+    }
+    for send in sends {
+        code.doc_line(format_args!(
+            " The branches `{}` sends, from the state merged after its step (none ends its branch).",
+            send.from.as_str()
+        ));
+        method(
+            code,
+            mode,
+            format_args!(
+                "fn {}(&self, state: &{state}, visits: &Visits<'_>) -> ::std::vec::Vec<{}>",
+                send.method, send.enum_name
+            ),
+        );
+    }
+    for sub in subgraphs {
         let node = &blueprint.nodes[sub.at];
-        let doc = format!(
+        code.doc_line(format_args!(
             " The graph node `{}` runs (`graph {};`), built once by [`build`]: its module's `build` on handlers of its own.",
             node.id,
             node.graph.as_deref().unwrap_or_default()
-        );
-        let body = skeleton_body(mode);
+        ));
+        let sub_method = &sub.method;
         match &sub.mapped {
-            None => quote! {
-                #[doc = #doc]
-                fn #method(&self) -> #krate::CompiledGraph<#trait_state> #body
-            },
-            Some((child, input, output)) => {
-                let input_doc = format!(" The input of the graph `{}` runs, from the state.", node.id);
-                let output_doc = format!(
+            None => method(
+                code,
+                mode,
+                format_args!("fn {sub_method}(&self) -> {krate}::CompiledGraph<{state}>"),
+            ),
+            Some(Mapped {
+                child,
+                input,
+                output,
+            }) => {
+                method(
+                    code,
+                    mode,
+                    format_args!("fn {sub_method}(&self) -> {krate}::CompiledGraph<{child}>"),
+                );
+                code.doc_line(format_args!(
+                    " The input of the graph `{}` runs, from the state.",
+                    node.id
+                ));
+                method(
+                    code,
+                    mode,
+                    format_args!("fn {input}(&self, state: &{state}) -> {child}"),
+                );
+                code.doc_line(format_args!(
                     " The update `{}` makes, from the state and its graph's final state.",
                     node.id
-                );
-                let body_in = skeleton_body(mode);
-                let body_out = skeleton_body(mode);
-                quote! {
-                    #[doc = #doc]
-                    fn #method(&self) -> #krate::CompiledGraph<#child> #body
-                    #[doc = #input_doc]
-                    fn #input(&self, state: &#trait_state) -> #child #body_in
-                    #[doc = #output_doc]
-                    fn #output(&self, state: &#trait_state, child: #child) -> <#trait_state as #krate::GraphState>::Update #body_out
-                }
-            }
-        }
-    });
-    let handlers_doc = format!(
-        " What the nodes and routers of `{name}` do: implement it (with `#[trellis::async_trait]`), then [`build`] the graph."
-    );
-    // A skeleton's default bodies use no argument.
-    let allow_unused = (mode == Mode::Skeleton).then(|| quote!(#[allow(unused_variables)]));
-    let handlers = quote! {
-        #[doc = #handlers_doc]
-        #allow_unused
-        #[#krate::async_trait]
-        pub trait Handlers: ::core::marker::Send + ::core::marker::Sync + 'static {
-            #state_item
-            #(#node_methods)*
-            #(#route_methods)*
-            #(#send_methods)*
-            #(#subgraph_methods)*
-        }
-    };
-
-    // ---- the adapter from the trait to the runtime's `Node`: one boxed future per activation ----
-    let adapter_state = if state_given {
-        quote!(State)
-    } else {
-        quote!(H::State)
-    };
-    // Made once: quote lexes a literal such as `0` from text each time it appears.
-    let handlers_field = quote!(self.0);
-    let calls = nodes.iter().map(|n| {
-        let (method, variant) = (&n.method, &n.variant);
-        if n.node.graph.is_some() {
-            // `build` runs the child graph here instead (`set_subgraph`).
-            let message = format!("node `{}` runs a graph; build() sets it", n.node.id);
-            return quote! {
-                Node::#variant => {
-                    let _ = (state, ctx);
-                    ::std::boxed::Box::pin(async move {
-                        ::core::result::Result::Err(#krate::NodeError::msg(#message))
-                    })
-                }
-            };
-        }
-        match &n.input {
-            // A sent branch's input, read as the declared type; a mismatch fails the branch.
-            Some(ty) => quote! {
-                Node::#variant => match ctx.input::<#ty>() {
-                    ::core::result::Result::Ok(input) => #handlers_field.#method(state, input, ctx),
-                    ::core::result::Result::Err(error) => {
-                        ::std::boxed::Box::pin(async move { ::core::result::Result::Err(error) })
-                    }
-                },
-            },
-            None => quote!(Node::#variant => #handlers_field.#method(state, ctx),),
-        }
-    });
-    let adapter_body = if nodes.is_empty() {
-        quote!(match self.1 {})
-    } else {
-        quote!(match self.1 { #(#calls)* })
-    };
-    let adapter = (mode == Mode::Full).then(|| {
-        quote! {
-            /// Runs one node of the graph through the user's handlers.
-            struct Adapter<H>(Arc<H>, Node);
-
-            impl<H: Handlers> #krate::Node<#adapter_state> for Adapter<H> {
-                fn run<'life0, 'life1, 'async_trait>(
-                    &'life0 self,
-                    state: Arc<#adapter_state>,
-                    ctx: &'life1 mut Context,
-                ) -> ::core::pin::Pin<
-                    ::std::boxed::Box<
-                        dyn ::core::future::Future<
-                                Output = #adapter_output,
-                            > + ::core::marker::Send
-                            + 'async_trait,
-                    >,
-                >
-                where
-                    'life0: 'async_trait,
-                    'life1: 'async_trait,
-                    Self: 'async_trait,
-                {
-                    #adapter_body
-                }
-            }
-        }
-    });
-
-    // ---- build() ----
-    let build_body = match mode {
-        Mode::Skeleton => quote! {
-            let _ = handlers;
-            ::core::unreachable!("the graph has errors; see the compile errors above")
-        },
-        Mode::Full => {
-            // One router closure for every conditional edge, told apart by the edge's
-            // position: a single closure type, as `from_blueprint` wants.
-            let route_arms: Vec<TokenStream> = routes
-                .iter()
-                .map(|route| {
-                    let (edge, method) = (Literal::usize_unsuffixed(route.edge), &route.method);
-                    quote!(#edge => routers.#method(state, visits).as_str(),)
-                })
-                .collect();
-            let routers = if route_arms.is_empty() {
-                quote!(|_, _| |_: &#build_state, _: &#krate::Visits<'_>| "")
-            } else {
-                quote! {
-                    |edge, _| {
-                        let routers = Arc::clone(&handlers);
-                        move |state: &#build_state, visits: &Visits<'_>| -> &'static str {
-                            match edge {
-                                #(#route_arms)*
-                                // Every conditional edge has its arm.
-                                _ => "",
-                            }
-                        }
-                    }
-                }
-            };
-            let set_sends = sends.iter().map(|send| {
-                let (edge, method, enum_name) = (
-                    Literal::usize_unsuffixed(send.edge),
-                    &send.method,
-                    &send.enum_name,
-                );
-                let arms = send.variants.iter().map(|(variant, target, _)| {
-                    quote!(#enum_name::#variant(input) => #krate::SendTo::new(#target, &input),)
-                });
-                let convert = if send.variants.is_empty() {
-                    quote!(|send: #enum_name| match send {})
-                } else {
-                    quote!(|send| match send { #(#arms)* })
-                };
-                quote! {
-                    let senders = Arc::clone(&handlers);
-                    builder.set_send(#edge, move |state: &#build_state, visits: &Visits<'_>| {
-                        senders.#method(state, visits).into_iter().map(#convert).collect()
-                    });
-                }
-            });
-            let set_subgraphs = subgraphs.iter().map(|sub| {
-                let (at, method) = (Literal::usize_unsuffixed(sub.at), &sub.method);
-                match &sub.mapped {
-                    None => quote!(builder.set_subgraph(#at, handlers.#method());),
-                    Some((child, input, output)) => quote! {
-                        let (inputs, outputs) = (Arc::clone(&handlers), Arc::clone(&handlers));
-                        builder.set_subgraph_mapped(
-                            #at,
-                            handlers.#method(),
-                            #krate::MapFn(
-                                move |state: &#build_state| inputs.#input(state),
-                                move |state: &#build_state, child: #child| outputs.#output(state, child),
-                            ),
-                        );
-                    },
-                }
-            });
-            let builder_binding = if sends.is_empty() && subgraphs.is_empty() {
-                quote!(let builder)
-            } else {
-                quote!(let mut builder)
-            };
-            quote! {
-                let handlers = Arc::new(handlers);
-                #builder_binding = #krate::GraphBuilder::<#build_state>::from_blueprint(
-                    blueprint(),
-                    |at, _| Adapter(Arc::clone(&handlers), Node::ALL[at]),
-                    #routers,
-                );
-                #(#set_sends)*
-                #(#set_subgraphs)*
-                match builder.compile() {
-                    ::core::result::Result::Ok(graph) => graph,
-                    // The same rules (`trellis-graph`) were checked when this code was generated.
-                    ::core::result::Result::Err(error) => ::core::unreachable!(
-                        "graph `{}` was validated when its code was generated: {}", NAME, error
+                ));
+                method(
+                    code,
+                    mode,
+                    format_args!(
+                        "fn {output}(&self, state: &{state}, child: {child}) -> <{state} as {krate}::GraphState>::Update"
                     ),
+                );
+            }
+        }
+    }
+    put!(code, "}}");
+}
+
+/// The adapter from the trait to the runtime's `Node`: one boxed future per activation.
+fn adapter(code: &mut Code, names: &Names<'_>, nodes: &[NodeNames<'_>]) {
+    let (krate, state) = (names.krate, names.build_state);
+    let output = if state == "State" {
+        "NodeOutput"
+    } else {
+        "NodeOutput<H::State>"
+    };
+    put!(
+        code,
+        "/// Runs one node of the graph through the user's handlers."
+    );
+    put!(code, "struct Adapter<H>(Arc<H>, Node);");
+    put!(
+        code,
+        "impl<H: Handlers> {krate}::Node<{state}> for Adapter<H> {{"
+    );
+    put!(code, "fn run<'life0, 'life1, 'async_trait>(");
+    put!(code, "&'life0 self,");
+    put!(code, "state: Arc<{state}>,");
+    put!(code, "ctx: &'life1 mut Context,");
+    put!(code, ") -> ::core::pin::Pin<");
+    put!(code, "    ::std::boxed::Box<");
+    put!(
+        code,
+        "        dyn ::core::future::Future<Output = {output}> + ::core::marker::Send + 'async_trait,"
+    );
+    put!(code, "    >,");
+    put!(code, ">");
+    put!(code, "where");
+    put!(code, "    'life0: 'async_trait,");
+    put!(code, "    'life1: 'async_trait,");
+    put!(code, "    Self: 'async_trait,");
+    put!(code, "{{");
+    if nodes.is_empty() {
+        put!(code, "match self.1 {{}}");
+    } else {
+        put!(code, "match self.1 {{");
+        for n in nodes {
+            let (method, variant) = (&n.method, &n.variant);
+            if n.node.graph.is_some() {
+                // `build` runs the child graph here instead (`set_subgraph`).
+                put!(code, "Node::{variant} => {{");
+                put!(code, "let _ = (state, ctx);");
+                put!(code, "::std::boxed::Box::pin(async move {{");
+                put!(
+                    code,
+                    "::core::result::Result::Err({krate}::NodeError::msg({}))",
+                    Lit(&format!(
+                        "node `{}` runs a graph; build() sets it",
+                        n.node.id
+                    ))
+                );
+                put!(code, "}})");
+                put!(code, "}}");
+                continue;
+            }
+            match &n.input {
+                // A sent branch's input, read as the declared type; a mismatch fails the
+                // branch.
+                Some(ty) => {
+                    put!(code, "Node::{variant} => match ctx.input::<{ty}>() {{");
+                    put!(
+                        code,
+                        "::core::result::Result::Ok(input) => self.0.{method}(state, input, ctx),"
+                    );
+                    put!(code, "::core::result::Result::Err(error) => {{");
+                    put!(
+                        code,
+                        "::std::boxed::Box::pin(async move {{ ::core::result::Result::Err(error) }})"
+                    );
+                    put!(code, "}}");
+                    put!(code, "}},");
                 }
+                None => put!(code, "Node::{variant} => self.0.{method}(state, ctx),"),
             }
         }
+        put!(code, "}}");
+    }
+    put!(code, "}}");
+    put!(code, "}}");
+}
+
+fn build_body(
+    code: &mut Code,
+    names: &Names<'_>,
+    routes: &[Route<'_>],
+    sends: &[SendEdge<'_>],
+    subgraphs: &[SubgraphNode],
+) {
+    let (krate, state) = (names.krate, names.build_state);
+    put!(code, "let handlers = Arc::new(handlers);");
+    let binding = if sends.is_empty() && subgraphs.is_empty() {
+        "let builder"
+    } else {
+        "let mut builder"
     };
-    let blueprint_body = match mode {
-        Mode::Full => blueprint::construct(blueprint, krate),
-        Mode::Skeleton => quote!(::core::unreachable!(
-            "the graph has errors; see the compile errors above"
-        )),
-    };
-    let module_doc = {
-        let mut doc = doc_attrs(blueprint.doc.as_deref());
-        if !doc.is_empty() {
-            doc.extend(quote!(#[doc = ""]));
-        }
-        let links = trellis_dsl::export::mermaid_links(blueprint);
-        if mode == Mode::Full && links > trellis_dsl::export::MERMAID_MAX_EDGES {
-            // Mermaid would draw an error instead; and the lines would cost most of the time
-            // a large graph's code takes to generate.
-            let line = format!(
-                " The graph's diagram is left out: {links} links, more than Mermaid draws ({}); \
-                 `trellis export --format mermaid` prints it.",
-                trellis_dsl::export::MERMAID_MAX_EDGES
+    put!(
+        code,
+        "{binding} = {krate}::GraphBuilder::<{state}>::from_blueprint("
+    );
+    put!(code, "blueprint(),");
+    put!(
+        code,
+        "|at, _| Adapter(Arc::clone(&handlers), Node::ALL[at]),"
+    );
+    // One router closure for every conditional edge, told apart by the edge's position: a
+    // single closure type, as `from_blueprint` wants.
+    if routes.is_empty() {
+        put!(code, "|_, _| |_: &{state}, _: &{krate}::Visits<'_>| \"\",");
+    } else {
+        put!(code, "|edge, _| {{");
+        put!(code, "let routers = Arc::clone(&handlers);");
+        put!(
+            code,
+            "move |state: &{state}, visits: &Visits<'_>| -> &'static str {{"
+        );
+        put!(code, "match edge {{");
+        for route in routes {
+            put!(
+                code,
+                "{} => routers.{}(state, visits).as_str(),",
+                route.edge,
+                route.method
             );
-            doc.extend(quote!(#[doc = #line]));
-        } else if mode == Mode::Full {
-            // One attribute per line, so the diagram reads as `///` lines once formatted.
-            let diagram = trellis_dsl::export::to_mermaid(blueprint);
-            let lines = std::iter::once(" ```mermaid".to_owned())
-                .chain(diagram.lines().map(|line| format!(" {line}")))
-                .chain(std::iter::once(" ```".to_owned()));
-            for line in lines {
-                doc.extend(quote!(#[doc = #line]));
+        }
+        put!(code, "// Every conditional edge has its arm.");
+        put!(code, "_ => \"\",");
+        put!(code, "}}");
+        put!(code, "}}");
+        put!(code, "}},");
+    }
+    put!(code, ");");
+    for send in sends {
+        put!(code, "let senders = Arc::clone(&handlers);");
+        put!(
+            code,
+            "builder.set_send({}, move |state: &{state}, visits: &Visits<'_>| {{",
+            send.edge
+        );
+        let enum_name = &send.enum_name;
+        if send.variants.is_empty() {
+            put!(
+                code,
+                "senders.{}(state, visits).into_iter().map(|send: {enum_name}| match send {{}}).collect()",
+                send.method
+            );
+        } else {
+            put!(
+                code,
+                "senders.{}(state, visits).into_iter().map(|send| match send {{",
+                send.method
+            );
+            for (variant, target, _) in &send.variants {
+                put!(
+                    code,
+                    "{enum_name}::{variant}(input) => {krate}::SendTo::new({}, &input),",
+                    Lit(target)
+                );
+            }
+            put!(code, "}}).collect()");
+        }
+        put!(code, "}});");
+    }
+    for sub in subgraphs {
+        match &sub.mapped {
+            None => put!(
+                code,
+                "builder.set_subgraph({}, handlers.{}());",
+                sub.at,
+                sub.method
+            ),
+            Some(Mapped {
+                child,
+                input,
+                output,
+            }) => {
+                put!(
+                    code,
+                    "let (inputs, outputs) = (Arc::clone(&handlers), Arc::clone(&handlers));"
+                );
+                put!(code, "builder.set_subgraph_mapped(");
+                put!(code, "{},", sub.at);
+                put!(code, "handlers.{}(),", sub.method);
+                put!(code, "{krate}::MapFn(");
+                put!(code, "move |state: &{state}| inputs.{input}(state),");
+                put!(
+                    code,
+                    "move |state: &{state}, child: {child}| outputs.{output}(state, child),"
+                );
+                put!(code, "),");
+                put!(code, ");");
             }
         }
-        doc
-    };
-
-    quote! {
-        #module_doc
-        pub mod #module {
-            #state_alias
-
-            /// The graph's name.
-            pub const NAME: &str = #name;
-
-            use ::std::sync::Arc;
-            use #krate::NodeContext as Context;
-            #visits_import
-
-            #output_alias
-
-            #node_enum
-            #route_enums
-            #send_enums
-            #handlers
-            #adapter
-
-            /// Builds the graph on `handlers`. Infallible: the `.graph` source was validated when
-            /// this code was generated.
-            pub fn build<H: Handlers>(handlers: H) -> #krate::CompiledGraph<#build_state> {
-                #build_body
-            }
-
-            /// The topology and settings as the `.graph` source declares them: what
-            /// `trellis export --format json` prints (serialize it to get the same JSON), and what
-            /// [`build`] hands to `GraphBuilder::from_blueprint`.
-            pub fn blueprint() -> #krate::blueprint::Blueprint {
-                #blueprint_body
-            }
-        }
     }
-}
-
-/// A trait method's body: none in the full module; in a skeleton, a default body, so that an
-/// implementation missing a method adds no error while the graph's own errors stand.
-fn skeleton_body(mode: Mode) -> TokenStream {
-    match mode {
-        Mode::Full => quote!(;),
-        Mode::Skeleton => {
-            quote!({ ::core::unreachable!("the graph has errors; see the compile errors above") })
-        }
-    }
-}
-
-/// A type path (`state`, a node's `input`), each token where the source writes it.
-fn path_tokens(
-    path: &str,
-    written: &[(String, trellis_dsl::Span)],
-    span_map: &dyn SpanMap,
-) -> TokenStream {
-    let mut tokens = TokenStream::new();
-    for (text, span) in written {
-        // Each token is an identifier or punctuation of the grammar's `rust_path`.
-        let Ok(parsed) = text.parse::<TokenStream>() else {
-            return fallback_path(path);
-        };
-        let at = span_map.span(*span);
-        tokens.extend(parsed.into_iter().map(|mut token| {
-            token.set_span(at);
-            token
-        }));
-    }
-    if tokens.is_empty() {
-        return fallback_path(path);
-    }
-    tokens
-}
-
-/// The path from its canonical text; the unit type (in a skeleton) if even that does not parse.
-fn fallback_path(path: &str) -> TokenStream {
-    path.parse().unwrap_or_else(|_| quote!(()))
+    put!(code, "match builder.compile() {{");
+    put!(code, "::core::result::Result::Ok(graph) => graph,");
+    put!(
+        code,
+        "// The same rules (`trellis-graph`) were checked when this code was generated."
+    );
+    put!(
+        code,
+        "::core::result::Result::Err(error) => ::core::unreachable!("
+    );
+    put!(
+        code,
+        "\"graph `{{}}` was validated when its code was generated: {{}}\", NAME, error"
+    );
+    put!(code, "),");
+    put!(code, "}}");
 }

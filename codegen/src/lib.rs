@@ -15,7 +15,8 @@
 //! }
 //! ```
 //!
-//! As a library call, which is what the `graph!` and `include_graph!` macros do:
+//! Both write the same text (`text.rs`): a build script writes it as it is, the macros parse it
+//! into tokens. As a library call, which is what the `graph!` and `include_graph!` macros do:
 //!
 //! ```
 //! let source = "graph Hello { node greet; START -> greet; greet -> END; }";
@@ -27,13 +28,14 @@
 mod blueprint;
 mod builder;
 mod expand;
-mod layout;
 mod report;
+mod text;
 mod tokens;
 
 use proc_macro2::{Span, TokenStream};
-use quote::quote;
 use trellis_dsl::{Diagnostic, Module};
+
+use crate::text::{Code, Paths};
 
 pub use builder::{Builder, Error, compile};
 pub use report::plain as plain_report;
@@ -79,12 +81,6 @@ impl Options {
         }
         self.crate_path = path.to_owned();
         Ok(self)
-    }
-
-    pub(crate) fn crate_tokens(&self) -> TokenStream {
-        self.crate_path
-            .parse()
-            .unwrap_or_else(|_| quote!(::trellis))
     }
 }
 
@@ -132,6 +128,27 @@ pub fn expand_source(source: &str, options: &Options) -> Expansion {
 /// Checks `.graph` source and generates its code; tokens that stand for a piece of the source
 /// (the state type) are placed by `spans`.
 pub fn expand_source_with(source: &str, options: &Options, spans: &dyn SpanMap) -> Expansion {
+    let mut paths = Paths::tokens(spans);
+    let checked = check(source, options, &mut paths);
+    Expansion {
+        tokens: paths.into_tokens(checked.code.text()),
+        errors: checked.errors,
+        warnings: checked.warnings,
+        state_paths: checked.state_paths,
+    }
+}
+
+/// Checked source and its code as text.
+pub(crate) struct Checked {
+    pub(crate) code: Code,
+    pub(crate) errors: Vec<Diagnostic>,
+    pub(crate) warnings: Vec<Diagnostic>,
+    pub(crate) state_paths: Vec<trellis_dsl::Span>,
+}
+
+/// Checks `.graph` source and writes its code as text, its type paths placed by `paths` (as
+/// text for a build script, as stand-ins for the macros' tokens).
+pub(crate) fn check(source: &str, options: &Options, paths: &mut Paths<'_>) -> Checked {
     let checked = trellis_dsl::check(source);
     let (errors, warnings) = checked
         .diagnostics
@@ -148,8 +165,8 @@ pub fn expand_source_with(source: &str, options: &Options, spans: &dyn SpanMap) 
         .iter()
         .filter_map(|graph| Some(graph.state.first()?.1.to(graph.state.last()?.1)))
         .collect();
-    Expansion {
-        tokens: module(&checked.module, options, spans, mode),
+    Checked {
+        code: module(&checked.module, options, paths, mode),
         errors,
         warnings,
         state_paths,
@@ -158,17 +175,21 @@ pub fn expand_source_with(source: &str, options: &Options, spans: &dyn SpanMap) 
 
 /// The code of every graph of a module that has no errors.
 pub fn generate(module: &Module, options: &Options) -> TokenStream {
-    self::module(module, options, &call_site, expand::Mode::Full)
+    let mut paths = Paths::tokens(&call_site);
+    let code = self::module(module, options, &mut paths, expand::Mode::Full);
+    paths.into_tokens(code.text())
 }
 
-fn module(
-    module: &Module,
-    options: &Options,
-    spans: &dyn SpanMap,
-    mode: expand::Mode,
-) -> TokenStream {
+fn module(module: &Module, options: &Options, paths: &mut Paths<'_>, mode: expand::Mode) -> Code {
+    // About what a node and an edge take, each in several places.
+    let expected: usize = module
+        .graphs
+        .iter()
+        .map(|graph| 4096 + 320 * graph.nodes.len() + 64 * graph.edges.len())
+        .sum();
+    let mut code = Code::with_capacity(expected);
     let mut seen = Vec::new();
-    module
+    let graphs = module
         .graphs
         .iter()
         .zip(&module.spans)
@@ -178,9 +199,17 @@ fn module(
             let fresh = !name.is_empty() && !seen.contains(&name);
             seen.push(name);
             fresh
-        })
-        .map(|(graph, graph_spans)| {
-            expand::graph(graph, graph_spans, &module.graphs, options, spans, mode)
-        })
-        .collect()
+        });
+    for (graph, graph_spans) in graphs {
+        expand::graph(
+            &mut code,
+            graph,
+            graph_spans,
+            &module.graphs,
+            &options.crate_path,
+            paths,
+            mode,
+        );
+    }
+    code
 }

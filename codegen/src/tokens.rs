@@ -3,8 +3,9 @@
 //! generated file to warn).
 
 use proc_macro2::{Delimiter, Group, Ident, Literal, Punct, Spacing, Span, TokenStream, TokenTree};
-use quote::quote;
 use trellis_dsl::Code;
+
+use crate::text::{Lit, put};
 
 /// `::core::compile_error! { "message" }` with the path on `start` and the braces on `end`: rustc
 /// then underlines everything from `start` to `end` (the trick `syn::Error` uses on stable).
@@ -45,13 +46,38 @@ pub fn compile_error(message: &str, start: Span, end: Span) -> TokenStream {
 /// assert!(tokens.to_string().contains("deprecated"));
 /// ```
 pub fn warning(code: Code, message: &str, span: Span) -> TokenStream {
-    let name = Ident::new(code.as_str(), span);
+    let mut text = crate::text::Code::with_capacity(message.len() + 128);
+    warning_text(&mut text, code, message);
+    let tokens: TokenStream = text.into_text().parse().unwrap_or_default();
+    // The code's name is where rustc reports the use of the deprecated item.
+    placed(tokens, code.as_str(), span)
+}
+
+/// The warning as the code a build script writes: the one rule [`warning`] parses.
+pub(crate) fn warning_text(text: &mut crate::text::Code, code: Code, message: &str) {
     // Each warning in its own anonymous constant, so that two of one code do not clash.
-    quote! {
-        const _: () = {
-            #[deprecated(note = #message)]
-            struct #name;
-            let _ = #name;
-        };
-    }
+    put!(text, "const _: () = {{");
+    put!(text, "#[deprecated(note = {})]", Lit(message));
+    put!(text, "struct {};", code.as_str());
+    put!(text, "let _ = {};", code.as_str());
+    put!(text, "}};");
+}
+
+/// `tokens` with every identifier `name` (in groups too) at `span`.
+fn placed(tokens: TokenStream, name: &str, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|token| match token {
+            TokenTree::Ident(mut ident) if ident == name => {
+                ident.set_span(span);
+                TokenTree::Ident(ident)
+            }
+            TokenTree::Group(group) => {
+                let mut inner = Group::new(group.delimiter(), placed(group.stream(), name, span));
+                inner.set_span(group.span());
+                TokenTree::Group(inner)
+            }
+            other => other,
+        })
+        .collect()
 }

@@ -3,11 +3,15 @@
 
 use std::path::Path;
 
-fn expanded(name: &str) -> String {
+fn example(name: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../examples/graphs")
         .join(name);
-    let source = std::fs::read_to_string(&path).expect("example graph");
+    std::fs::read_to_string(&path).expect("example graph")
+}
+
+fn expanded(name: &str) -> String {
+    let source = example(name);
     let expansion = trellis_codegen::expand_source(&source, &trellis_codegen::Options::default());
     assert!(
         expansion.errors.is_empty(),
@@ -111,4 +115,56 @@ fn the_diagram_is_left_out_beyond_what_mermaid_draws() {
         "The graph's diagram is left out: {} links, more than Mermaid draws ({limit})",
         limit + 1
     )));
+}
+
+/// Both forms of one code: what a build script writes is, token for token, what the macros
+/// expand to (they parse that same text), and its lines are short enough for rustc to quote.
+#[test]
+fn the_build_script_writes_the_code_the_macros_expand_to() {
+    let out = std::env::temp_dir().join(format!("trellis-expanded-{}", std::process::id()));
+    std::fs::create_dir_all(&out).expect("scratch dir");
+    let sources = [
+        "support.graph",
+        "research.graph",
+        "desk.graph",
+        "agent_turn.graph",
+    ]
+    .map(example)
+    .into_iter()
+    // A skeleton, and names to escape.
+    .chain([
+        "graph Broken { state Vec<Vec<u8>>; node a; START -> a; a -> b | END; }".to_owned(),
+        "graph Odd { node r#type; node b { meta note = \"a \\\" {\"; } START -> r#type; r#type -> b; b -> END; }"
+            .to_owned(),
+    ]);
+    for (at, source) in sources.enumerate() {
+        let input = out.join(format!("g{at}.graph"));
+        std::fs::write(&input, &source).expect("graph");
+        trellis_codegen::Builder::new()
+            .out_dir(&out)
+            .emit_rerun_if_changed(false)
+            .compile(&[&input])
+            .expect("written");
+        let written = std::fs::read_to_string(out.join(format!("g{at}.rs"))).expect("output");
+        // The errors' reports are included from beside the file; the rest must parse as is.
+        let written: String = written
+            .lines()
+            .filter(|line| !line.starts_with("::core::compile_error!"))
+            .map(|line| format!("{line}\n"))
+            .collect();
+        let from_file = syn::parse_file(&written).expect("the written code parses");
+        let tokens = trellis_codegen::expand_source(&source, &Default::default()).tokens;
+        let from_tokens: syn::File = syn::parse2(tokens).expect("the tokens parse");
+        assert_eq!(
+            prettyplease::unparse(&from_file),
+            prettyplease::unparse(&from_tokens),
+            "graph {at}"
+        );
+        let longest = written.lines().map(str::len).max().unwrap_or(0);
+        assert!(
+            longest < 200,
+            "a line of {longest} characters in:\n{written}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&out);
 }

@@ -83,6 +83,19 @@ fn lower_graph(
     }
     misplaced_docs(&graph.stray_docs, diagnostics);
 
+    // Sized up front: a large graph's nodes are megabytes, and growing by doubling copies them.
+    let (nodes, edges) = graph
+        .items
+        .iter()
+        .fold((0, 0), |(n, e), item| match item.kind {
+            ItemKind::Node(_) => (n + 1, e),
+            ItemKind::Edge(_) => (n, e + 1),
+            _ => (n, e),
+        });
+    blueprint.nodes.reserve_exact(nodes);
+    spans.nodes.reserve_exact(nodes);
+    blueprint.edges.reserve(edges);
+    spans.edges.reserve(edges);
     let mut state_span: Option<Span> = None;
     let mut max_steps_span: Option<Span> = None;
     let mut incomplete = false;

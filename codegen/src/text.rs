@@ -1,0 +1,369 @@
+//! Generated code as text, laid out as it is written: the one form every way in starts from.
+//! A build script writes it to `OUT_DIR`; the macros parse it into tokens (rustc's lexer, in a
+//! macro) and put back the few tokens that stand for a piece of the source.
+//!
+//! Text, not `proc_macro2` tokens: outside a macro every identifier token is its own allocation
+//! and every stream a shared buffer, and laying tokens out again as text cost as much as making
+//! them; writing the lines directly is several times faster for a large graph (see
+//! `docs/bench.md`).
+
+use std::fmt::{self, Write as _};
+
+use proc_macro2::{Group, Span, TokenStream, TokenTree};
+
+use crate::SpanMap;
+
+const INDENT: &str = "    ";
+/// Indentation for up to eight levels, without a `String` per line.
+const SPACES: &str = "                                ";
+
+/// Lines of Rust, each indented by the brackets the lines before it left open.
+pub(crate) struct Code {
+    text: String,
+    depth: usize,
+    /// Lines written so far.
+    lines: usize,
+    /// Where each `pub type State = …;` line ends (a build script notes the source there).
+    state_aliases: Vec<usize>,
+}
+
+/// A point in the code written so far.
+#[derive(Clone, Copy)]
+pub(crate) struct Mark {
+    len: usize,
+    depth: usize,
+    lines: usize,
+}
+
+/// Writes one line of code: `put!(code, "pub enum {} {{", name)`. A line that ends with `{`,
+/// `(` or `[` opens a level; one that starts with `}`, `)` or `]` closes one.
+macro_rules! put {
+    ($code:expr, $($arg:tt)*) => {
+        $code.line(format_args!($($arg)*))
+    };
+}
+pub(crate) use put;
+
+impl Code {
+    /// Code expected to grow to about `capacity` bytes (a large graph's is megabytes: growing
+    /// it by doubling would copy it again and again).
+    pub(crate) fn with_capacity(capacity: usize) -> Self {
+        Code {
+            text: String::with_capacity(capacity),
+            depth: 0,
+            lines: 0,
+            state_aliases: Vec::new(),
+        }
+    }
+
+    /// Marks the line just written as a state alias.
+    pub(crate) fn state_alias_written(&mut self) {
+        self.state_aliases.push(self.text.len() - 1);
+    }
+
+    /// Where each state alias line ends, before its newline.
+    pub(crate) fn state_aliases(&self) -> &[usize] {
+        &self.state_aliases
+    }
+
+    /// Writes a line (use [`put!`]); a comment opens and closes nothing.
+    pub(crate) fn line(&mut self, args: fmt::Arguments<'_>) {
+        let start = self.text.len();
+        self.indent();
+        let _ = self.text.write_fmt(args);
+        let line = &self.text[start + self.depth * INDENT.len()..];
+        let code = !line.starts_with("//");
+        let opens = code && line.ends_with(['{', '(', '[']);
+        if code && line.starts_with(['}', ')', ']']) && self.depth > 0 {
+            self.depth -= 1;
+            // Rare enough (a closing line) to pay for moving the line back.
+            self.text.drain(start..start + INDENT.len());
+        }
+        self.text.push('\n');
+        self.lines += 1;
+        if opens {
+            self.depth += 1;
+        }
+    }
+
+    fn indent(&mut self) {
+        match SPACES.get(..self.depth * INDENT.len()) {
+            Some(indent) => self.text.push_str(indent),
+            None => {
+                for _ in 0..self.depth {
+                    self.text.push_str(INDENT);
+                }
+            }
+        }
+    }
+
+    /// `text` as doc comment lines (none when `None`).
+    pub(crate) fn doc(&mut self, text: Option<&str>) {
+        for line in text.into_iter().flat_map(str::lines) {
+            self.doc_line(format_args!(" {line}"));
+        }
+    }
+
+    /// One doc comment line (its text as rustdoc sees it, leading space included).
+    pub(crate) fn doc_line(&mut self, args: fmt::Arguments<'_>) {
+        self.indent();
+        let prefix = self.text.len();
+        self.text.push_str("///");
+        let _ = self.text.write_fmt(args);
+        // A doc comment cannot hold a carriage return; an attribute can.
+        if self.text[prefix..].contains('\r') {
+            let line = self.text.split_off(prefix + 3);
+            self.text.truncate(prefix);
+            let _ = write!(self.text, "#[doc = {}]", Lit(&line));
+        }
+        self.text.push('\n');
+        self.lines += 1;
+    }
+
+    /// Where the code stands now, to [`rewind`](Self::rewind) to.
+    pub(crate) fn mark(&self) -> Mark {
+        Mark {
+            len: self.text.len(),
+            depth: self.depth,
+            lines: self.lines,
+        }
+    }
+
+    /// How many lines were written since `mark`.
+    pub(crate) fn wrote_since(&self, mark: Mark) -> usize {
+        self.lines - mark.lines
+    }
+
+    /// Takes back everything written since `mark`.
+    pub(crate) fn rewind(&mut self, mark: Mark) {
+        self.text.truncate(mark.len);
+        self.depth = mark.depth;
+        self.lines = mark.lines;
+    }
+
+    pub(crate) fn text(&self) -> &str {
+        &self.text
+    }
+
+    pub(crate) fn into_text(self) -> String {
+        self.text
+    }
+}
+
+/// A string as a Rust string literal.
+pub(crate) struct Lit<'a>(pub(crate) &'a str);
+
+impl fmt::Display for Lit<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Most strings here are node names: nothing to escape, and escaping goes character
+        // by character.
+        let plain = self
+            .0
+            .bytes()
+            .all(|b| b.is_ascii_graphic() && b != b'"' && b != b'\\' || b == b' ');
+        if plain {
+            f.write_char('"')?;
+            f.write_str(self.0)?;
+            f.write_char('"')
+        } else {
+            write!(f, "{:?}", self.0)
+        }
+    }
+}
+
+/// How type paths the source writes (the state, a node's input) are placed: as text, or as a
+/// stand-in identifier that [`Paths::into_tokens`] replaces with the path's tokens, each where
+/// the source writes it (rustc then reports an unknown type there).
+pub(crate) enum Paths<'s> {
+    Text,
+    Tokens {
+        spans: &'s dyn SpanMap,
+        placed: Vec<TokenStream>,
+    },
+}
+
+/// The stand-in for the `n`th placed path: a name the generated code never uses otherwise.
+const STAND_IN: &str = "__TRELLIS_PATH_";
+
+impl<'s> Paths<'s> {
+    pub(crate) fn tokens(spans: &'s dyn SpanMap) -> Self {
+        Paths::Tokens {
+            spans,
+            placed: Vec::new(),
+        }
+    }
+
+    /// The text to write for type `path`, whose tokens the source writes at `written`.
+    pub(crate) fn place(&mut self, path: &str, written: &[(String, trellis_dsl::Span)]) -> String {
+        match self {
+            Paths::Text => text_of(path),
+            Paths::Tokens { spans, placed } => {
+                let tokens = path_tokens(path, written, *spans);
+                placed.push(tokens);
+                format!("{STAND_IN}{}", placed.len() - 1)
+            }
+        }
+    }
+
+    /// The text to write for type `path`, every token of it at `at` (when placed as tokens).
+    pub(crate) fn place_at(&mut self, path: &str, at: Option<trellis_dsl::Span>) -> String {
+        match self {
+            Paths::Text => text_of(path),
+            Paths::Tokens { spans, placed } => {
+                let span = at.map_or_else(Span::call_site, |at| spans.span(at));
+                let tokens = fallback_path(path)
+                    .into_iter()
+                    .map(|mut token| {
+                        token.set_span(span);
+                        token
+                    })
+                    .collect();
+                placed.push(tokens);
+                format!("{STAND_IN}{}", placed.len() - 1)
+            }
+        }
+    }
+
+    /// `text` as tokens, with every stand-in replaced by its path.
+    pub(crate) fn into_tokens(self, text: &str) -> TokenStream {
+        // Generated text always lexes; were it not to, the tokens say so where it is used.
+        let tokens = text.parse::<TokenStream>().unwrap_or_else(|error| {
+            crate::compile_error(
+                &format!("trellis-codegen wrote code that does not lex: {error}"),
+                Span::call_site(),
+                Span::call_site(),
+            )
+        });
+        match self {
+            Paths::Tokens { placed, .. } if !placed.is_empty() => {
+                replace_stand_ins(tokens, &placed)
+            }
+            _ => tokens,
+        }
+    }
+}
+
+fn replace_stand_ins(tokens: TokenStream, placed: &[TokenStream]) -> TokenStream {
+    let mut out = TokenStream::new();
+    for token in tokens {
+        match token {
+            TokenTree::Group(group) => {
+                let mut replaced =
+                    Group::new(group.delimiter(), replace_stand_ins(group.stream(), placed));
+                replaced.set_span(group.span());
+                out.extend([TokenTree::Group(replaced)]);
+            }
+            TokenTree::Ident(ident) => {
+                let name = ident.to_string();
+                match name
+                    .strip_prefix(STAND_IN)
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .and_then(|n| placed.get(n))
+                {
+                    Some(path) => out.extend(path.clone()),
+                    None => out.extend([TokenTree::Ident(ident)]),
+                }
+            }
+            other => out.extend([other]),
+        }
+    }
+    out
+}
+
+/// A type path as text: the unit type (in a skeleton) when it is not a path at all.
+fn text_of(path: &str) -> String {
+    if path.parse::<TokenStream>().is_ok() {
+        path.to_owned()
+    } else {
+        "()".to_owned()
+    }
+}
+
+/// A type path (`state`, a node's `input`), each token where the source writes it.
+fn path_tokens(
+    path: &str,
+    written: &[(String, trellis_dsl::Span)],
+    span_map: &dyn SpanMap,
+) -> TokenStream {
+    let mut tokens = TokenStream::new();
+    for (text, span) in written {
+        // Each token is an identifier or punctuation of the grammar's `rust_path`.
+        let Ok(parsed) = text.parse::<TokenStream>() else {
+            return fallback_path(path);
+        };
+        let at = span_map.span(*span);
+        tokens.extend(parsed.into_iter().map(|mut token| {
+            token.set_span(at);
+            token
+        }));
+    }
+    if tokens.is_empty() {
+        return fallback_path(path);
+    }
+    tokens
+}
+
+/// The path from its canonical text; the unit type (in a skeleton) if even that does not parse.
+fn fallback_path(path: &str) -> TokenStream {
+    path.parse().unwrap_or_else(|_| {
+        TokenStream::from(TokenTree::Group(Group::new(
+            proc_macro2::Delimiter::Parenthesis,
+            TokenStream::new(),
+        )))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn indents_by_the_brackets_lines_leave_open() {
+        let mut code = Code::with_capacity(0);
+        put!(code, "pub mod m {{");
+        code.doc(Some("A doc {\nover two lines"));
+        put!(code, "fn f() {{");
+        put!(code, "match x {{");
+        put!(code, "A => g(");
+        put!(code, "1,");
+        put!(code, "),");
+        put!(code, "}}");
+        put!(code, "}} else {{");
+        put!(code, "}}");
+        put!(code, "// a comment {{");
+        put!(code, "}}");
+        assert_eq!(
+            code.into_text(),
+            "pub mod m {\n    /// A doc {\n    /// over two lines\n    fn f() {\n        match x {\n            A => g(\n                1,\n            ),\n        }\n    } else {\n    }\n    // a comment {\n}\n"
+        );
+    }
+
+    #[test]
+    fn a_carriage_return_in_a_doc_becomes_an_attribute() {
+        let mut code = Code::with_capacity(0);
+        code.doc(Some("a\rb"));
+        assert_eq!(code.into_text(), "#[doc = \" a\\rb\"]\n");
+    }
+
+    #[test]
+    fn literals_escape_what_needs_it() {
+        assert_eq!(Lit("n0").to_string(), "\"n0\"");
+        assert_eq!(
+            Lit("a \"b\" \\ c\n").to_string(),
+            "\"a \\\"b\\\" \\\\ c\\n\""
+        );
+        assert_eq!(Lit("é").to_string(), "\"é\"");
+    }
+
+    #[test]
+    fn stand_ins_become_the_paths_tokens() {
+        let place = |_: trellis_dsl::Span| Span::call_site();
+        let mut paths = Paths::tokens(&place);
+        let state = paths.place("my::State", &[]);
+        let tokens = paths.into_tokens(&format!("pub mod m {{ pub type State = {state}; }}"));
+        assert_eq!(
+            tokens.to_string(),
+            "pub mod m { pub type State = my :: State ; }"
+        );
+    }
+}
