@@ -261,7 +261,7 @@ pub(crate) fn graph(
         put!(code, "pub type State = {ty};");
         code.state_alias_written();
     }
-    put!(code, "/// The graph's name.");
+    code.doc("The graph's name.");
     put!(code, "pub const NAME: &str = {};", Lit(name));
     put!(code, "use ::std::sync::Arc;");
     put!(code, "use {krate}::NodeContext as Context;");
@@ -270,16 +270,10 @@ pub(crate) fn graph(
         put!(code, "use {krate}::Visits;");
     }
     if state_given {
-        put!(
-            code,
-            "/// What a handler returns: its result, or why it failed."
-        );
+        code.doc("What a handler returns: its result, or why it failed.");
         put!(code, "pub type NodeOutput = {krate}::NodeOutput<State>;");
     } else {
-        put!(
-            code,
-            "/// What a handler returns for the state `S` its handlers choose."
-        );
+        code.doc("What a handler returns for the state `S` its handlers choose.");
         put!(code, "pub type NodeOutput<S> = {krate}::NodeOutput<S>;");
     }
     node_enum(code, name, &nodes);
@@ -296,11 +290,10 @@ pub(crate) fn graph(
         adapter(code, &names, &nodes);
     }
 
-    put!(
-        code,
-        "/// Builds the graph on `handlers`. Infallible: the `.graph` source was validated when"
+    code.doc(
+        "Builds the graph on `handlers`. Infallible: the `.graph` source was validated when\n\
+         this code was generated.",
     );
-    put!(code, "/// this code was generated.");
     put!(
         code,
         "pub fn build<H: Handlers>(handlers: H) -> {krate}::CompiledGraph<{}> {{",
@@ -314,17 +307,10 @@ pub(crate) fn graph(
         Mode::Full => build_body(code, &names, &routes, &sends, &subgraphs),
     }
     put!(code, "}}");
-    put!(
-        code,
-        "/// The topology and settings as the `.graph` source declares them: what"
-    );
-    put!(
-        code,
-        "/// `trellis export --format json` prints (serialize it to get the same JSON), and what"
-    );
-    put!(
-        code,
-        "/// [`build`] hands to `GraphBuilder::from_blueprint`."
+    code.doc(
+        "The topology and settings as the `.graph` source declares them: what\n\
+         `trellis export --format json` prints (serialize it to get the same JSON), and what\n\
+         [`build`] hands to `GraphBuilder::from_blueprint`.",
     );
     put!(
         code,
@@ -340,7 +326,7 @@ pub(crate) fn graph(
 
 /// The graph's own docs, then its Mermaid diagram.
 fn module_doc(code: &mut Code, blueprint: &Blueprint, mode: Mode) {
-    code.doc(blueprint.doc.as_deref());
+    code.doc(blueprint.doc.as_deref().unwrap_or_default());
     if blueprint
         .doc
         .as_deref()
@@ -362,11 +348,11 @@ fn module_doc(code: &mut Code, blueprint: &Blueprint, mode: Mode) {
         ));
     } else {
         let diagram = trellis_dsl::export::to_mermaid(blueprint);
-        put!(code, "/// ```mermaid");
+        code.doc("```mermaid");
         for line in diagram.lines() {
             code.doc_line(format_args!(" {line}"));
         }
-        put!(code, "/// ```");
+        code.doc("```");
     }
 }
 
@@ -486,14 +472,14 @@ fn node_enum(code: &mut Code, graph: &str, nodes: &[NodeNames<'_>]) {
     put!(code, "pub enum Node {{");
     for n in nodes {
         match n.node.doc.as_deref() {
-            Some(doc) if doc.lines().next().is_some() => code.doc(Some(doc)),
+            Some(doc) if doc.lines().next().is_some() => code.doc(doc),
             _ => code.doc_line(format_args!(" `{}`", n.node.id)),
         }
         put!(code, "{},", n.variant);
     }
     put!(code, "}}");
     put!(code, "impl Node {{");
-    put!(code, "/// Every node, in declaration order.");
+    code.doc("Every node, in declaration order.");
     if nodes.is_empty() {
         put!(code, "pub const ALL: [Node; 0] = [];");
     } else {
@@ -503,7 +489,7 @@ fn node_enum(code: &mut Code, graph: &str, nodes: &[NodeNames<'_>]) {
         }
         put!(code, "];");
     }
-    put!(code, "/// The node's name in the graph.");
+    code.doc("The node's name in the graph.");
     put!(code, "pub const fn as_str(self) -> &'static str {{");
     if nodes.is_empty() {
         put!(code, "match self {{}}");
@@ -535,7 +521,7 @@ fn route_enum(code: &mut Code, route: &Route<'_>) {
     put!(code, "pub enum {} {{", route.enum_name);
     for (variant, target) in &route.variants {
         if target == "__end__" {
-            put!(code, "/// END: the branch ends.");
+            code.doc("END: the branch ends.");
         } else {
             code.doc_line(format_args!(" To `{target}`."));
         }
@@ -543,10 +529,7 @@ fn route_enum(code: &mut Code, route: &Route<'_>) {
     }
     put!(code, "}}");
     put!(code, "impl {} {{", route.enum_name);
-    put!(
-        code,
-        "/// The target's name, as the runtime knows it (`__end__` for END)."
-    );
+    code.doc("The target's name, as the runtime knows it (`__end__` for END).");
     put!(code, "pub const fn as_str(self) -> &'static str {{");
     // An enum with no variant (a skeleton's) has no arm to write.
     if route.variants.is_empty() {
@@ -575,7 +558,7 @@ fn send_enum(code: &mut Code, send: &SendEdge<'_>) {
     }
     put!(code, "}}");
     put!(code, "impl {} {{", send.enum_name);
-    put!(code, "/// The node the branch runs.");
+    code.doc("The node the branch runs.");
     put!(code, "pub const fn node(&self) -> &'static str {{");
     if send.variants.is_empty() {
         put!(code, "match *self {{}}");
@@ -629,15 +612,12 @@ fn handlers(
         "pub trait Handlers: ::core::marker::Send + ::core::marker::Sync + 'static {{"
     );
     if blueprint.state.is_none() {
-        put!(
-            code,
-            "/// The state the graph runs on (the `.graph` file names none)."
-        );
+        code.doc("The state the graph runs on (the `.graph` file names none).");
         put!(code, "type State: {krate}::GraphState;");
     }
     for n in nodes.iter().filter(|n| n.node.graph.is_none()) {
         match n.node.doc.as_deref() {
-            Some(doc) if doc.lines().next().is_some() => code.doc(Some(doc)),
+            Some(doc) if doc.lines().next().is_some() => code.doc(doc),
             _ => code.doc_line(format_args!(" Runs node `{}`.", n.node.id)),
         }
         // Short on purpose (`Arc`, `Context`, `NodeOutput` are the module's own names): the
@@ -746,10 +726,7 @@ fn adapter(code: &mut Code, names: &Names<'_>, nodes: &[NodeNames<'_>]) {
     } else {
         "NodeOutput<H::State>"
     };
-    put!(
-        code,
-        "/// Runs one node of the graph through the user's handlers."
-    );
+    code.doc("Runs one node of the graph through the user's handlers.");
     put!(code, "struct Adapter<H>(Arc<H>, Node);");
     put!(
         code,

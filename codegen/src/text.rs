@@ -97,9 +97,9 @@ impl Code {
         }
     }
 
-    /// `text` as doc comment lines (none when `None`).
-    pub(crate) fn doc(&mut self, text: Option<&str>) {
-        for line in text.into_iter().flat_map(str::lines) {
+    /// `text` as doc comment lines.
+    pub(crate) fn doc(&mut self, text: &str) {
+        for line in text.lines() {
             self.doc_line(format_args!(" {line}"));
         }
     }
@@ -321,7 +321,7 @@ mod tests {
     fn indents_by_the_brackets_lines_leave_open() {
         let mut code = Code::with_capacity(0);
         put!(code, "pub mod m {{");
-        code.doc(Some("A doc {\nover two lines"));
+        code.doc("A doc {\nover two lines");
         put!(code, "fn f() {{");
         put!(code, "match x {{");
         put!(code, "A => g(");
@@ -341,7 +341,7 @@ mod tests {
     #[test]
     fn a_carriage_return_in_a_doc_becomes_an_attribute() {
         let mut code = Code::with_capacity(0);
-        code.doc(Some("a\rb"));
+        code.doc("a\rb");
         assert_eq!(code.into_text(), "#[doc = \" a\\rb\"]\n");
     }
 
