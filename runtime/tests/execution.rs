@@ -408,6 +408,11 @@ async fn stepping_shows_each_step_and_override_next_steers_the_run() {
     assert_eq!(run.next_nodes(), ["b"]);
     assert_eq!(run.state().log, ["a"]);
     run.override_next("c").unwrap();
+    assert_eq!(
+        run.next_nodes(),
+        ["c"],
+        "what will run, not what the edges said"
+    );
     assert!(matches!(
         run.override_next("zzz"),
         Err(RunError::UnknownNode { .. })

@@ -101,6 +101,40 @@ async fn a_thousand_branches_with_max_concurrency_8_never_run_more_than_8_at_onc
 }
 
 #[tokio::test]
+async fn the_next_step_lists_a_node_per_branch_sent_to_it() {
+    let mut builder = GraphBuilder::<Batch>::new("Listed");
+    builder
+        .add_node_fn("plan", |_, _| async { Ok(BatchUpdate::default().into()) })
+        .add_node_fn("work", |_, ctx| async move {
+            let item: u32 = ctx.input()?;
+            Ok(BatchUpdate::default().done(item).into())
+        })
+        .add_node_fn("merge", |_, _| async { Ok(BatchUpdate::default().into()) })
+        .add_edge(START, "plan")
+        .add_send(
+            "plan",
+            |batch: &Batch, _| {
+                (0..batch.items)
+                    .map(|item| SendTo::new("work", &item).expect("a number is JSON"))
+                    .collect()
+            },
+            ["work"],
+        )
+        .add_edge("work", "merge")
+        .add_edge("merge", END);
+    let graph = builder.compile().unwrap();
+    let mut run = graph.start(Batch {
+        items: 2,
+        ..Batch::default()
+    });
+    run.step().await.unwrap();
+    assert_eq!(run.next_nodes(), ["work", "work"]);
+    run.step().await.unwrap();
+    assert_eq!(run.state().done, [0, 1]);
+    assert_eq!(run.next_nodes(), ["merge"]);
+}
+
+#[tokio::test]
 async fn a_command_sends_and_an_undeclared_target_fails_the_run() {
     let build = |target: &'static str| {
         let mut builder = GraphBuilder::<Ticket>::new("Commands");

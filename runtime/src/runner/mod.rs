@@ -231,10 +231,21 @@ impl<S: GraphState> Run<S> {
         self.step
     }
 
-    /// The nodes of the next super-step, in declaration order.
+    /// The nodes of the next super-step: those its edges lead to, in declaration order (or the
+    /// one [`override_next`](Self::override_next) chose), then the node of each branch sent to
+    /// run in it, once per branch, in the order the branches run.
     pub fn next_nodes(&self) -> Vec<&str> {
         let nodes = &self.graph.topology.nodes;
-        self.frontier.iter().map(|&i| &*nodes[i].name).collect()
+        let led_to = match &self.next_override {
+            Some(node) => std::slice::from_ref(node),
+            None => self.frontier.as_slice(),
+        };
+        let sent = self.sends.iter().map(|(node, _)| node);
+        led_to
+            .iter()
+            .chain(sent)
+            .map(|&i| &*nodes[i].name)
+            .collect()
     }
 
     /// While paused: what is asked.
