@@ -7,7 +7,7 @@ use trellis_dsl::{Blueprint, EdgeKind, Endpoint, InterruptPoint, MetaValue, Node
 
 use crate::text::{Code, Lit, put};
 
-pub(crate) fn construct(code: &mut Code, blueprint: &Blueprint, krate: &str) {
+pub(crate) fn construct(code: &mut Code<'_>, blueprint: &Blueprint, krate: &str) {
     put!(code, "use {krate}::blueprint as B;");
     put!(code, "#[allow(unused_imports)]");
     put!(code, "use ::core::option::Option::{{None, Some}};");
@@ -23,11 +23,13 @@ pub(crate) fn construct(code: &mut Code, blueprint: &Blueprint, krate: &str) {
     }
     put!(code, "nodes: ::std::vec::Vec::from([");
     for node in &blueprint.nodes {
+        code.boundary();
         self::node(code, node);
     }
     put!(code, "]),");
     put!(code, "edges: ::std::vec::Vec::from([");
     for edge in &blueprint.edges {
+        code.boundary();
         let from = endpoint(&edge.from);
         // Most edges are `a -> b`: a third of the text of the struct literal.
         if let (EdgeKind::Static, [target]) = (edge.kind, edge.targets.as_slice()) {
@@ -59,7 +61,7 @@ pub(crate) fn construct(code: &mut Code, blueprint: &Blueprint, krate: &str) {
 }
 
 /// A node: `B::Node::new("id")` when it has no attribute, else a struct literal over it.
-fn node(code: &mut Code, node: &Node) {
+fn node(code: &mut Code<'_>, node: &Node) {
     let id = Lit(&node.id);
     // The struct literal, rewound to `B::Node::new` when the node has no attribute to set.
     let before = code.mark();

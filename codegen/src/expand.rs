@@ -194,7 +194,7 @@ struct Names<'a> {
 }
 
 pub(crate) fn graph(
-    code: &mut Code,
+    code: &mut Code<'_>,
     blueprint: &Blueprint,
     spans: &GraphSpans,
     module_graphs: &[Blueprint],
@@ -325,7 +325,7 @@ pub(crate) fn graph(
 }
 
 /// The graph's own docs, then its Mermaid diagram.
-fn module_doc(code: &mut Code, blueprint: &Blueprint, mode: Mode) {
+fn module_doc(code: &mut Code<'_>, blueprint: &Blueprint, mode: Mode) {
     code.doc(blueprint.doc.as_deref().unwrap_or_default());
     if blueprint
         .doc
@@ -464,13 +464,14 @@ fn sends<'b>(blueprint: &'b Blueprint, nodes: &[NodeNames<'_>], mode: Mode) -> V
     sends
 }
 
-fn node_enum(code: &mut Code, graph: &str, nodes: &[NodeNames<'_>]) {
+fn node_enum(code: &mut Code<'_>, graph: &str, nodes: &[NodeNames<'_>]) {
     code.doc_line(format_args!(
         " The nodes of `{graph}`, in declaration order."
     ));
     put!(code, "#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]");
     put!(code, "pub enum Node {{");
     for n in nodes {
+        code.boundary();
         match n.node.doc.as_deref() {
             Some(doc) if doc.lines().next().is_some() => code.doc(doc),
             _ => code.doc_line(format_args!(" `{}`", n.node.id)),
@@ -485,6 +486,7 @@ fn node_enum(code: &mut Code, graph: &str, nodes: &[NodeNames<'_>]) {
     } else {
         put!(code, "pub const ALL: [Node; {}] = [", nodes.len());
         for n in nodes {
+            code.boundary();
             put!(code, "Node::{},", n.variant);
         }
         put!(code, "];");
@@ -496,6 +498,7 @@ fn node_enum(code: &mut Code, graph: &str, nodes: &[NodeNames<'_>]) {
     } else {
         put!(code, "match self {{");
         for n in nodes {
+            code.boundary();
             put!(code, "Node::{} => {},", n.variant, Lit(&n.node.id));
         }
         put!(code, "}}");
@@ -512,7 +515,7 @@ fn node_enum(code: &mut Code, graph: &str, nodes: &[NodeNames<'_>]) {
     put!(code, "}}");
 }
 
-fn route_enum(code: &mut Code, route: &Route<'_>) {
+fn route_enum(code: &mut Code<'_>, route: &Route<'_>) {
     code.doc_line(format_args!(
         " Where `{}` may lead: its router returns one of these, so it cannot name an undeclared target.",
         route.from.as_str()
@@ -545,7 +548,7 @@ fn route_enum(code: &mut Code, route: &Route<'_>) {
     put!(code, "}}");
 }
 
-fn send_enum(code: &mut Code, send: &SendEdge<'_>) {
+fn send_enum(code: &mut Code<'_>, send: &SendEdge<'_>) {
     code.doc_line(format_args!(
         " What `{}` may send: one branch per value, running the variant's node with the value as its input.",
         send.from.as_str()
@@ -575,7 +578,7 @@ fn send_enum(code: &mut Code, send: &SendEdge<'_>) {
 
 /// A trait method's end: none in the full module; in a skeleton, a default body, so that an
 /// implementation missing a method adds no error while the graph's own errors stand.
-fn method(code: &mut Code, mode: Mode, signature: std::fmt::Arguments<'_>) {
+fn method(code: &mut Code<'_>, mode: Mode, signature: std::fmt::Arguments<'_>) {
     match mode {
         Mode::Full => put!(code, "{signature};"),
         Mode::Skeleton => {
@@ -588,7 +591,7 @@ fn method(code: &mut Code, mode: Mode, signature: std::fmt::Arguments<'_>) {
 
 #[allow(clippy::too_many_arguments)]
 fn handlers(
-    code: &mut Code,
+    code: &mut Code<'_>,
     blueprint: &Blueprint,
     names: &Names<'_>,
     nodes: &[NodeNames<'_>],
@@ -616,6 +619,7 @@ fn handlers(
         put!(code, "type State: {krate}::GraphState;");
     }
     for n in nodes.iter().filter(|n| n.node.graph.is_none()) {
+        code.boundary();
         match n.node.doc.as_deref() {
             Some(doc) if doc.lines().next().is_some() => code.doc(doc),
             _ => code.doc_line(format_args!(" Runs node `{}`.", n.node.id)),
@@ -719,7 +723,7 @@ fn handlers(
 }
 
 /// The adapter from the trait to the runtime's `Node`: one boxed future per activation.
-fn adapter(code: &mut Code, names: &Names<'_>, nodes: &[NodeNames<'_>]) {
+fn adapter(code: &mut Code<'_>, names: &Names<'_>, nodes: &[NodeNames<'_>]) {
     let (krate, state) = (names.krate, names.build_state);
     let output = if state == "State" {
         "NodeOutput"
@@ -754,6 +758,7 @@ fn adapter(code: &mut Code, names: &Names<'_>, nodes: &[NodeNames<'_>]) {
     } else {
         put!(code, "match self.1 {{");
         for n in nodes {
+            code.boundary();
             let (method, variant) = (&n.method, &n.variant);
             if n.node.graph.is_some() {
                 // `build` runs the child graph here instead (`set_subgraph`).
@@ -799,7 +804,7 @@ fn adapter(code: &mut Code, names: &Names<'_>, nodes: &[NodeNames<'_>]) {
 }
 
 fn build_body(
-    code: &mut Code,
+    code: &mut Code<'_>,
     names: &Names<'_>,
     routes: &[Route<'_>],
     sends: &[SendEdge<'_>],

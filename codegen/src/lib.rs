@@ -128,37 +128,33 @@ pub fn expand_source(source: &str, options: &Options) -> Expansion {
 /// Checks `.graph` source and generates its code; tokens that stand for a piece of the source
 /// (the state type) are placed by `spans`.
 pub fn expand_source_with(source: &str, options: &Options, spans: &dyn SpanMap) -> Expansion {
+    let checked = check(source);
     let mut paths = Paths::tokens(spans);
-    let checked = check(source, options, &mut paths);
+    let mut code = Code::with_capacity(expected_len(&checked.module));
+    write(&checked, options, &mut paths, &mut code);
     Expansion {
-        tokens: paths.into_tokens(checked.code.text()),
+        tokens: paths.into_tokens(code.text()),
         errors: checked.errors,
         warnings: checked.warnings,
         state_paths: checked.state_paths,
     }
 }
 
-/// Checked source and its code as text.
+/// Checked source: what its code is written from.
 pub(crate) struct Checked {
-    pub(crate) code: Code,
+    pub(crate) module: Module,
     pub(crate) errors: Vec<Diagnostic>,
     pub(crate) warnings: Vec<Diagnostic>,
+    /// Per graph with a `state`, in order: where its state type path is written.
     pub(crate) state_paths: Vec<trellis_dsl::Span>,
 }
 
-/// Checks `.graph` source and writes its code as text, its type paths placed by `paths` (as
-/// text for a build script, as stand-ins for the macros' tokens).
-pub(crate) fn check(source: &str, options: &Options, paths: &mut Paths<'_>) -> Checked {
+pub(crate) fn check(source: &str) -> Checked {
     let checked = trellis_dsl::check(source);
     let (errors, warnings) = checked
         .diagnostics
         .into_iter()
         .partition::<Vec<_>, _>(Diagnostic::is_error);
-    let mode = if errors.is_empty() {
-        expand::Mode::Full
-    } else {
-        expand::Mode::Skeleton
-    };
     let state_paths = checked
         .module
         .spans
@@ -166,28 +162,54 @@ pub(crate) fn check(source: &str, options: &Options, paths: &mut Paths<'_>) -> C
         .filter_map(|graph| Some(graph.state.first()?.1.to(graph.state.last()?.1)))
         .collect();
     Checked {
-        code: module(&checked.module, options, paths, mode),
+        module: checked.module,
         errors,
         warnings,
         state_paths,
     }
 }
 
+/// Writes the code of checked source: the full modules, or their skeletons when it has errors;
+/// its type paths placed by `paths` (as text for a build script, as stand-ins for the macros'
+/// tokens).
+pub(crate) fn write(
+    checked: &Checked,
+    options: &Options,
+    paths: &mut Paths<'_>,
+    code: &mut Code<'_>,
+) {
+    let mode = if checked.errors.is_empty() {
+        expand::Mode::Full
+    } else {
+        expand::Mode::Skeleton
+    };
+    module(&checked.module, options, paths, code, mode);
+}
+
 /// The code of every graph of a module that has no errors.
 pub fn generate(module: &Module, options: &Options) -> TokenStream {
     let mut paths = Paths::tokens(&call_site);
-    let code = self::module(module, options, &mut paths, expand::Mode::Full);
+    let mut code = Code::with_capacity(expected_len(module));
+    self::module(module, options, &mut paths, &mut code, expand::Mode::Full);
     paths.into_tokens(code.text())
 }
 
-fn module(module: &Module, options: &Options, paths: &mut Paths<'_>, mode: expand::Mode) -> Code {
-    // About what a node and an edge take, each in several places.
-    let expected: usize = module
+/// About how long a module's code is: a node and an edge each take room in several places.
+fn expected_len(module: &Module) -> usize {
+    module
         .graphs
         .iter()
         .map(|graph| 4096 + 320 * graph.nodes.len() + 64 * graph.edges.len())
-        .sum();
-    let mut code = Code::with_capacity(expected);
+        .sum()
+}
+
+fn module(
+    module: &Module,
+    options: &Options,
+    paths: &mut Paths<'_>,
+    code: &mut Code<'_>,
+    mode: expand::Mode,
+) {
     let mut seen = Vec::new();
     let graphs = module
         .graphs
@@ -202,7 +224,7 @@ fn module(module: &Module, options: &Options, paths: &mut Paths<'_>, mode: expan
         });
     for (graph, graph_spans) in graphs {
         expand::graph(
-            &mut code,
+            code,
             graph,
             graph_spans,
             &module.graphs,
@@ -211,5 +233,4 @@ fn module(module: &Module, options: &Options, paths: &mut Paths<'_>, mode: expan
             mode,
         );
     }
-    code
 }

@@ -18,14 +18,23 @@ const INDENT: &str = "    ";
 const SPACES: &str = "                                ";
 
 /// Lines of Rust, each indented by the brackets the lines before it left open.
-pub(crate) struct Code {
+///
+/// Kept whole for the macros; for a build script, handed on a chunk at a time at item
+/// boundaries (a large graph's code is megabytes, and holding it whole cost more in fresh memory
+/// pages than writing it did).
+pub(crate) struct Code<'o> {
     text: String,
     depth: usize,
     /// Lines written so far.
     lines: usize,
-    /// Where each `pub type State = …;` line ends (a build script notes the source there).
-    state_aliases: Vec<usize>,
+    /// A build script's notes, one per `pub type State = …;` line, written at its end.
+    notes: std::vec::IntoIter<String>,
+    /// Where the text goes as it is written; `None` keeps it.
+    out: Option<&'o mut dyn FnMut(&str)>,
 }
+
+/// How much text is gathered before it is handed on.
+const CHUNK: usize = 64 * 1024;
 
 /// A point in the code written so far.
 #[derive(Clone, Copy)]
@@ -44,26 +53,46 @@ macro_rules! put {
 }
 pub(crate) use put;
 
-impl Code {
-    /// Code expected to grow to about `capacity` bytes (a large graph's is megabytes: growing
-    /// it by doubling would copy it again and again).
+impl<'o> Code<'o> {
+    /// Code kept whole, expected to grow to about `capacity` bytes (growing a large graph's by
+    /// doubling would copy it again and again).
     pub(crate) fn with_capacity(capacity: usize) -> Self {
         Code {
             text: String::with_capacity(capacity),
             depth: 0,
             lines: 0,
-            state_aliases: Vec::new(),
+            notes: Vec::new().into_iter(),
+            out: None,
         }
     }
 
-    /// Marks the line just written as a state alias.
-    pub(crate) fn state_alias_written(&mut self) {
-        self.state_aliases.push(self.text.len() - 1);
+    /// Code handed to `out` a chunk at a time, with `notes` at the end of the state alias lines.
+    pub(crate) fn streamed(out: &'o mut dyn FnMut(&str), notes: Vec<String>) -> Self {
+        Code {
+            text: String::with_capacity(CHUNK + 4096),
+            depth: 0,
+            lines: 0,
+            notes: notes.into_iter(),
+            out: Some(out),
+        }
     }
 
-    /// Where each state alias line ends, before its newline.
-    pub(crate) fn state_aliases(&self) -> &[usize] {
-        &self.state_aliases
+    /// Marks the line just written as a state alias: its note, if any, goes at its end.
+    pub(crate) fn state_alias_written(&mut self) {
+        if let Some(note) = self.notes.next() {
+            self.text.insert_str(self.text.len() - 1, &note);
+        }
+    }
+
+    /// Between two items (no [`Mark`] is held across one): a streamed code hands on what it has
+    /// gathered once that is a chunk.
+    pub(crate) fn boundary(&mut self) {
+        if self.text.len() >= CHUNK
+            && let Some(out) = self.out.as_mut()
+        {
+            out(&self.text);
+            self.text.clear();
+        }
     }
 
     /// Writes a line (use [`put!`]); a comment opens and closes nothing.
@@ -141,12 +170,20 @@ impl Code {
         self.lines = mark.lines;
     }
 
+    /// The code kept whole (what is left, once streamed).
     pub(crate) fn text(&self) -> &str {
         &self.text
     }
 
     pub(crate) fn into_text(self) -> String {
         self.text
+    }
+
+    /// Hands on the rest of a streamed code.
+    pub(crate) fn finish(mut self) {
+        if let Some(out) = self.out.as_mut() {
+            out(&self.text);
+        }
     }
 }
 
@@ -336,6 +373,27 @@ mod tests {
             code.into_text(),
             "pub mod m {\n    /// A doc {\n    /// over two lines\n    fn f() {\n        match x {\n            A => g(\n                1,\n            ),\n        }\n    } else {\n    }\n    // a comment {\n}\n"
         );
+    }
+
+    #[test]
+    fn streamed_code_is_handed_on_in_chunks_with_its_notes() {
+        let mut written = String::new();
+        let mut chunks = 0;
+        let mut out = |text: &str| {
+            written.push_str(text);
+            chunks += 1;
+        };
+        let mut code = Code::streamed(&mut out, vec![" // here".to_owned()]);
+        put!(code, "pub type State = S;");
+        code.state_alias_written();
+        for i in 0..10_000 {
+            put!(code, "const C{i}: u32 = {i};");
+            code.boundary();
+        }
+        code.finish();
+        assert!(written.starts_with("pub type State = S; // here\nconst C0: u32 = 0;\n"));
+        assert!(written.ends_with("const C9999: u32 = 9999;\n"));
+        assert!(chunks > 2, "{chunks} chunks");
     }
 
     #[test]

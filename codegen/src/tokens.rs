@@ -54,7 +54,7 @@ pub fn warning(code: Code, message: &str, span: Span) -> TokenStream {
 }
 
 /// The warning as the code a build script writes: the one rule [`warning`] parses.
-pub(crate) fn warning_text(text: &mut crate::text::Code, code: Code, message: &str) {
+pub(crate) fn warning_text(text: &mut crate::text::Code<'_>, code: Code, message: &str) {
     // Each warning in its own anonymous constant, so that two of one code do not clash.
     put!(text, "const _: () = {{");
     put!(text, "#[deprecated(note = {})]", Lit(message));
