@@ -29,7 +29,9 @@ pub struct Snapshot<S> {
     pub label: CheckpointLabel,
     /// The nodes the step before it ran, in declaration order.
     pub ran: Vec<String>,
-    /// The nodes of the next super-step, in declaration order (empty at the end).
+    /// The nodes of the next super-step: those its edges lead to, in declaration order, then
+    /// the node of each branch sent to run in it, once per branch, in the order the branches
+    /// run (empty at the end).
     pub next: Vec<String>,
     /// At a pause: what was asked.
     pub interrupts: Vec<Interrupt>,
@@ -350,7 +352,11 @@ fn snapshot<S: GraphState>(checkpoint: Checkpoint) -> Result<Snapshot<S>, RunErr
         step: checkpoint.step,
         label: checkpoint.label,
         ran: checkpoint.nodes,
-        next: checkpoint.frontier,
+        next: checkpoint
+            .frontier
+            .into_iter()
+            .chain(checkpoint.sends.iter().map(|send| send.node.to_string()))
+            .collect(),
         interrupts: checkpoint.interrupts,
         state,
         created_at: checkpoint.created_at,

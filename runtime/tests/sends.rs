@@ -123,6 +123,7 @@ async fn the_next_step_lists_a_node_per_branch_sent_to_it() {
         .add_edge("work", "merge")
         .add_edge("merge", END);
     let graph = builder.compile().unwrap();
+    let graph = graph.with_checkpointer(Arc::new(InMemoryCheckpointer::new()));
     let mut run = graph.start(Batch {
         items: 2,
         ..Batch::default()
@@ -132,6 +133,20 @@ async fn the_next_step_lists_a_node_per_branch_sent_to_it() {
     run.step().await.unwrap();
     assert_eq!(run.state().done, [0, 1]);
     assert_eq!(run.next_nodes(), ["merge"]);
+    let run_id = run.run_id().clone();
+    run.run_to_end().await.unwrap();
+    // The history says the same of every checkpoint: what its next step runs.
+    let next: Vec<Vec<String>> = graph
+        .history(&run_id)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|snapshot| snapshot.next)
+        .collect();
+    assert!(
+        next.contains(&vec!["work".to_owned(), "work".to_owned()]),
+        "{next:?}"
+    );
 }
 
 #[tokio::test]
