@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use trellis_dsl::LineIndex;
 
-use crate::text::{Code, Paths};
+use crate::paths::Paths;
+use crate::text::Code;
 use crate::{CratePathError, Options, report, tokens};
 
 /// Why [`Builder::compile`] could not write the code (a malformed graph is not such a reason: it

@@ -7,7 +7,8 @@ use trellis_dsl::rust_names;
 use trellis_dsl::{Blueprint, EdgeKind, Endpoint, GraphSpans, Node};
 
 use crate::blueprint;
-use crate::text::{Code, Lit, Paths, put};
+use crate::paths::Paths;
+use crate::text::{Code, Lit, put};
 
 /// Whether the blueprint is valid (full code) or has errors (a skeleton of the same shape, so
 /// code that names the module does not drown the real error in follow-on errors).

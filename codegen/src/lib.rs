@@ -28,6 +28,7 @@
 mod blueprint;
 mod builder;
 mod expand;
+mod paths;
 mod report;
 mod text;
 mod tokens;
@@ -35,7 +36,8 @@ mod tokens;
 use proc_macro2::{Span, TokenStream};
 use trellis_dsl::{Diagnostic, Module};
 
-use crate::text::{Code, Paths};
+use crate::paths::Paths;
+use crate::text::Code;
 
 pub use builder::{Builder, Error, compile};
 pub use report::plain as plain_report;

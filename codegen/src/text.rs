@@ -1,6 +1,6 @@
 //! Generated code as text, laid out as it is written: the one form every way in starts from.
 //! A build script writes it to `OUT_DIR`; the macros parse it into tokens (rustc's lexer, in a
-//! macro) and put back the few tokens that stand for a piece of the source.
+//! macro) and put back the few tokens that stand for a piece of the source (`paths.rs`).
 //!
 //! Text, not `proc_macro2` tokens: outside a macro every identifier token is its own allocation
 //! and every stream a shared buffer, and laying tokens out again as text cost as much as making
@@ -8,10 +8,6 @@
 //! `docs/bench.md`).
 
 use std::fmt::{self, Write as _};
-
-use proc_macro2::{Group, Span, TokenStream, TokenTree};
-
-use crate::SpanMap;
 
 const INDENT: &str = "    ";
 /// Indentation for up to eight levels, without a `String` per line.
@@ -208,148 +204,6 @@ impl fmt::Display for Lit<'_> {
     }
 }
 
-/// How type paths the source writes (the state, a node's input) are placed: as text, or as a
-/// stand-in identifier that [`Paths::into_tokens`] replaces with the path's tokens, each where
-/// the source writes it (rustc then reports an unknown type there).
-pub(crate) enum Paths<'s> {
-    Text,
-    Tokens {
-        spans: &'s dyn SpanMap,
-        placed: Vec<TokenStream>,
-    },
-}
-
-/// The stand-in for the `n`th placed path: a name the generated code never uses otherwise.
-const STAND_IN: &str = "__TRELLIS_PATH_";
-
-impl<'s> Paths<'s> {
-    pub(crate) fn tokens(spans: &'s dyn SpanMap) -> Self {
-        Paths::Tokens {
-            spans,
-            placed: Vec::new(),
-        }
-    }
-
-    /// The text to write for type `path`, whose tokens the source writes at `written`.
-    pub(crate) fn place(&mut self, path: &str, written: &[(String, trellis_dsl::Span)]) -> String {
-        match self {
-            Paths::Text => text_of(path),
-            Paths::Tokens { spans, placed } => {
-                let tokens = path_tokens(path, written, *spans);
-                placed.push(tokens);
-                format!("{STAND_IN}{}", placed.len() - 1)
-            }
-        }
-    }
-
-    /// The text to write for type `path`, every token of it at `at` (when placed as tokens).
-    pub(crate) fn place_at(&mut self, path: &str, at: Option<trellis_dsl::Span>) -> String {
-        match self {
-            Paths::Text => text_of(path),
-            Paths::Tokens { spans, placed } => {
-                let span = at.map_or_else(Span::call_site, |at| spans.span(at));
-                let tokens = fallback_path(path)
-                    .into_iter()
-                    .map(|mut token| {
-                        token.set_span(span);
-                        token
-                    })
-                    .collect();
-                placed.push(tokens);
-                format!("{STAND_IN}{}", placed.len() - 1)
-            }
-        }
-    }
-
-    /// `text` as tokens, with every stand-in replaced by its path.
-    pub(crate) fn into_tokens(self, text: &str) -> TokenStream {
-        // Generated text always lexes; were it not to, the tokens say so where it is used.
-        let tokens = text.parse::<TokenStream>().unwrap_or_else(|error| {
-            crate::compile_error(
-                &format!("trellis-codegen wrote code that does not lex: {error}"),
-                Span::call_site(),
-                Span::call_site(),
-            )
-        });
-        match self {
-            Paths::Tokens { placed, .. } if !placed.is_empty() => {
-                replace_stand_ins(tokens, &placed)
-            }
-            _ => tokens,
-        }
-    }
-}
-
-fn replace_stand_ins(tokens: TokenStream, placed: &[TokenStream]) -> TokenStream {
-    let mut out = TokenStream::new();
-    for token in tokens {
-        match token {
-            TokenTree::Group(group) => {
-                let mut replaced =
-                    Group::new(group.delimiter(), replace_stand_ins(group.stream(), placed));
-                replaced.set_span(group.span());
-                out.extend([TokenTree::Group(replaced)]);
-            }
-            TokenTree::Ident(ident) => {
-                let name = ident.to_string();
-                match name
-                    .strip_prefix(STAND_IN)
-                    .and_then(|n| n.parse::<usize>().ok())
-                    .and_then(|n| placed.get(n))
-                {
-                    Some(path) => out.extend(path.clone()),
-                    None => out.extend([TokenTree::Ident(ident)]),
-                }
-            }
-            other => out.extend([other]),
-        }
-    }
-    out
-}
-
-/// A type path as text: the unit type (in a skeleton) when it is not a path at all.
-fn text_of(path: &str) -> String {
-    if path.parse::<TokenStream>().is_ok() {
-        path.to_owned()
-    } else {
-        "()".to_owned()
-    }
-}
-
-/// A type path (`state`, a node's `input`), each token where the source writes it.
-fn path_tokens(
-    path: &str,
-    written: &[(String, trellis_dsl::Span)],
-    span_map: &dyn SpanMap,
-) -> TokenStream {
-    let mut tokens = TokenStream::new();
-    for (text, span) in written {
-        // Each token is an identifier or punctuation of the grammar's `rust_path`.
-        let Ok(parsed) = text.parse::<TokenStream>() else {
-            return fallback_path(path);
-        };
-        let at = span_map.span(*span);
-        tokens.extend(parsed.into_iter().map(|mut token| {
-            token.set_span(at);
-            token
-        }));
-    }
-    if tokens.is_empty() {
-        return fallback_path(path);
-    }
-    tokens
-}
-
-/// The path from its canonical text; the unit type (in a skeleton) if even that does not parse.
-fn fallback_path(path: &str) -> TokenStream {
-    path.parse().unwrap_or_else(|_| {
-        TokenStream::from(TokenTree::Group(Group::new(
-            proc_macro2::Delimiter::Parenthesis,
-            TokenStream::new(),
-        )))
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -411,17 +265,5 @@ mod tests {
             "\"a \\\"b\\\" \\\\ c\\n\""
         );
         assert_eq!(Lit("é").to_string(), "\"é\"");
-    }
-
-    #[test]
-    fn stand_ins_become_the_paths_tokens() {
-        let place = |_: trellis_dsl::Span| Span::call_site();
-        let mut paths = Paths::tokens(&place);
-        let state = paths.place("my::State", &[]);
-        let tokens = paths.into_tokens(&format!("pub mod m {{ pub type State = {state}; }}"));
-        assert_eq!(
-            tokens.to_string(),
-            "pub mod m { pub type State = my :: State ; }"
-        );
     }
 }
