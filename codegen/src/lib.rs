@@ -48,12 +48,18 @@ pub use tokens::{compile_error, warning};
 pub struct Options {
     /// Validated by `with_crate_path`; kept as text so that options are `Send + Sync`.
     crate_path: String,
+    /// How the macros' tokens are read from the generated text.
+    parser: Option<Parser>,
 }
+
+/// Reads generated text as tokens (`None` when it does not lex).
+pub type Parser = fn(&str) -> Option<TokenStream>;
 
 impl Default for Options {
     fn default() -> Self {
         Options {
             crate_path: "::trellis".to_owned(),
+            parser: None,
         }
     }
 }
@@ -64,6 +70,25 @@ impl Default for Options {
 pub struct CratePathError(String);
 
 impl Options {
+    /// Options that read the generated text into tokens with `parser` (the macros give one
+    /// that hands it to rustc's lexer directly: `proc_macro2`'s own parser, inside a macro,
+    /// first checks the whole text with its own, slower lexer: a seventh of a large graph's
+    /// expansion).
+    ///
+    /// ```
+    /// fn parse(text: &str) -> Option<proc_macro2::TokenStream> {
+    ///     text.parse().ok()
+    /// }
+    /// let options = trellis_codegen::Options::default().with_parser(parse);
+    /// let code = trellis_codegen::expand_source("graph G { node a; START -> a; a -> END; }", &options);
+    /// assert!(code.tokens.to_string().contains("pub mod g"));
+    /// ```
+    #[must_use]
+    pub fn with_parser(mut self, parser: Parser) -> Self {
+        self.parser = Some(parser);
+        self
+    }
+
     /// Options that name the runtime crate `path` (as serde's `crate = "…"`), for a crate that
     /// depends on `trellis` under another name or re-exports it.
     ///
@@ -132,10 +157,10 @@ pub fn expand_source(source: &str, options: &Options) -> Expansion {
 pub fn expand_source_with(source: &str, options: &Options, spans: &dyn SpanMap) -> Expansion {
     let checked = check(source);
     let mut paths = Paths::tokens(spans);
-    let mut code = Code::with_capacity(expected_len(&checked.module));
+    let mut code = Code::for_tokens(expected_len(&checked.module));
     write(&checked, options, &mut paths, &mut code);
     Expansion {
-        tokens: paths.into_tokens(code.text()),
+        tokens: paths.into_tokens(code.text(), code.stand_in_depth(), options.parser),
         errors: checked.errors,
         warnings: checked.warnings,
         state_paths: checked.state_paths,
@@ -191,9 +216,9 @@ pub(crate) fn write(
 /// The code of every graph of a module that has no errors.
 pub fn generate(module: &Module, options: &Options) -> TokenStream {
     let mut paths = Paths::tokens(&call_site);
-    let mut code = Code::with_capacity(expected_len(module));
+    let mut code = Code::for_tokens(expected_len(module));
     self::module(module, options, &mut paths, &mut code, expand::Mode::Full);
-    paths.into_tokens(code.text())
+    paths.into_tokens(code.text(), code.stand_in_depth(), options.parser)
 }
 
 /// About how long a module's code is: a node and an edge each take room in several places.

@@ -18,7 +18,7 @@ pub(crate) enum Paths<'s> {
 }
 
 /// The stand-in for the `n`th placed path: a name the generated code never uses otherwise.
-const STAND_IN: &str = "__TRELLIS_PATH_";
+pub(crate) const STAND_IN: &str = "__TRELLIS_PATH_";
 
 impl<'s> Paths<'s> {
     pub(crate) fn tokens(spans: &'s dyn SpanMap) -> Self {
@@ -59,32 +59,43 @@ impl<'s> Paths<'s> {
         }
     }
 
-    /// `text` as tokens, with every stand-in replaced by its path.
-    pub(crate) fn into_tokens(self, text: &str) -> TokenStream {
+    /// `text` as tokens, with every stand-in replaced by its path: looked for no more than
+    /// `depth` groups deep (walking a large graph's every token cost more than the macro's
+    /// whole expansion otherwise did).
+    pub(crate) fn into_tokens(
+        self,
+        text: &str,
+        depth: usize,
+        parser: Option<crate::Parser>,
+    ) -> TokenStream {
+        let parsed = match parser {
+            Some(parse) => parse(text),
+            None => text.parse().ok(),
+        };
         // Generated text always lexes; were it not to, the tokens say so where it is used.
-        let tokens = text.parse::<TokenStream>().unwrap_or_else(|error| {
+        let tokens = parsed.unwrap_or_else(|| {
             crate::compile_error(
-                &format!("trellis-codegen wrote code that does not lex: {error}"),
+                "trellis-codegen wrote code that does not lex",
                 Span::call_site(),
                 Span::call_site(),
             )
         });
         match self {
             Paths::Tokens { placed, .. } if !placed.is_empty() => {
-                replace_stand_ins(tokens, &placed)
+                replace_stand_ins(tokens, &placed, depth)
             }
             _ => tokens,
         }
     }
 }
 
-fn replace_stand_ins(tokens: TokenStream, placed: &[TokenStream]) -> TokenStream {
+fn replace_stand_ins(tokens: TokenStream, placed: &[TokenStream], depth: usize) -> TokenStream {
     let mut out = TokenStream::new();
     for token in tokens {
         match token {
-            TokenTree::Group(group) => {
-                let mut replaced =
-                    Group::new(group.delimiter(), replace_stand_ins(group.stream(), placed));
+            TokenTree::Group(group) if depth > 0 => {
+                let inner = replace_stand_ins(group.stream(), placed, depth - 1);
+                let mut replaced = Group::new(group.delimiter(), inner);
                 replaced.set_span(group.span());
                 out.extend([TokenTree::Group(replaced)]);
             }
@@ -157,7 +168,11 @@ mod tests {
         let place = |_: trellis_dsl::Span| Span::call_site();
         let mut paths = Paths::tokens(&place);
         let state = paths.place("my::State", &[]);
-        let tokens = paths.into_tokens(&format!("pub mod m {{ pub type State = {state}; }}"));
+        let tokens = paths.into_tokens(
+            &format!("pub mod m {{ pub type State = {state}; }}"),
+            1,
+            None,
+        );
         assert_eq!(
             tokens.to_string(),
             "pub mod m { pub type State = my :: State ; }"

@@ -27,6 +27,9 @@ pub(crate) struct Code<'o> {
     notes: std::vec::IntoIter<String>,
     /// Where the text goes as it is written; `None` keeps it.
     out: Option<&'o mut dyn FnMut(&str)>,
+    /// For the macros: how many groups deep a path's stand-in is written at most (`None` when
+    /// not looked for), so that replacing them walks no deeper.
+    stand_ins: Option<usize>,
 }
 
 /// How much text is gathered before it is handed on.
@@ -59,7 +62,22 @@ impl<'o> Code<'o> {
             lines: 0,
             notes: Vec::new().into_iter(),
             out: None,
+            stand_ins: None,
         }
+    }
+
+    /// Code kept whole for the macros: it notes how deep the paths' stand-ins are.
+    pub(crate) fn for_tokens(capacity: usize) -> Self {
+        Code {
+            stand_ins: Some(0),
+            ..Code::with_capacity(capacity)
+        }
+    }
+
+    /// How many groups deep a stand-in was written at most (an over-estimate: every bracket
+    /// opened before it on its line counts).
+    pub(crate) fn stand_in_depth(&self) -> usize {
+        self.stand_ins.unwrap_or(0)
     }
 
     /// Code handed to `out` a chunk at a time, with `notes` at the end of the state alias lines.
@@ -70,6 +88,7 @@ impl<'o> Code<'o> {
             lines: 0,
             notes: notes.into_iter(),
             out: Some(out),
+            stand_ins: None,
         }
     }
 
@@ -99,7 +118,14 @@ impl<'o> Code<'o> {
         let line = &self.text[start + self.depth * INDENT.len()..];
         let code = !line.starts_with("//");
         let opens = code && line.ends_with(['{', '(', '[']);
-        if code && line.starts_with(['}', ')', ']']) && self.depth > 0 {
+        let closes = code && line.starts_with(['}', ')', ']']) && self.depth > 0;
+        if let Some(deepest) = self.stand_ins.as_mut() {
+            for (at, _) in line.match_indices(crate::paths::STAND_IN) {
+                let opened = line[..at].bytes().filter(|b| b"([{".contains(b)).count();
+                *deepest = (*deepest).max(self.depth - usize::from(closes) + opened);
+            }
+        }
+        if closes {
             self.depth -= 1;
             // Rare enough (a closing line) to pay for moving the line back.
             self.text.drain(start..start + INDENT.len());
@@ -248,6 +274,19 @@ mod tests {
         assert!(written.starts_with("pub type State = S; // here\nconst C0: u32 = 0;\n"));
         assert!(written.ends_with("const C9999: u32 = 9999;\n"));
         assert!(chunks > 2, "{chunks} chunks");
+    }
+
+    #[test]
+    fn the_deepest_stand_in_is_counted_in_groups() {
+        let mut code = Code::for_tokens(0);
+        put!(code, "pub mod m {{");
+        put!(code, "pub type State = __TRELLIS_PATH_0;");
+        assert_eq!(code.stand_in_depth(), 1);
+        put!(code, "pub trait T {{");
+        put!(code, "fn f(&self, input: __TRELLIS_PATH_1) -> X;");
+        put!(code, "}}");
+        put!(code, "}}");
+        assert_eq!(code.stand_in_depth(), 3);
     }
 
     #[test]

@@ -134,6 +134,10 @@ fn the_build_script_writes_the_code_the_macros_expand_to() {
     // A skeleton, and names to escape.
     .chain([
         "graph Broken { state Vec<Vec<u8>>; node a; START -> a; a -> b | END; }".to_owned(),
+        // A skeleton whose deepest path is a handler's input (no adapter below it).
+        "graph Sent { state s::S; node plan; node work { input s::Item; } START -> plan; \
+         plan -> each work; work -> nowhere; }"
+            .to_owned(),
         "graph Odd { node r#type; node b { meta note = \"a \\\" {\"; } START -> r#type; r#type -> b; b -> END; }"
             .to_owned(),
     ]);

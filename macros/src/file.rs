@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use proc_macro2::TokenStream;
 use quote::quote;
-use trellis_codegen::{Options, compile_error, warning};
+use trellis_codegen::{compile_error, warning};
 
 pub(crate) fn expand(input: TokenStream) -> TokenStream {
     let literal: syn::LitStr = match syn::parse2(input) {
@@ -25,7 +25,7 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
     // Code that stands for a piece of the file (the state type) is placed at the path: rustc
     // then reports an unknown type there, not at the whole call.
     let place = |_: trellis_dsl::Span| span;
-    let expansion = trellis_codegen::expand_source_with(&source, &Options::default(), &place);
+    let expansion = trellis_codegen::expand_source_with(&source, &crate::options(), &place);
     let mut tokens = expansion.tokens;
     for error in &expansion.errors {
         let report = trellis_codegen::plain_report(&relative, &source, error);

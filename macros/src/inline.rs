@@ -3,7 +3,7 @@
 //! reported on the tokens it covers.
 
 use proc_macro2::{Delimiter, Spacing, Span, TokenStream, TokenTree};
-use trellis_codegen::{Expansion, Options, compile_error, warning};
+use trellis_codegen::{Expansion, compile_error, warning};
 use trellis_dsl::Diagnostic;
 
 /// Where one token landed in the rebuilt source.
@@ -146,7 +146,7 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
         errors,
         warnings,
         ..
-    } = trellis_codegen::expand_source_with(&source.text, &Options::default(), &place);
+    } = trellis_codegen::expand_source_with(&source.text, &crate::options(), &place);
     for error in &errors {
         let (start, end) = source.spans(error.span.start, error.span.end);
         let message = format!("{}: {}", error.code.as_str(), with_help(error));

@@ -22,3 +22,15 @@ pub fn graph(input: TokenStream) -> TokenStream {
 pub fn include_graph(input: TokenStream) -> TokenStream {
     file::expand(input.into()).into()
 }
+
+/// How both macros generate code: with the generated text read by rustc's own lexer
+/// (`proc_macro2`'s parser would first check all of it with a slower lexer of its own).
+fn options() -> trellis_codegen::Options {
+    trellis_codegen::Options::default().with_parser(|text| {
+        // A lex error panics in some rustc versions; generated text always lexes.
+        std::panic::catch_unwind(|| text.parse::<TokenStream>().ok())
+            .ok()
+            .flatten()
+            .map(Into::into)
+    })
+}
