@@ -1,7 +1,7 @@
 //! Time travel and retries: a run's history, branches forked from any of its checkpoints
 //! (replayed as they were, or with the state edited), and a failed run taken up again.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use crate::checkpoint::{
@@ -33,6 +33,9 @@ pub struct Snapshot<S> {
     /// the node of each branch sent to run in it, once per branch, in the order the branches
     /// run (empty at the end).
     pub next: Vec<String>,
+    /// Waiting joins some of whose sources are done: the node joined into → those sources, in
+    /// declaration order (it runs once the rest are done too).
+    pub joins: BTreeMap<String, Vec<String>>,
     /// At a pause: what was asked.
     pub interrupts: Vec<Interrupt>,
     /// The committed state.
@@ -357,6 +360,7 @@ fn snapshot<S: GraphState>(checkpoint: Checkpoint) -> Result<Snapshot<S>, RunErr
             .into_iter()
             .chain(checkpoint.sends.iter().map(|send| send.node.to_string()))
             .collect(),
+        joins: checkpoint.joins,
         interrupts: checkpoint.interrupts,
         state,
         created_at: checkpoint.created_at,

@@ -55,6 +55,31 @@ async fn a_join_runs_once_after_branches_of_different_lengths() {
 }
 
 #[tokio::test]
+async fn the_history_shows_a_join_waiting_on_its_other_sources() {
+    let mut builder = notes(&["plan", "web", "papers", "deep", "summarize"]);
+    builder
+        .add_edge(START, "plan")
+        .add_fork("plan", ["web", "papers"])
+        .add_edge("papers", "deep")
+        .add_join(["web", "deep"], "summarize")
+        .add_edge("summarize", END);
+    let graph = builder
+        .compile()
+        .unwrap()
+        .with_checkpointer(Arc::new(InMemoryCheckpointer::new()));
+    let done = graph.invoke(Ticket::default()).await.unwrap();
+    let history = graph.history(done.run_id()).await.unwrap();
+    // After step 2 `web` is done and `deep` is next: the join waits on it alone.
+    let after_web = history.iter().find(|s| s.step == 2).expect("step 2");
+    assert_eq!(
+        after_web.joins.get("summarize").map(Vec::as_slice),
+        Some(&["web".to_owned()][..])
+    );
+    let waiting = history.iter().filter(|s| !s.joins.is_empty()).count();
+    assert_eq!(waiting, 1, "only that checkpoint has a join waiting");
+}
+
+#[tokio::test]
 async fn a_join_starts_over_in_each_round_of_a_loop() {
     let rounds = Arc::new(AtomicUsize::new(0));
     let counted = Arc::clone(&rounds);
