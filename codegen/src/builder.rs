@@ -200,8 +200,6 @@ struct Output {
     state: Writing,
     /// Bytes of the new text so far.
     at: u64,
-    /// The first error; what follows is not written.
-    failed: Option<std::io::Error>,
     buffer: Vec<u8>,
 }
 
@@ -210,31 +208,27 @@ enum Writing {
     Same(File),
     /// The file from the first difference on.
     Rewriting(File),
-    Failed,
+    /// The first error; nothing more is written.
+    Failed(std::io::Error),
 }
 
 impl Output {
     fn open(path: &Path) -> Self {
-        let (state, failed) = match File::open(path) {
-            Ok(old) => (Writing::Same(old), None),
-            Err(_) => match File::create(path) {
-                Ok(file) => (Writing::Rewriting(file), None),
-                Err(error) => (Writing::Failed, Some(error)),
-            },
+        let state = match File::open(path) {
+            Ok(old) => Writing::Same(old),
+            Err(_) => File::create(path).map_or_else(Writing::Failed, Writing::Rewriting),
         };
         Output {
             path: path.to_owned(),
             state,
             at: 0,
-            failed,
             buffer: Vec::new(),
         }
     }
 
     fn write(&mut self, text: &str) {
         if let Err(error) = self.try_write(text.as_bytes()) {
-            self.failed.get_or_insert(error);
-            self.state = Writing::Failed;
+            self.state = Writing::Failed(error);
         }
         self.at += text.len() as u64;
     }
@@ -256,26 +250,23 @@ impl Output {
         }
     }
 
-    fn finish(mut self) -> Result<(), Error> {
-        let result = match &mut self.state {
+    fn finish(self) -> Result<(), Error> {
+        let result = match self.state {
             // The same text, unless the old file goes on.
-            Writing::Same(old) => match old.read(&mut [0]) {
+            Writing::Same(mut old) => match old.read(&mut [0]) {
                 Ok(0) => Ok(()),
                 _ => OpenOptions::new()
                     .write(true)
                     .open(&self.path)
                     .and_then(|file| file.set_len(self.at)),
             },
-            Writing::Rewriting(file) => file.set_len(self.at).and_then(|()| file.flush()),
-            Writing::Failed => Ok(()),
+            Writing::Rewriting(mut file) => file.set_len(self.at).and_then(|()| file.flush()),
+            Writing::Failed(error) => Err(error),
         };
-        match self.failed.take().map_or(result, Err) {
-            Ok(()) => Ok(()),
-            Err(source) => Err(Error::Write {
-                path: self.path,
-                source,
-            }),
-        }
+        result.map_err(|source| Error::Write {
+            path: self.path,
+            source,
+        })
     }
 }
 

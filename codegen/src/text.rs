@@ -83,12 +83,9 @@ impl<'o> Code<'o> {
     /// Code handed to `out` a chunk at a time, with `notes` at the end of the state alias lines.
     pub(crate) fn streamed(out: &'o mut dyn FnMut(&str), notes: Vec<String>) -> Self {
         Code {
-            text: String::with_capacity(CHUNK + 4096),
-            depth: 0,
-            lines: 0,
             notes: notes.into_iter(),
             out: Some(out),
-            stand_ins: None,
+            ..Code::with_capacity(CHUNK + 4096)
         }
     }
 
