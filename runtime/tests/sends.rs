@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use trellis::checkpoint::{Checkpointer, InMemoryCheckpointer};
 use trellis::{
     Command, END, GraphBuilder, GraphState, InterruptRequest, NodeOptions, NodeResult, RunError,
-    START, SendTo,
+    START, SendTo, Visits,
 };
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, GraphState)]
@@ -24,6 +24,13 @@ struct Batch {
     done: Vec<u32>,
     #[reducer(sum)]
     merged: u32,
+}
+
+/// A branch of `work` per item of the batch.
+fn each_item_to_work(batch: &Batch, _: &Visits<'_>) -> Vec<SendTo> {
+    (0..batch.items)
+        .map(|item| SendTo::new("work", &item).expect("a number is JSON"))
+        .collect()
 }
 
 #[tokio::test]
@@ -53,15 +60,7 @@ async fn a_thousand_branches_with_max_concurrency_8_never_run_more_than_8_at_onc
                 .merged(batch.done.len() as u32)
                 .into())
         })
-        .add_send(
-            START,
-            |batch: &Batch, _| {
-                (0..batch.items)
-                    .map(|item| SendTo::new("work", &item).expect("a number is JSON"))
-                    .collect()
-            },
-            ["work"],
-        )
+        .add_send(START, each_item_to_work, ["work"])
         .add_edge("work", "merge")
         .add_edge("merge", END);
     let graph = builder.compile().unwrap();
@@ -111,19 +110,13 @@ async fn the_next_step_lists_a_node_per_branch_sent_to_it() {
         })
         .add_node_fn("merge", |_, _| async { Ok(BatchUpdate::default().into()) })
         .add_edge(START, "plan")
-        .add_send(
-            "plan",
-            |batch: &Batch, _| {
-                (0..batch.items)
-                    .map(|item| SendTo::new("work", &item).expect("a number is JSON"))
-                    .collect()
-            },
-            ["work"],
-        )
+        .add_send("plan", each_item_to_work, ["work"])
         .add_edge("work", "merge")
         .add_edge("merge", END);
-    let graph = builder.compile().unwrap();
-    let graph = graph.with_checkpointer(Arc::new(InMemoryCheckpointer::new()));
+    let graph = builder
+        .compile()
+        .unwrap()
+        .with_checkpointer(Arc::new(InMemoryCheckpointer::new()));
     let mut run = graph.start(Batch {
         items: 2,
         ..Batch::default()
