@@ -72,8 +72,7 @@ pub struct CratePathError(String);
 impl Options {
     /// Options that read the generated text into tokens with `parser` (the macros give one
     /// that hands it to rustc's lexer directly: `proc_macro2`'s own parser, inside a macro,
-    /// first checks the whole text with its own, slower lexer: a seventh of a large graph's
-    /// expansion).
+    /// first checks the whole text with its own, slower lexer).
     ///
     /// ```
     /// fn parse(text: &str) -> Option<proc_macro2::TokenStream> {
