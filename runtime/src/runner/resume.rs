@@ -88,8 +88,14 @@ impl<S: ApplyResume> Run<S> {
         let index = |name: &str| topology.find(name);
         let mut updates = Vec::with_capacity(interrupts.len());
         // A subgraph's questions are its child's: answered there, before anything is merged.
-        // Boxed: a child's resume is this very function, one graph down.
-        let asked_children = Box::pin(self.answer_children(interrupts, answers)).await?;
+        // Boxed: a child's resume is this very function, one graph down (and its future is
+        // large: only built when some child was asked).
+        let children = self.children_asked(interrupts, answers)?;
+        let asked_children = if children.is_empty() {
+            Vec::new()
+        } else {
+            Box::pin(self.answer_children(children)).await?
+        };
         // Taken only now: a failed answer leaves the run's frontier as the pause had it.
         let mut next = std::mem::take(&mut self.frontier);
         for &(i, _) in &asked_children {
@@ -161,15 +167,14 @@ impl<S: ApplyResume> Run<S> {
         Ok(())
     }
 
-    /// Hands the answers to subgraph nodes' questions (`research@3/approve@2`) to their child
-    /// runs (`<run>/research@3`), which fold them in and checkpoint; returns each such node
-    /// with the child it continues when it runs again.
-    async fn answer_children(
+    /// Takes out of `answers` those to subgraph nodes' questions (`research@3/approve@2`),
+    /// gathered per child run (`<run>/research@3`).
+    fn children_asked(
         &self,
         interrupts: &[Interrupt],
         answers: &mut Vec<(String, S::Input)>,
-    ) -> Result<Vec<(usize, RunId)>, RunError> {
-        let topology = Arc::clone(&self.graph.topology);
+    ) -> Result<Vec<ChildAnswers<S::Input>>, RunError> {
+        let topology = &self.graph.topology;
         // Per child run: its node, its id, and the answers for it.
         let mut children: Vec<ChildAnswers<S::Input>> = Vec::new();
         for interrupt in interrupts {
@@ -190,9 +195,16 @@ impl<S: ApplyResume> Run<S> {
                 None => children.push((i, child, vec![(inner.to_owned(), answer)])),
             }
         }
-        if children.is_empty() {
-            return Ok(Vec::new());
-        }
+        Ok(children)
+    }
+
+    /// Hands each child run its answers (from [`Run::children_asked`]), which it folds in and
+    /// checkpoints; returns each subgraph node with the child it continues when it runs again.
+    async fn answer_children(
+        &self,
+        children: Vec<ChildAnswers<S::Input>>,
+    ) -> Result<Vec<(usize, RunId)>, RunError> {
+        let topology = Arc::clone(&self.graph.topology);
         let nest = self
             .scope
             .nest
