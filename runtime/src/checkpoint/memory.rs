@@ -44,37 +44,55 @@ impl InMemoryCheckpointer {
     }
 }
 
-/// The run's record replaced (or first stored) by `run`, moved in.
-fn upsert(runs: &mut HashMap<RunId, Stored>, run: RunRecord) {
-    match runs.get_mut(&run.run_id) {
-        Some(stored) => stored.record = run,
-        None => {
-            runs.insert(
-                run.run_id.clone(),
-                Stored {
-                    record: run,
-                    checkpoints: Vec::new(),
-                },
-            );
-        }
+/// `record` made equal to `from`, keeping what is already equal: a claim rewrites a record
+/// that is mostly unchanged (its state above all), which a clone would copy whole.
+fn overwrite(record: &mut RunRecord, from: &RunRecord) {
+    // Destructured, so that a field added to `RunRecord` cannot be forgotten here.
+    let RunRecord {
+        run_id,
+        graph,
+        status,
+        created_at,
+        updated_at,
+        last_node,
+        steps,
+        state,
+        interrupts,
+        error,
+        transitions,
+        owner,
+        lease_until,
+        parent,
+    } = from;
+    record.run_id.clone_from(run_id);
+    record.graph.clone_from(graph);
+    record.status = *status;
+    record.created_at = *created_at;
+    record.updated_at = *updated_at;
+    record.last_node.clone_from(last_node);
+    record.steps = *steps;
+    if record.state != *state {
+        record.state.clone_from(state);
     }
+    record.interrupts.clone_from(interrupts);
+    record.error.clone_from(error);
+    record.transitions = *transitions;
+    record.owner.clone_from(owner);
+    record.lease_until = *lease_until;
+    record.parent.clone_from(parent);
 }
 
-fn push(runs: &mut HashMap<RunId, Stored>, checkpoint: Checkpoint) -> Result<(), CheckpointError> {
-    let stored = runs
-        .get_mut(&checkpoint.run_id)
-        .ok_or_else(|| CheckpointError::Corrupt {
-            what: format!("checkpoint {} of run {}", checkpoint.id, checkpoint.run_id),
-            reason: "no run record with this id".to_owned(),
-        })?;
-    match stored
-        .checkpoints
-        .binary_search_by_key(&checkpoint.id, |c| c.id)
-    {
-        Ok(at) => stored.checkpoints[at] = checkpoint,
-        Err(at) => stored.checkpoints.insert(at, checkpoint),
+impl Stored {
+    /// Adds a checkpoint in id order, replacing one of the same id.
+    fn put(&mut self, checkpoint: Checkpoint) {
+        match self
+            .checkpoints
+            .binary_search_by_key(&checkpoint.id, |c| c.id)
+        {
+            Ok(at) => self.checkpoints[at] = checkpoint,
+            Err(at) => self.checkpoints.insert(at, checkpoint),
+        }
     }
-    Ok(())
 }
 
 #[async_trait]
@@ -87,7 +105,7 @@ impl Checkpointer for InMemoryCheckpointer {
         let mut runs = self.lock();
         match runs.get_mut(&run.run_id) {
             Some(stored) if stored.record.status == expected => {
-                stored.record = run.clone();
+                overwrite(&mut stored.record, run);
                 Ok(true)
             }
             _ => Ok(false),
@@ -129,9 +147,20 @@ impl Checkpointer for InMemoryCheckpointer {
             });
         }
         let mut runs = self.lock();
-        if let Some(stored) = runs.get(&run.run_id)
-            && stored.record.owner != run.owner
-        {
+        // One lookup: the run id is hashed once a step, not once per check.
+        let Some(stored) = runs.get_mut(&run.run_id) else {
+            // A run's first write: nothing to fence against.
+            let run_id = run.run_id.clone();
+            runs.insert(
+                run_id,
+                Stored {
+                    record: run,
+                    checkpoints: vec![checkpoint],
+                },
+            );
+            return Ok(());
+        };
+        if stored.record.owner != run.owner {
             return Err(CheckpointError::Fenced {
                 run_id: run.run_id.clone(),
                 owner: stored
@@ -141,9 +170,9 @@ impl Checkpointer for InMemoryCheckpointer {
                     .unwrap_or_else(|| "nobody".to_owned()),
             });
         }
-        // With the record upserted, the push cannot fail (same run id, checked above).
-        upsert(&mut runs, run);
-        push(&mut runs, checkpoint)
+        stored.record = run;
+        stored.put(checkpoint);
+        Ok(())
     }
 
     async fn load_run(&self, run_id: &RunId) -> Result<Option<RunRecord>, CheckpointError> {
@@ -259,5 +288,61 @@ impl RunQueue for InMemoryCheckpointer {
             }
             _ => Ok(false),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::checkpoint::CheckpointRef;
+    use crate::interrupt::{Interrupt, InterruptPoint};
+
+    #[test]
+    fn a_record_overwritten_in_place_equals_its_source_in_every_field() {
+        let then = Timestamp::now();
+        let paused = RunRecord {
+            run_id: RunId::new(),
+            graph: "Support".to_owned(),
+            status: RunStatus::Paused,
+            created_at: then,
+            updated_at: then,
+            last_node: Some("draft".to_owned()),
+            steps: 2,
+            state: serde_json::json!({"log": ["draft"]}),
+            interrupts: vec![Interrupt::fixed("send", 3, InterruptPoint::Before, None)],
+            error: None,
+            transitions: 2,
+            owner: Some("first".to_owned()),
+            lease_until: None,
+            parent: None,
+        };
+        let now = then.plus(Duration::from_secs(1));
+        let claim = RunRecord {
+            run_id: RunId::new(),
+            graph: "Other".to_owned(),
+            status: RunStatus::Running,
+            created_at: now,
+            updated_at: now,
+            last_node: None,
+            steps: 3,
+            state: serde_json::json!({"log": ["draft", "answered"]}),
+            interrupts: Vec::new(),
+            error: Some("an error".to_owned()),
+            transitions: 3,
+            owner: Some("second".to_owned()),
+            lease_until: Some(now.plus(Duration::from_secs(30))),
+            parent: Some(CheckpointRef {
+                run_id: RunId::new(),
+                checkpoint: 4,
+            }),
+        };
+        let mut record = paused.clone();
+        overwrite(&mut record, &claim);
+        assert_eq!(record, claim);
+        // And back, over fields now set that the source has empty.
+        overwrite(&mut record, &paused);
+        assert_eq!(record, paused);
     }
 }
