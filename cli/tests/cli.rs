@@ -594,7 +594,7 @@ fn inspect(url: &str, done: &trellis::RunId, paused: &trellis::RunId, branch: &t
         .collect();
     assert_eq!(
         labels,
-        ["start", "step", "pause:before", "resume", "complete"],
+        ["start", "pause:before", "resume", "complete"],
         "{checkpoints}"
     );
 

@@ -173,9 +173,11 @@ async fn support_flow_rejects_then_approves_and_completes() {
     assert_eq!(labels.iter().filter(|l| *l == "pause:before").count(), 2);
     assert_eq!(labels.iter().filter(|l| *l == "resume").count(), 2);
     assert_eq!(labels.last().map(String::as_str), Some("complete"));
+    // One checkpoint per step: the last step's is the completion, and the two steps after
+    // which the run paused (before `send`) wrote the pauses.
     assert_eq!(
         labels.iter().filter(|l| *l == "step").count(),
-        10 - 1,
+        10 - 1 - 2,
         "every other step"
     );
 }
@@ -262,6 +264,37 @@ async fn a_node_interrupt_pauses_commits_its_update_and_is_not_rerun() {
             "2 checkpoint complete",
             "graph.run.completed",
         ]
+    );
+}
+
+/// `draft → send`, `send` asking first, at most `max_steps` steps.
+fn ask_before_send(max_steps: u32) -> CompiledGraph<Ticket> {
+    let mut builder = GraphBuilder::<Ticket>::new("Before");
+    builder
+        .add_node_fn("draft", |_, _| async { Ok(log("draft")) })
+        .add_node_fn_with(
+            "send",
+            |_, _| async { Ok(log("send")) },
+            NodeOptions::new().interrupt_before(),
+        )
+        .add_edge(START, "draft")
+        .add_edge("draft", "send")
+        .add_edge("send", END)
+        .set_max_steps(max_steps)
+        .set_checkpointer(Arc::new(InMemoryCheckpointer::new()));
+    builder.compile().unwrap()
+}
+
+#[tokio::test]
+async fn a_pause_before_the_next_step_is_the_step_s_own_end_unless_no_step_may_follow() {
+    let paused = ask_before_send(2).invoke(ticket("")).await.unwrap();
+    assert_eq!(paused.interrupts()[0].id, "send@2");
+    // With the step limit reached, the next step is never taken: the run fails on the limit,
+    // as it did when the pause was asked at the next step's start, and asks nothing.
+    let error = ask_before_send(1).invoke(ticket("")).await.unwrap_err();
+    assert!(
+        matches!(error, RunError::StepLimit { max_steps: 1 }),
+        "{error:?}"
     );
 }
 

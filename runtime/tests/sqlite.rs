@@ -54,17 +54,17 @@ async fn a_paused_run_is_resumed_from_the_file_by_a_new_store() {
         .await
         .unwrap();
     assert_eq!(done.state().log, ["draft", "answered send@2", "sent"]);
-    let labels: Vec<String> = store
-        .list_checkpoints(&run_id)
-        .await
-        .unwrap()
-        .iter()
-        .map(|c| c.label.to_string())
-        .collect();
+    let checkpoints = store.list_checkpoints(&run_id).await.unwrap();
+    let labels: Vec<String> = checkpoints.iter().map(|c| c.label.to_string()).collect();
+    // The step after which the run paused wrote the pause (one checkpoint, not two): the
+    // nodes it ran, and the one that asks first still ahead.
+    assert_eq!(labels, ["start", "pause:before", "resume", "complete"]);
+    let pause = &checkpoints[1];
     assert_eq!(
-        labels,
-        ["start", "step", "pause:before", "resume", "complete"]
+        (pause.step, &pause.nodes[..]),
+        (1, &["draft".to_owned()][..])
     );
+    assert_eq!(pause.frontier, ["send"]);
 }
 
 /// Writes `sql` straight into the file, as another program (or a bug) could.
@@ -104,15 +104,16 @@ async fn corrupt_rows_are_clear_errors_naming_the_row_and_column() {
         .await;
     assert!(resume.is_err(), "a corrupt run is not resumed");
 
+    let latest = store.list_checkpoints(&run_id).await.unwrap().len();
     tamper(
         &path,
-        "UPDATE checkpoints SET label = 'paused' WHERE id = 3",
+        &format!("UPDATE checkpoints SET label = 'paused' WHERE id = {latest}"),
     );
     let error = store.latest_checkpoint(&run_id).await.unwrap_err();
     assert_eq!(
         error.to_string(),
         format!(
-            "stored column `label` of checkpoint 3 of run {run_id} is unreadable: unknown checkpoint label `paused`: expected start, step, pause:<kind>, resume, complete, failed, retry, fork or update"
+            "stored column `label` of checkpoint {latest} of run {run_id} is unreadable: unknown checkpoint label `paused`: expected start, step, pause:<kind>, resume, complete, failed, retry, fork or update"
         )
     );
 }

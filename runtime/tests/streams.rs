@@ -205,8 +205,7 @@ async fn events_are_this_runs_only_and_the_stream_ends_at_the_pause_then_resumes
             "graph.checkpoint.saved",
             "graph.node.entered",
             "graph.node.completed",
-            "graph.checkpoint.saved",
-            // Step 2 pauses before `send`: its checkpoint, then the pause.
+            // Step 1 leads to `send`, which asks first: its checkpoint is the pause's.
             "graph.checkpoint.saved",
             "graph.run.paused",
         ]

@@ -52,7 +52,7 @@ async fn a_queued_run_pauses_under_a_worker_and_a_persons_answer_queues_it_again
     assert_eq!(record.owner.as_deref(), Some(worker.id()));
     assert_eq!(
         common::labels(store.as_ref(), &run_id).await,
-        ["start", "step", "pause:before", "resume", "complete"]
+        ["start", "pause:before", "resume", "complete"]
     );
 }
 

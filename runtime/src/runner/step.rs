@@ -130,7 +130,83 @@ pub(super) fn normalize(frontier: &mut Vec<usize>) {
     }
 }
 
+/// A deferred node waits while any other branch still has a node to run: when a step from
+/// `current` (with sent branches or not) holds some back, the nodes that run and those held.
+/// `None` for most steps, which hold nothing back (and allocate nothing to say so).
+fn split_deferred<S: GraphState>(
+    topology: &Topology<S>,
+    current: &[usize],
+    any_sent: bool,
+) -> Option<(Vec<usize>, Vec<usize>)> {
+    let nodes = &topology.nodes;
+    let eager = any_sent || current.iter().any(|&i| !nodes[i].options.defer);
+    (eager && current.iter().any(|&i| nodes[i].options.defer))
+        .then(|| current.iter().partition(|&&i| !nodes[i].options.defer))
+}
+
+/// The nodes that run in a step, once each: `runnable`'s and those of the `sent` branches
+/// (gathered in `buffer` only when there are sent branches).
+fn with_sent<'a, T>(
+    runnable: &'a [usize],
+    sent: &[(usize, T)],
+    buffer: &'a mut Vec<usize>,
+) -> &'a [usize] {
+    if sent.is_empty() {
+        return runnable;
+    }
+    buffer.extend_from_slice(runnable);
+    buffer.extend(sent.iter().map(|(i, _)| *i));
+    normalize(buffer);
+    buffer
+}
+
 impl<S: GraphState> Run<S> {
+    /// The questions of the nodes in `ran` that pause before they run in step `step` (those
+    /// not approved yet): empty for the common steps, which ask nothing.
+    fn asked_before(&self, topology: &Topology<S>, ran: &[usize], step: u64) -> Vec<Interrupt> {
+        let nodes = &topology.nodes;
+        let waits = |&i: &usize| {
+            nodes[i].options.interrupt == Some(InterruptPoint::Before)
+                && !self.approved.contains(&i)
+        };
+        if !ran.iter().any(waits) {
+            return Vec::new();
+        }
+        ran.iter()
+            .filter(|i| waits(i))
+            .map(|&i| {
+                let question = nodes[i].options.question.as_deref();
+                Interrupt::fixed(&nodes[i].name, step, InterruptPoint::Before, question)
+            })
+            .collect()
+    }
+
+    /// At the end of a step, the questions the next one would pause on before running
+    /// anything ([`Run::asked_before`] on what it would run), unless it would stop first: on
+    /// an overridden next node, a cancellation or the step limit.
+    fn asked_next(&self, topology: &Topology<S>) -> Vec<Interrupt> {
+        let nodes = &topology.nodes;
+        let before = |i: usize| nodes[i].options.interrupt == Some(InterruptPoint::Before);
+        // Most steps lead to no node that asks first: nothing below is built for them.
+        if !self.frontier.iter().any(|&i| before(i)) && !self.sends.iter().any(|&(i, _)| before(i))
+        {
+            return Vec::new();
+        }
+        if self.next_override.is_some()
+            || self.scope.cancel.is_cancelled()
+            || self.step >= u64::from(topology.max_steps)
+        {
+            return Vec::new();
+        }
+        let deferred = split_deferred(topology, &self.frontier, !self.sends.is_empty());
+        let runnable = deferred
+            .as_ref()
+            .map_or(&self.frontier[..], |(runnable, _)| runnable);
+        let mut buffer = Vec::new();
+        let ran = with_sent(runnable, &self.sends, &mut buffer);
+        self.asked_before(topology, ran, self.step + 1)
+    }
+
     /// Follows node `i`'s edge into `next`. A join edge counts `i` as done for its join, and
     /// adds the join's node once all its sources are (the join then starts over).
     pub(super) fn follow_edge(
@@ -330,44 +406,22 @@ impl<S: GraphState> Run<S> {
         step: u64,
     ) -> Result<Advanced, RunError> {
         let nodes = &topology.nodes;
-        // A deferred node waits while any other branch still has a node to run.
-        let eager = current.iter().any(|&i| !nodes[i].options.defer) || !sent.is_empty();
         let mut next = std::mem::take(&mut self.spare);
         next.clear();
-        let partitioned: Vec<usize>;
-        let runnable: &[usize] = if eager && current.iter().any(|&i| nodes[i].options.defer) {
-            let held: Vec<usize>;
-            (partitioned, held) = current.iter().partition(|&&i| !nodes[i].options.defer);
-            next.extend_from_slice(&held);
-            &partitioned
-        } else {
-            current
+        let deferred = split_deferred(topology, current, !sent.is_empty());
+        let runnable: &[usize] = match &deferred {
+            Some((runnable, held)) => {
+                next.extend_from_slice(held);
+                runnable
+            }
+            None => current,
         };
-
-        // The common steps ask nothing of this: checked before anything is built for them.
-        let waits = |&i: &usize| {
-            nodes[i].options.interrupt == Some(InterruptPoint::Before)
-                && !self.approved.contains(&i)
-        };
-        // The nodes that run, once each: the frontier's, and those of the sent branches.
-        let mut ran_nodes: Vec<usize>;
-        let ran: &[usize] = if sent.is_empty() {
-            runnable
-        } else {
-            ran_nodes = runnable.to_vec();
-            ran_nodes.extend(sent.iter().map(|&(i, _)| i));
-            normalize(&mut ran_nodes);
-            &ran_nodes
-        };
-        if ran.iter().any(waits) {
-            let waiting: Vec<Interrupt> = ran
-                .iter()
-                .filter(|i| waits(i))
-                .map(|&i| {
-                    let question = nodes[i].options.question.as_deref();
-                    Interrupt::fixed(&nodes[i].name, step, InterruptPoint::Before, question)
-                })
-                .collect();
+        let mut ran_nodes = Vec::new();
+        let ran = with_sent(runnable, sent, &mut ran_nodes);
+        // Asked here only when the step before could not ask it (a run that starts or
+        // resumes before such a node; a checkpoint written before the pause moved there).
+        let waiting = self.asked_before(topology, ran, step);
+        if !waiting.is_empty() {
             self.frontier = current.to_vec();
             self.sends = sent.to_vec();
             return Box::pin(self.pause(waiting, &[])).await;
@@ -540,6 +594,12 @@ impl<S: GraphState> Run<S> {
         }
         if self.frontier.is_empty() && self.sends.is_empty() {
             return Box::pin(self.complete(ran)).await;
+        }
+        // A pause before the next step's nodes is this step's end, as a completion is: one
+        // checkpoint, not a step's and then a pause's with the same state and frontier.
+        let waiting = self.asked_next(topology);
+        if !waiting.is_empty() {
+            return Box::pin(self.pause(waiting, ran)).await;
         }
         // Guarded here too: even a `save` that returns at once costs its future.
         if self.graph.checkpointer.is_some() {

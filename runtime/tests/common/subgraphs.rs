@@ -85,7 +85,7 @@ pub async fn a_pause_inside_a_subgraph_resumes_in_another_process(
     assert_eq!(child.parent().as_ref(), Some(&run_id));
     assert_eq!(
         labels(first.as_ref(), &child).await,
-        ["start", "step", "pause:before"]
+        ["start", "pause:before"]
     );
     assert_eq!(
         first.load_run(&run_id).await.unwrap().unwrap().status,
@@ -111,7 +111,7 @@ pub async fn a_pause_inside_a_subgraph_resumes_in_another_process(
     let child_labels = labels(second.as_ref(), &child).await;
     assert_eq!(
         child_labels,
-        ["start", "step", "pause:before", "resume", "complete"]
+        ["start", "pause:before", "resume", "complete"]
     );
     let parent_labels = labels(second.as_ref(), &run_id).await;
     assert_eq!(
@@ -193,7 +193,7 @@ pub async fn replaying_a_pause_inside_a_subgraph_copies_the_child(store: Arc<dyn
     let original_child = RunId::from(format!("{run_id}/review@2"));
     assert_eq!(
         labels(store.as_ref(), &original_child).await,
-        ["start", "step", "pause:before"],
+        ["start", "pause:before"],
         "the original child is untouched"
     );
     let approved = graph.resume(&run_id, Answer::Approve).await.unwrap();
@@ -232,7 +232,7 @@ pub async fn resumed_by_another_os_process(
     let child = RunId::from(format!("{run_id}/review@2"));
     assert_eq!(
         labels(store.as_ref(), &child).await,
-        ["start", "step", "pause:before", "resume", "complete"]
+        ["start", "pause:before", "resume", "complete"]
     );
     let owner = record.owner.expect("the last writer");
     let pid = format!(":{}:", std::process::id());
