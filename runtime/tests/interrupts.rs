@@ -282,7 +282,7 @@ fn ask_before_send(max_steps: u32) -> CompiledGraph<Ticket> {
         .add_edge("send", END)
         .set_max_steps(max_steps)
         .set_checkpointer(Arc::new(InMemoryCheckpointer::new()));
-    builder.compile().unwrap()
+    builder.compile().expect("valid graph")
 }
 
 #[tokio::test]
