@@ -194,10 +194,14 @@ impl SqliteCheckpointer {
             Durability::Full => "FULL",
             Durability::Normal => "NORMAL",
         };
+        // Foreign keys are not enforced: a checkpoint is only ever written in the transaction
+        // that read its run's row (`save_step`, which writes that row first when it has to),
+        // and no run is deleted. Enforced, they cost every step a second lookup of its run
+        // (~4,000 instructions, 8% of a step's under `Durability::Normal`).
         connection
             .execute_batch(&format!(
                 "PRAGMA journal_mode = WAL; PRAGMA synchronous = {synchronous}; \
-                 PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;"
+                 PRAGMA foreign_keys = OFF; PRAGMA busy_timeout = 5000;"
             ))
             .map_err(backend)?;
         // Room for every statement this store prepares, with some to spare: rusqlite keeps

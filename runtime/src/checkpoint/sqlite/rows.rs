@@ -157,17 +157,7 @@ pub(super) fn insert_checkpoint(
                 row.progress.as_ref().map(|&(_, transitions)| transitions),
             ])
         })
-        .map_err(|error| match error {
-            rusqlite::Error::SqliteFailure(code, _)
-                if code.code == rusqlite::ErrorCode::ConstraintViolation =>
-            {
-                corrupt(
-                    format!("checkpoint {} of run {}", row.id, row.run_id),
-                    "no run record with this id",
-                )
-            }
-            other => backend(other),
-        })?;
+        .map_err(backend)?;
     Ok(())
 }
 
