@@ -10,7 +10,7 @@ use common::{Answer, Ticket, TicketUpdate, log, shape, ticket};
 use trellis::{
     Command, CompiledGraph, END, GraphBuilder, InterruptRequest, NodeOptions, NodeResult, RunError,
     RunId, START, blueprint::InterruptPoint, checkpoint::Checkpointer,
-    checkpoint::InMemoryCheckpointer, checkpoint::RunStatus,
+    checkpoint::InMemoryCheckpointer, checkpoint::RunStatus, run::StepOutcome,
 };
 
 /// The support flow: classify → lookup_invoice | draft; draft ⇄ review; interrupt before send.
@@ -289,6 +289,13 @@ fn ask_before_send(max_steps: u32) -> CompiledGraph<Ticket> {
 async fn a_pause_before_the_next_step_is_the_step_s_own_end_unless_no_step_may_follow() {
     let paused = ask_before_send(2).invoke(ticket("")).await.unwrap();
     assert_eq!(paused.interrupts()[0].id, "send@2");
+    // Stepped by hand: the step that ran `draft` is the one that pauses.
+    let mut run = ask_before_send(2).start(ticket(""));
+    let StepOutcome::Paused(asked) = run.step().await.unwrap() else {
+        panic!("the first step pauses before `send`");
+    };
+    assert_eq!((asked[0].id.as_str(), run.steps()), ("send@2", 1));
+    assert_eq!(run.state().log, ["draft"]);
     // With the step limit reached, the next step is never taken: the run fails on the limit,
     // as it did when the pause was asked at the next step's start, and asks nothing.
     let error = ask_before_send(1).invoke(ticket("")).await.unwrap_err();

@@ -95,7 +95,9 @@ pub enum StepOutcome {
         /// The step's number, from 1; [`Run::next_nodes`] tells what runs next.
         step: u64,
     },
-    /// The run paused (before running anything, for `interrupt before`).
+    /// The run paused: a node asked, or asks after it ran, or a node of the next step asks
+    /// before it runs (`interrupt before`: this step ran, the next waits for the answer; a run
+    /// that starts or resumes in front of such a node pauses without running anything).
     Paused(Vec<Interrupt>),
     /// The run reached its end.
     Completed,
