@@ -739,6 +739,9 @@ impl<S: GraphState> GraphBuilder<S> {
             node.edge.describe(&nodes, &joins, &mut shape);
         }
         shape.push('\n');
+        let asks_before = nodes
+            .iter()
+            .any(|node| node.options.interrupt == Some(crate::blueprint::InterruptPoint::Before));
         CompiledGraph::new(
             Topology {
                 name: Arc::from(blueprint.name.as_str()),
@@ -752,6 +755,7 @@ impl<S: GraphState> GraphBuilder<S> {
                 blueprint,
                 warnings,
                 nests,
+                asks_before,
             },
             EventBus::new(event_capacity),
             checkpointer,

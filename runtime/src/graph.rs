@@ -134,6 +134,9 @@ pub(crate) struct Topology<S: GraphState> {
     pub(crate) warnings: Vec<BuildDiagnostic>,
     /// Whether a node runs a graph (its runs then give children a place to keep checkpoints).
     pub(crate) nests: bool,
+    /// Whether a node asks before it runs (`interrupt before`): most graphs have none, and
+    /// their steps then skip looking for one.
+    pub(crate) asks_before: bool,
 }
 
 impl<S: GraphState> Topology<S> {

@@ -133,6 +133,7 @@ pub(super) fn normalize(frontier: &mut Vec<usize>) {
 /// A deferred node waits while any other branch still has a node to run: when a step from
 /// `current` (with sent branches or not) holds some back, the nodes that run and those held.
 /// `None` for most steps, which hold nothing back (and allocate nothing to say so).
+#[inline]
 fn split_deferred<S: GraphState>(
     topology: &Topology<S>,
     current: &[usize],
@@ -146,6 +147,7 @@ fn split_deferred<S: GraphState>(
 
 /// The nodes that run in a step, once each: `runnable`'s and those of the `sent` branches
 /// (gathered in `buffer` only when there are sent branches).
+#[inline]
 fn with_sent<'a, T>(
     runnable: &'a [usize],
     sent: &[(usize, T)],
@@ -420,11 +422,14 @@ impl<S: GraphState> Run<S> {
         let ran = with_sent(runnable, sent, &mut ran_nodes);
         // Asked here only when the step before could not ask it (a run that starts or
         // resumes before such a node; a checkpoint written before the pause moved there).
-        let waiting = self.asked_before(topology, ran, step);
-        if !waiting.is_empty() {
-            self.frontier = current.to_vec();
-            self.sends = sent.to_vec();
-            return Box::pin(self.pause(waiting, &[])).await;
+        // Most graphs have no such node: one flag says so, before any call.
+        if topology.asks_before {
+            let waiting = self.asked_before(topology, ran, step);
+            if !waiting.is_empty() {
+                self.frontier = current.to_vec();
+                self.sends = sent.to_vec();
+                return Box::pin(self.pause(waiting, &[])).await;
+            }
         }
         for &i in ran {
             if let Some(max_visits) = nodes[i].options.max_visits {
@@ -597,9 +602,11 @@ impl<S: GraphState> Run<S> {
         }
         // A pause before the next step's nodes is this step's end, as a completion is: one
         // checkpoint, not a step's and then a pause's with the same state and frontier.
-        let waiting = self.asked_next(topology);
-        if !waiting.is_empty() {
-            return Box::pin(self.pause(waiting, ran)).await;
+        if topology.asks_before {
+            let waiting = self.asked_next(topology);
+            if !waiting.is_empty() {
+                return Box::pin(self.pause(waiting, ran)).await;
+            }
         }
         // Guarded here too: even a `save` that returns at once costs its future.
         if self.graph.checkpointer.is_some() {
