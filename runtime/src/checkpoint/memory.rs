@@ -37,7 +37,7 @@ impl InMemoryCheckpointer {
 
     fn lock(&self) -> MutexGuard<'_, HashMap<RunId, Stored>> {
         // A panic elsewhere while holding the lock cannot leave a half-written entry: every
-        // write below is a single insert or push.
+        // write below is an insert, a move or a clone, none of which panics.
         self.runs
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
