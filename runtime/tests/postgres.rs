@@ -315,28 +315,29 @@ async fn corrupt_rows_and_a_newer_schema_are_clear_errors() {
     );
     tamper(&url, &schema, "UPDATE trellis_runs SET status = 'paused'").await;
 
+    let latest = store.list_checkpoints(&run_id).await.unwrap().len();
     tamper(
         &url,
         &schema,
-        "UPDATE trellis_checkpoints SET label = 'paused' WHERE id = 3",
+        &format!("UPDATE trellis_checkpoints SET label = 'paused' WHERE id = {latest}"),
     )
     .await;
     let error = store.latest_checkpoint(&run_id).await.unwrap_err();
     assert!(
         error.to_string().starts_with(&format!(
-            "stored column `label` of checkpoint 3 of run {run_id} is unreadable: unknown checkpoint label `paused`"
+            "stored column `label` of checkpoint {latest} of run {run_id} is unreadable: unknown checkpoint label `paused`"
         )),
         "{error}"
     );
     tamper(
         &url,
         &schema,
-        "UPDATE trellis_checkpoints SET label = 'pause:before', detail = '{\"nodes\": 3}' WHERE id = 3",
+        &format!("UPDATE trellis_checkpoints SET label = 'pause:before', detail = '{{\"nodes\": 3}}' WHERE id = {latest}"),
     )
     .await;
     let error = store.latest_checkpoint(&run_id).await.unwrap_err();
     assert!(
-        matches!(error, CheckpointError::Corrupt { ref what, .. } if what == &format!("column `detail` of checkpoint 3 of run {run_id}")),
+        matches!(error, CheckpointError::Corrupt { ref what, .. } if what == &format!("column `detail` of checkpoint {latest} of run {run_id}")),
         "{error:?}"
     );
     // A foreign state (valid JSON, not a `Ticket`): the resume is refused, nothing panics.
