@@ -375,27 +375,24 @@ impl Checkpointer for SqliteCheckpointer {
             // Both or neither: a crash between them leaves the previous step intact.
             let transaction = write_transaction(connection)?;
             // Only what the fence and `Stored::fits` compare (the creation time as a number).
-            let stored: Option<Stored> = transaction
-                .prepare_cached(
-                    "SELECT owner, status = 'running', state_checkpoint IS NOT NULL, graph,
-                        created_us, lease_until
-                     FROM runs WHERE run_id = ?1",
-                )
-                .and_then(|mut statement| {
-                    statement
-                        .query_row([&row.run_id], |r| {
-                            Ok(Stored {
-                                owner: r.get(0)?,
-                                running: r.get(1)?,
-                                state_in_checkpoint: r.get(2)?,
-                                graph: r.get(3)?,
-                                created_us: r.get(4)?,
-                                lease_until: r.get(5)?,
-                            })
-                        })
-                        .optional()
-                })
-                .map_err(backend)?;
+            let stored: Option<Stored> = cached_row(
+                &transaction,
+                "SELECT owner, status = 'running', state_checkpoint IS NOT NULL, graph,
+                    created_us, lease_until
+                 FROM runs WHERE run_id = ?1",
+                [&row.run_id],
+                |r| {
+                    Ok(Stored {
+                        owner: r.get(0)?,
+                        running: r.get(1)?,
+                        state_in_checkpoint: r.get(2)?,
+                        graph: r.get(3)?,
+                        created_us: r.get(4)?,
+                        lease_until: r.get(5)?,
+                    })
+                },
+            )
+            .map_err(backend)?;
             if let Some(stored) = &stored
                 && stored.owner != run.owner
             {
