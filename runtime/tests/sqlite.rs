@@ -228,3 +228,86 @@ async fn a_file_of_an_earlier_schema_is_brought_up_to_date_and_keeps_its_runs() 
     let record = store.load_run(branch.run_id()).await.unwrap().unwrap();
     assert_eq!(record.parent.map(|p| p.checkpoint), Some(1));
 }
+
+/// A loop of `tick`s, checkpointed in `store`: every step after the first is progress only.
+fn ticking(store: Arc<SqliteCheckpointer>) -> trellis::CompiledGraph<Ticket> {
+    let mut builder = GraphBuilder::<Ticket>::new("Loop");
+    builder
+        .add_node_fn("tick", |_, _| async move {
+            Ok(NodeResult::Update(TicketUpdate::default().reviews(1)))
+        })
+        .add_edge(START, "tick")
+        .add_conditional_edges(
+            "tick",
+            |s: &Ticket| if s.reviews < 100 { "tick" } else { END },
+            ["tick", END],
+        )
+        .set_checkpointer(store);
+    builder.compile().expect("valid graph")
+}
+
+/// A step that no longer owns its run is refused however the run was taken: the store keeps
+/// the row its last step read, so each way the row can change must be seen to.
+#[tokio::test]
+async fn a_run_taken_over_between_steps_is_fenced_whoever_took_it() {
+    for through_another_connection in [false, true] {
+        let path = fresh_path();
+        let store =
+            Arc::new(SqliteCheckpointer::open_with(&path, Durability::Normal).expect("opens"));
+        let graph = ticking(Arc::clone(&store));
+        let mut run = graph.start(ticket("t"));
+        // Enough steps that the row is known and checked by `data_version` alone.
+        for _ in 0..4 {
+            run.step().await.unwrap();
+        }
+        let record = store.load_run(run.run_id()).await.unwrap().unwrap();
+        let mut taker = record.clone();
+        taker.owner = Some("host-b:7:1".to_owned());
+        let taken = if through_another_connection {
+            let other = SqliteCheckpointer::open(&path).expect("opens");
+            other.take_over(&taker, record.owner.as_deref()).await
+        } else {
+            store.take_over(&taker, record.owner.as_deref()).await
+        };
+        assert!(taken.unwrap(), "the take-over failed");
+        let before = store.list_checkpoints(run.run_id()).await.unwrap().len();
+        match run.step().await {
+            Err(trellis::RunError::Checkpoint(CheckpointError::Fenced { owner, .. })) => {
+                assert_eq!(owner, "host-b:7:1");
+            }
+            other => panic!(
+                "a step after a take-over (another connection: {through_another_connection}) was not fenced: {other:?}"
+            ),
+        }
+        let after = store.list_checkpoints(run.run_id()).await.unwrap().len();
+        assert_eq!(before, after, "a fenced step wrote a checkpoint");
+    }
+}
+
+/// Runs taking turns on one store each see their own row, and another connection's commit
+/// between two steps of a run (here a second run started through another connection) does
+/// not make the first one's steps fail.
+#[tokio::test]
+async fn runs_taking_turns_and_other_writers_leave_each_run_s_steps_going() {
+    let path = fresh_path();
+    let store = Arc::new(SqliteCheckpointer::open_with(&path, Durability::Normal).expect("opens"));
+    let graph = ticking(Arc::clone(&store));
+    let mut first = graph.start(ticket("a"));
+    let mut second = graph.start(ticket("b"));
+    let other = Arc::new(SqliteCheckpointer::open(&path).expect("opens"));
+    let elsewhere = ticking(Arc::clone(&other));
+    let mut third = elsewhere.start(ticket("c"));
+    for round in 0..6 {
+        first.step().await.unwrap();
+        first.step().await.unwrap();
+        second.step().await.unwrap();
+        if round % 2 == 0 {
+            third.step().await.unwrap();
+        }
+    }
+    for (run, steps) in [(&first, 12), (&second, 6)] {
+        let record = other.load_run(run.run_id()).await.unwrap().unwrap();
+        assert_eq!(record.steps, steps);
+        assert_eq!(record.status, RunStatus::Running);
+    }
+}

@@ -277,6 +277,7 @@ pub(super) fn decode_checkpoint(
 }
 
 /// What `save_step` reads of the stored run row before writing.
+#[derive(Debug, Clone)]
 pub(super) struct Stored {
     pub(super) owner: Option<String>,
     pub(super) running: bool,
@@ -284,7 +285,38 @@ pub(super) struct Stored {
     pub(super) state_in_checkpoint: bool,
     pub(super) graph: String,
     pub(super) created_us: i64,
-    pub(super) lease_until: Option<String>,
+    pub(super) lease: StoredLease,
+}
+
+/// A stored row's lease, read once: a step compares it with the time at every write.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum StoredLease {
+    None,
+    Until(Timestamp),
+    /// Not a timestamp: the row is rewritten at the next step, as if its lease were gone.
+    Unreadable,
+}
+
+/// Only what the fence and `Stored::fits` compare (the creation time as a number).
+pub(super) const SELECT_STORED: &str = "SELECT owner, status = 'running', \
+    state_checkpoint IS NOT NULL, graph, created_us, lease_until FROM runs WHERE run_id = ?1";
+
+/// A row of [`SELECT_STORED`].
+pub(super) fn decode_stored(row: &Row<'_>) -> rusqlite::Result<Stored> {
+    let lease: Option<String> = row.get(5)?;
+    Ok(Stored {
+        owner: row.get(0)?,
+        running: row.get(1)?,
+        state_in_checkpoint: row.get(2)?,
+        graph: row.get(3)?,
+        created_us: row.get(4)?,
+        lease: match lease {
+            None => StoredLease::None,
+            Some(text) => {
+                Timestamp::parse(&text).map_or(StoredLease::Unreadable, StoredLease::Until)
+            }
+        },
+    })
 }
 
 impl Stored {
@@ -293,13 +325,13 @@ impl Stored {
     /// which checkpoints are newer), and a lease with at least half of `run`'s time left.
     pub(super) fn fits(&self, run: &RunRecord) -> bool {
         let now = run.updated_at.unix_micros();
-        let lease_holds = match (self.lease_until.as_deref(), run.lease_until) {
-            (None, None) => true,
-            (Some(stored), Some(wanted)) => Timestamp::parse(stored).is_ok_and(|stored| {
+        let lease_holds = match (self.lease, run.lease_until) {
+            (StoredLease::None, None) => true,
+            (StoredLease::Until(stored), Some(wanted)) => {
                 let left = stored.unix_micros() - now;
                 let wanted_left = wanted.unix_micros() - now;
                 stored == wanted || left * 2 >= wanted_left
-            }),
+            }
             _ => false,
         };
         self.running
@@ -344,7 +376,7 @@ mod tests {
             state_in_checkpoint: true,
             graph: run.graph.clone(),
             created_us: run.created_at.unix_micros(),
-            lease_until: Some(lease_until.to_string()),
+            lease: StoredLease::Until(lease_until),
         }
     }
 
@@ -376,12 +408,13 @@ mod tests {
         let mut unleased = run.clone();
         unleased.lease_until = None;
         assert!(!fresh().fits(&unleased));
-        let changed: [fn(&mut Stored); 5] = [
+        let changed: [fn(&mut Stored); 6] = [
             |row| row.running = false,
             |row| row.state_in_checkpoint = false,
             |row| row.graph = "Other".to_owned(),
             |row| row.created_us -= 1,
-            |row| row.lease_until = None,
+            |row| row.lease = StoredLease::None,
+            |row| row.lease = StoredLease::Unreadable,
         ];
         for change in changed {
             let mut row = fresh();
