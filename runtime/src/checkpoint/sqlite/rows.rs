@@ -277,7 +277,7 @@ pub(super) fn decode_checkpoint(
 }
 
 /// What `save_step` reads of the stored run row before writing.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(super) struct Stored {
     pub(super) owner: Option<String>,
     pub(super) running: bool,
@@ -289,7 +289,7 @@ pub(super) struct Stored {
 }
 
 /// A stored row's lease, read once: a step compares it with the time at every write.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy)]
 pub(super) enum StoredLease {
     None,
     Until(Timestamp),
