@@ -17,6 +17,12 @@ use crate::state::GraphState;
 /// What an activation produced, with what observers should hear about it.
 pub(crate) struct Activation<U> {
     pub(crate) result: Result<NodeResult<U>, Stop>,
+    pub(crate) report: Report,
+}
+
+/// What an activation tells besides its result. Apart from it, so that each is handed on by
+/// itself: together they are large enough to be copied with a call.
+pub(crate) struct Report {
     /// Failed attempts: (attempt, error text, whether another attempt followed).
     pub(crate) failed_attempts: Vec<(u32, String, bool)>,
     /// Wall time of the whole activation, measured only when someone observes events.
@@ -35,40 +41,46 @@ pub(crate) enum Stop {
 /// Runs `node` until an attempt succeeds, its retries are used up, or the run is cancelled
 /// (`cancel`, borrowed from the run: a clone would cost two atomic operations per activation).
 ///
-/// A node of one attempt and no timeout, unobserved, takes [`once`]: the same outcome without
-/// the retry loop's state, which every activation's future would carry (and copy) otherwise.
+/// A [plain](AttemptPolicy::is_plain) activation takes [`once`]: the same outcome without the
+/// retry loop's state, which every activation's future would carry (and copy) otherwise.
 pub(crate) async fn activate<S: GraphState>(
     node: &dyn Node<S>,
     options: AttemptPolicy,
     state: Arc<S>,
-    ctx: NodeContext,
+    mut ctx: NodeContext,
     cancel: &CancellationToken,
     observed: bool,
 ) -> Activation<S::Update> {
-    if options.retries == 0 && options.timeout.is_none() && !observed {
-        once(node, state, ctx, cancel).await
+    if options.is_plain(observed) {
+        let result = match start(node, state, &mut ctx, None, cancel) {
+            Ok(attempt) => attempt.await,
+            Err(stop) => Err(stop),
+        };
+        once(result, &mut ctx)
     } else {
         Box::pin(attempts(node, options, state, ctx, cancel, observed)).await
     }
 }
 
-/// One attempt: what [`attempts`] does for a node it would not retry, time nor observe.
-async fn once<S: GraphState>(
-    node: &dyn Node<S>,
-    state: Arc<S>,
-    mut ctx: NodeContext,
-    cancel: &CancellationToken,
-) -> Activation<S::Update> {
-    let result = match attempt_once(node, state, &mut ctx, None, cancel).await {
+/// The activation of a plain node from its one attempt's `result` (what [`attempts`] makes
+/// of a node it does not retry, time nor observe). Apart from the attempt, so that the
+/// executor can await a single node's attempt in its own frame, the smallest future there is.
+pub(crate) fn once<U>(
+    result: Result<NodeResult<U>, Option<NodeError>>,
+    ctx: &mut NodeContext,
+) -> Activation<U> {
+    let result = match result {
         Ok(result) => Ok(result),
         Err(None) => Err(Stop::Cancelled),
-        Err(Some(error)) => Err(failure(&error, &ctx, 1)),
+        Err(Some(error)) => Err(failure(&error, ctx, 1)),
     };
     Activation {
         result,
-        failed_attempts: Vec::new(),
-        elapsed: None,
-        nested: ctx.nested.take(),
+        report: Report {
+            failed_attempts: Vec::new(),
+            elapsed: None,
+            nested: ctx.nested.take(),
+        },
     }
 }
 
@@ -139,9 +151,11 @@ async fn attempts<S: GraphState>(
     };
     Activation {
         result,
-        failed_attempts,
-        elapsed: started.map(|t| t.elapsed()),
-        nested: ctx.nested.take(),
+        report: Report {
+            failed_attempts,
+            elapsed: started.map(|t| t.elapsed()),
+            nested: ctx.nested.take(),
+        },
     }
 }
 
@@ -153,6 +167,20 @@ async fn attempt_once<S: GraphState>(
     timeout: Option<Duration>,
     cancel: &CancellationToken,
 ) -> Result<NodeResult<S::Update>, Option<NodeError>> {
+    start(node, state, ctx, timeout, cancel)?.await
+}
+
+/// An attempt, started and ready to be awaited; `Err` as [`attempt_once`]'s when it cannot
+/// start (the run is cancelled, or its timer cannot be made).
+// Always: out of line, the attempt would be built in this frame and copied out.
+#[inline(always)]
+pub(crate) fn start<'a, S: GraphState>(
+    node: &'a dyn Node<S>,
+    state: Arc<S>,
+    ctx: &'a mut NodeContext,
+    timeout: Option<Duration>,
+    cancel: &'a CancellationToken,
+) -> Result<Attempt<'a, S::Update>, Option<NodeError>> {
     if cancel.is_cancelled() {
         return Err(None);
     }
@@ -165,13 +193,12 @@ async fn attempt_once<S: GraphState>(
             Err(panic) => return Err(Some(NodeError::Panicked(panic_message(&*panic)))),
         },
     };
-    Attempt {
+    Ok(Attempt {
         work: node.run(state, ctx),
         deadline,
         cancel,
         cancelled: None,
-    }
-    .await
+    })
 }
 
 type Work<'a, U> = Pin<Box<dyn Future<Output = Result<NodeResult<U>, NodeError>> + Send + 'a>>;
@@ -180,7 +207,7 @@ type Work<'a, U> = Pin<Box<dyn Future<Output = Result<NodeResult<U>, NodeError>>
 ///
 /// Written by hand rather than as nested `async` blocks: every field is a pointer, so the
 /// future stays small, and the futures that hold it are copied on every step.
-struct Attempt<'a, U> {
+pub(crate) struct Attempt<'a, U> {
     work: Work<'a, U>,
     deadline: Option<(Pin<Box<tokio::time::Sleep>>, Duration)>,
     cancel: &'a CancellationToken,

@@ -31,6 +31,15 @@ pub(crate) struct AttemptPolicy {
     pub(crate) timeout: Option<Duration>,
 }
 
+impl AttemptPolicy {
+    /// One attempt, no timeout, and nobody to tell about it: the activation needs no retry
+    /// loop, no timer and no clock.
+    #[inline]
+    pub(crate) fn is_plain(&self, observed: bool) -> bool {
+        self.retries == 0 && self.timeout.is_none() && !observed
+    }
+}
+
 pub(crate) use trellis_graph::InterruptPoint;
 
 impl NodeOptions {

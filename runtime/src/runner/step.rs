@@ -6,7 +6,7 @@ use tracing::Instrument;
 
 use super::concurrent::run_all;
 use super::{Advanced, Phase, Run, StepOutcome};
-use crate::activation::{Activation, Stop, activate};
+use crate::activation::{Activation, Report, Stop, activate, once, start};
 use crate::checkpoint::{CheckpointLabel, RunStatus};
 use crate::errors::RunError;
 use crate::event::Event;
@@ -488,7 +488,8 @@ impl<S: GraphState> Run<S> {
                     i,
                     step,
                     observed,
-                    activation,
+                    activation.result,
+                    activation.report,
                     which,
                     &mut absorbed,
                 )?;
@@ -496,21 +497,67 @@ impl<S: GraphState> Run<S> {
         } else if let [i] = *runnable {
             // One node: polled right here, no `Vec`, no box.
             let span = node_span(topology, i, step);
-            let activation = self.activate_node(topology, i, step, None, observed);
-            // The span wrapper only when spans are recorded, with two awaits rather than
-            // `in_span`'s `Either`: this is the most travelled path, and `in_span` here (with
-            // `activate_node` out of line) measured ~25% slower on the chain and loop benches.
-            let activation = if span.is_disabled() {
-                activation.await
+            let spec = &nodes[i];
+            let policy = spec.options.policy();
+            if span.is_disabled() && policy.is_plain(observed) {
+                // The most travelled path of all: the attempt itself awaited in this frame,
+                // not inside an activation's future (several times its size, and copied).
+                let mut ctx = self.context(i, step, None);
+                let state = Arc::clone(&self.state);
+                let result = match start(&*spec.node, state, &mut ctx, None, &self.scope.cancel) {
+                    Ok(attempt) => attempt.await,
+                    Err(stop) => Err(stop),
+                };
+                let activation = once(result, &mut ctx);
+                drop(ctx);
+                let Activation { result, report } = activation;
+                self.absorb(
+                    topology,
+                    i,
+                    step,
+                    observed,
+                    result,
+                    report,
+                    None,
+                    &mut absorbed,
+                )?;
             } else {
-                activation.instrument(span).await
-            };
-            self.absorb(topology, i, step, observed, activation, None, &mut absorbed)?;
+                let activation = self.activate_node(topology, i, step, None, observed);
+                // The span wrapper only when spans are recorded, with two awaits rather than
+                // `in_span`'s `Either`: this is the most travelled path, and `in_span` here (with
+                // `activate_node` out of line) measured ~25% slower on the chain and loop benches.
+                let activation = if span.is_disabled() {
+                    activation.await
+                } else {
+                    activation.instrument(span).await
+                };
+                let Activation { result, report } = activation;
+                self.absorb(
+                    topology,
+                    i,
+                    step,
+                    observed,
+                    result,
+                    report,
+                    None,
+                    &mut absorbed,
+                )?;
+            }
         } else {
             // Boxed: several nodes in a step are rare next to one, and its future is large.
             let activations = Box::pin(self.execute(topology, runnable, step, observed)).await;
             for (&i, activation) in runnable.iter().zip(activations) {
-                self.absorb(topology, i, step, observed, activation, None, &mut absorbed)?;
+                let Activation { result, report } = activation;
+                self.absorb(
+                    topology,
+                    i,
+                    step,
+                    observed,
+                    result,
+                    report,
+                    None,
+                    &mut absorbed,
+                )?;
             }
         }
         let Absorbed {
@@ -706,15 +753,16 @@ impl<S: GraphState> Run<S> {
         i: usize,
         step: u64,
         observed: bool,
-        activation: Activation<S::Update>,
+        result: Result<NodeResult<S::Update>, Stop>,
+        report: Report,
         branch: Option<usize>,
         absorbed: &mut Absorbed<'t, S::Update>,
     ) -> Result<(), RunError> {
         let nodes = &topology.nodes;
         let spec = &nodes[i];
         // Filled only when observed; an empty list is not iterated (nor its iterator dropped).
-        if !activation.failed_attempts.is_empty() {
-            for (attempt, error, retrying) in activation.failed_attempts {
+        if !report.failed_attempts.is_empty() {
+            for (attempt, error, retrying) in report.failed_attempts {
                 self.emit(|| Event::NodeFailed {
                     run_id: self.scope.run_id.clone(),
                     graph: topology.name.to_string(),
@@ -726,7 +774,7 @@ impl<S: GraphState> Run<S> {
                 });
             }
         }
-        let result = match activation.result {
+        let result = match result {
             Ok(result) => result,
             Err(Stop::Cancelled) => {
                 absorbed.rare().cancelled = true;
@@ -742,7 +790,7 @@ impl<S: GraphState> Run<S> {
             }
         };
         if observed {
-            let elapsed = activation.elapsed.unwrap_or_default();
+            let elapsed = report.elapsed.unwrap_or_default();
             self.emit(|| Event::NodeCompleted {
                 run_id: self.scope.run_id.clone(),
                 graph: topology.name.to_string(),
@@ -752,21 +800,60 @@ impl<S: GraphState> Run<S> {
                 elapsed_us: u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
             });
         }
-        if let Some(nested) = activation.nested
+        if let Some(nested) = report.nested
             && self.absorb_nested(&spec.name, i, step, &nested, absorbed)
         {
             return Ok(());
         }
-        let (update, command) = match result {
-            NodeResult::None => (None, Command::Continue),
-            NodeResult::Update(update) => (Some(update), Command::Continue),
-            NodeResult::Command(command) => (None, command),
-            NodeResult::UpdateThen(update, command) => (Some(update), command),
-            NodeResult::Interrupt(request) => (None, Command::Interrupt(request)),
+        // An update, or nothing, is what most activations return: no command to check.
+        let interrupted = match result {
+            NodeResult::None => {
+                absorbed.follow.push(i);
+                false
+            }
+            NodeResult::Update(update) => {
+                absorbed.updates.push(&spec.name, update);
+                absorbed.follow.push(i);
+                false
+            }
+            NodeResult::Command(command) => {
+                self.commanded(topology, i, step, command, branch, absorbed)?
+            }
+            NodeResult::UpdateThen(update, command) => {
+                absorbed.updates.push(&spec.name, update);
+                self.commanded(topology, i, step, command, branch, absorbed)?
+            }
+            NodeResult::Interrupt(request) => {
+                let command = Command::Interrupt(request);
+                self.commanded(topology, i, step, command, branch, absorbed)?
+            }
         };
-        if let Some(update) = update {
-            absorbed.updates.push(&spec.name, update);
+        // A node that asked its own question needs no second pause after it.
+        if spec.options.interrupt == Some(InterruptPoint::After) && !interrupted {
+            let question = spec.options.question.as_deref();
+            let interrupt = Interrupt::fixed(&spec.name, step, InterruptPoint::After, question);
+            absorbed
+                .rare()
+                .interrupts
+                .push((i, of_branch(interrupt, branch)));
         }
+        Ok(())
+    }
+
+    /// Takes node `i`'s `command` into the step's results, checked against the targets its
+    /// edges declare; whether it asked a question (an interrupt).
+    #[inline(never)]
+    fn commanded<'t>(
+        &self,
+        topology: &'t Topology<S>,
+        i: usize,
+        step: u64,
+        command: Command,
+        branch: Option<usize>,
+        absorbed: &mut Absorbed<'t, S::Update>,
+    ) -> Result<bool, RunError> {
+        let nodes = &topology.nodes;
+        let spec = &nodes[i];
         let undeclared = |target: &str| RunError::UndeclaredTarget {
             node: spec.name.to_string(),
             target: target.to_owned(),
@@ -778,7 +865,7 @@ impl<S: GraphState> Run<S> {
         };
         // A join source's one target is its join: going there is arriving at it.
         let joins = matches!(spec.edge, Edge::Join(_));
-        let mut interrupted = false;
+        let interrupted = matches!(command, Command::Interrupt(_));
         match command {
             Command::Continue => absorbed.follow.push(i),
             Command::Goto(target) => match declared(&target)? {
@@ -804,7 +891,6 @@ impl<S: GraphState> Run<S> {
                 {
                     declared(to)?;
                 }
-                interrupted = true;
                 let interrupt = Interrupt::new(&spec.name, step, InterruptPoint::Node, request);
                 absorbed
                     .rare()
@@ -826,16 +912,7 @@ impl<S: GraphState> Run<S> {
                 }
             }
         }
-        // A node that asked its own question needs no second pause after it.
-        if spec.options.interrupt == Some(InterruptPoint::After) && !interrupted {
-            let question = spec.options.question.as_deref();
-            let interrupt = Interrupt::fixed(&spec.name, step, InterruptPoint::After, question);
-            absorbed
-                .rare()
-                .interrupts
-                .push((i, of_branch(interrupt, branch)));
-        }
-        Ok(())
+        Ok(interrupted)
     }
 
     /// Takes what a subgraph node's child did into the step: its final state (for a child on
