@@ -126,7 +126,7 @@ fn a_file_from_a_newer_schema_is_refused() {
     let error = SqliteCheckpointer::open(&path).unwrap_err();
     assert_eq!(
         error.to_string(),
-        "stored database schema is unreadable: schema version 99 is not one this build knows (it reads versions up to 4); use a newer trellis"
+        "stored database schema is unreadable: schema version 99 is not one this build knows (it reads versions up to 5); use a newer trellis"
     );
 }
 
@@ -201,21 +201,67 @@ async fn the_run_record_follows_every_step_though_a_step_writes_one_row() {
     assert_eq!(state.reviews, 6);
 }
 
+/// Turns a file of this build back into one a build of schema 3 left: checkpoints in a
+/// `WITHOUT ROWID` table keyed by run id and id, runs without numbers or parents.
+const BACK_TO_SCHEMA_3: &str = "CREATE TABLE checkpoints_3 (
+        run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+        id INTEGER NOT NULL,
+        step INTEGER NOT NULL,
+        label TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        state TEXT NOT NULL,
+        detail TEXT NOT NULL,
+        run_last_node TEXT,
+        run_transitions INTEGER,
+        PRIMARY KEY (run_id, id)
+    ) WITHOUT ROWID;
+    INSERT INTO checkpoints_3 SELECT r.run_id, c.id, c.step, c.label, c.created_at, c.state,
+        c.detail, c.run_last_node, c.run_transitions
+        FROM checkpoints c JOIN runs r ON r.seq = c.key >> 32;
+    DROP TABLE checkpoints;
+    DROP INDEX runs_seq;
+    ALTER TABLE runs DROP COLUMN seq;
+    ALTER TABLE checkpoints_3 RENAME TO checkpoints;
+    ALTER TABLE runs DROP COLUMN parent_run;
+    ALTER TABLE runs DROP COLUMN parent_checkpoint;
+    PRAGMA user_version = 3";
+
 #[tokio::test]
 async fn a_file_of_an_earlier_schema_is_brought_up_to_date_and_keeps_its_runs() {
     let path = fresh_path();
-    let paused = {
+    // Two runs, each with checkpoints, so that each must find its own after the migration.
+    let (paused, looped) = {
         let store = Arc::new(SqliteCheckpointer::open(&path).expect("creates"));
-        approval_graph(store).invoke(ticket("t")).await.unwrap()
+        let paused = approval_graph(Arc::clone(&store))
+            .invoke(ticket("t"))
+            .await
+            .unwrap();
+        let looped = ticking(store).invoke(ticket("l")).await.unwrap();
+        (paused, looped)
     };
-    // As a build of schema 3 left it.
-    tamper(
-        &path,
-        "ALTER TABLE runs DROP COLUMN parent_run;
-         ALTER TABLE runs DROP COLUMN parent_checkpoint;
-         PRAGMA user_version = 3",
-    );
+    let before = {
+        let store = SqliteCheckpointer::open(&path).expect("reopens");
+        let mut before = Vec::new();
+        for run in [paused.run_id(), looped.run_id()] {
+            let checkpoints = store.list_checkpoints(run).await.unwrap();
+            before.push(serde_json::to_value(checkpoints).unwrap());
+        }
+        before
+    };
+    tamper(&path, BACK_TO_SCHEMA_3);
     let store = Arc::new(SqliteCheckpointer::open(&path).expect("migrates"));
+    for (run, before) in [paused.run_id(), looped.run_id()].into_iter().zip(&before) {
+        let checkpoints = store.list_checkpoints(run).await.unwrap();
+        assert_eq!(&serde_json::to_value(&checkpoints).unwrap(), before);
+        let latest = store.latest_checkpoint(run).await.unwrap().unwrap();
+        assert_eq!(Some(&latest.id), checkpoints.last().map(|c| &c.id));
+        let first = store.checkpoint(run, 1).await.unwrap().unwrap();
+        assert_eq!((&first.run_id, first.id), (run, 1));
+    }
+    let record = store.load_run(looped.run_id()).await.unwrap().unwrap();
+    assert_eq!((record.status, record.steps), (RunStatus::Completed, 100));
+    let state: Ticket = serde_json::from_value(record.state).unwrap();
+    assert_eq!(state.reviews, 100);
     let record = store.load_run(paused.run_id()).await.unwrap().unwrap();
     assert_eq!((record.status, record.parent), (RunStatus::Paused, None));
     let graph = approval_graph(Arc::clone(&store));
@@ -227,6 +273,54 @@ async fn a_file_of_an_earlier_schema_is_brought_up_to_date_and_keeps_its_runs() 
     let branch = graph.replay(paused.run_id(), 1).await.unwrap();
     let record = store.load_run(branch.run_id()).await.unwrap().unwrap();
     assert_eq!(record.parent.map(|p| p.checkpoint), Some(1));
+    // A run started after the migration numbers its checkpoints apart from the others'.
+    let fresh = ticking(Arc::clone(&store))
+        .invoke(ticket("f"))
+        .await
+        .unwrap();
+    let checkpoints = store.list_checkpoints(fresh.run_id()).await.unwrap();
+    assert!(checkpoints.iter().all(|c| &c.run_id == fresh.run_id()));
+    assert_eq!(checkpoints.len(), before_len(&before[1]));
+}
+
+/// How many checkpoints a listing held.
+fn before_len(listing: &serde_json::Value) -> usize {
+    listing.as_array().map_or(0, Vec::len)
+}
+
+#[tokio::test]
+async fn a_file_whose_checkpoints_a_migration_would_lose_is_refused_whole() {
+    let path = fresh_path();
+    {
+        let store = Arc::new(SqliteCheckpointer::open(&path).expect("creates"));
+        approval_graph(store).invoke(ticket("t")).await.unwrap();
+    }
+    tamper(&path, BACK_TO_SCHEMA_3);
+    // A checkpoint whose run is gone: written by hand, no build writes one.
+    tamper(
+        &path,
+        "PRAGMA foreign_keys = OFF;
+         INSERT INTO checkpoints (run_id, id, step, label, created_at, state, detail)
+         SELECT 'gone', id, step, label, created_at, state, detail FROM checkpoints LIMIT 1",
+    );
+    let error = SqliteCheckpointer::open(&path).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "stored database schema is unreadable: 1 checkpoint(s) have no run or an id past 32 bits: the file cannot be brought to schema 5 without losing them; remove them, or open the file with a build of schema 4"
+    );
+    // Nothing was changed: the file is still of schema 3, its checkpoints all there.
+    let connection = rusqlite::Connection::open(&path).expect("opens");
+    let version: i64 = connection
+        .query_row("PRAGMA user_version", [], |row| row.get(0))
+        .unwrap();
+    let count: i64 = connection
+        .query_row("SELECT count(*) FROM checkpoints", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(
+        version, 4,
+        "migrated up to the refused step, and no further"
+    );
+    assert!(count > 1);
 }
 
 /// A loop of `tick`s, checkpointed in `store`: every step after the first is progress only.

@@ -63,11 +63,14 @@ pub(super) fn run_row(run: &RunRecord, same_as: Option<i64>) -> Result<RunRow, C
     })
 }
 
+/// A new row takes the next run number (`seq`, which keys its checkpoints); a write to an
+/// existing row keeps the row's own (the update leaves `seq` out).
 pub(super) const UPSERT_RUN: &str =
     "INSERT INTO runs (run_id, graph, status, created_at, created_us,
         updated_at, last_node, steps, state, state_checkpoint, interrupts, error, transitions,
-        owner, lease_until, parent_run, parent_checkpoint)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+        owner, lease_until, parent_run, parent_checkpoint, seq)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+        (SELECT COALESCE(max(seq), 0) + 1 FROM runs))
     ON CONFLICT (run_id) DO UPDATE SET graph = excluded.graph, status = excluded.status,
         updated_at = excluded.updated_at, last_node = excluded.last_node, steps = excluded.steps,
         state = excluded.state, state_checkpoint = excluded.state_checkpoint,
@@ -134,19 +137,42 @@ pub(super) fn checkpoint_row(
     })
 }
 
+/// The key of checkpoint `id` of the run numbered `seq`: the run's number in the high 32 bits,
+/// so that a run's checkpoints are one range of keys, in order, and a step's appends to it.
+pub(super) fn checkpoint_key(
+    run_id: &str,
+    seq: Option<i64>,
+    id: i64,
+) -> Result<i64, CheckpointError> {
+    let what = || format!("checkpoint {id} of run {run_id}");
+    let seq = seq.ok_or_else(|| corrupt(format!("column `seq` of run {run_id}"), "empty"))?;
+    if !(1..=i64::from(i32::MAX)).contains(&seq) {
+        return Err(corrupt(
+            format!("column `seq` of run {run_id}"),
+            format!("{seq} is not a run number (1 to 2^31 - 1)"),
+        ));
+    }
+    if !(0..=i64::from(u32::MAX)).contains(&id) {
+        return Err(corrupt(what(), "its id does not fit in 32 bits"));
+    }
+    Ok((seq << 32) | id)
+}
+
 pub(super) fn insert_checkpoint(
     connection: &Connection,
     row: &CheckpointRow,
+    seq: Option<i64>,
 ) -> Result<(), CheckpointError> {
+    let key = checkpoint_key(&row.run_id, seq, row.id)?;
     connection
         .prepare_cached(
-            "INSERT OR REPLACE INTO checkpoints (run_id, id, step, label, created_at, state, detail,
+            "INSERT OR REPLACE INTO checkpoints (key, id, step, label, created_at, state, detail,
                  run_last_node, run_transitions)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
         )
         .and_then(|mut statement| {
             statement.execute(params![
-                row.run_id,
+                key,
                 row.id,
                 row.step,
                 row.label,
@@ -185,10 +211,11 @@ pub(super) const SELECT_RUN: &str = "SELECT r.run_id, r.graph, r.status, r.creat
     COALESCE(p.step, r.steps), COALESCE(p.run_transitions, r.transitions),
     r.owner, r.lease_until, r.parent_run, r.parent_checkpoint
     FROM runs r
-    LEFT JOIN checkpoints c ON c.run_id = r.run_id AND c.id = r.state_checkpoint
-    LEFT JOIN checkpoints p ON p.run_id = r.run_id AND p.id > r.state_checkpoint
-        AND p.id = (SELECT max(id) FROM checkpoints
-                    WHERE run_id = r.run_id AND run_transitions IS NOT NULL)";
+    LEFT JOIN checkpoints c ON c.key = (r.seq << 32) + r.state_checkpoint
+    LEFT JOIN checkpoints p ON p.key = (SELECT key FROM checkpoints
+        WHERE key > (r.seq << 32) + r.state_checkpoint AND key < (r.seq + 1) << 32
+            AND run_transitions IS NOT NULL
+        ORDER BY key DESC LIMIT 1)";
 
 /// A run row, decoded; a malformed column is a `Corrupt` error naming the run and the column.
 pub(super) fn decode_run(row: &Row<'_>) -> rusqlite::Result<Result<RunRecord, CheckpointError>> {
@@ -247,8 +274,12 @@ pub(super) fn decode_run(row: &Row<'_>) -> rusqlite::Result<Result<RunRecord, Ch
     })())
 }
 
+/// The checkpoints of run `?1`, their keys one range (see [`checkpoint_key`]); more
+/// conditions follow with `AND`.
 pub(super) const SELECT_CHECKPOINT: &str =
-    "SELECT run_id, id, step, label, created_at, state, detail FROM checkpoints";
+    "SELECT r.run_id, c.id, c.step, c.label, c.created_at, c.state, c.detail
+    FROM runs r JOIN checkpoints c ON c.key >= r.seq << 32 AND c.key < (r.seq + 1) << 32
+    WHERE r.run_id = ?1";
 
 pub(super) fn decode_checkpoint(
     row: &Row<'_>,
@@ -286,6 +317,8 @@ pub(super) struct Stored {
     pub(super) graph: String,
     pub(super) created_us: i64,
     pub(super) lease: StoredLease,
+    /// The run's number, which keys its checkpoints.
+    pub(super) seq: Option<i64>,
 }
 
 /// A stored row's lease, read once: a step compares it with the time at every write.
@@ -299,7 +332,7 @@ pub(super) enum StoredLease {
 
 /// Only what the fence and `Stored::fits` compare (the creation time as a number).
 pub(super) const SELECT_STORED: &str = "SELECT owner, status = 'running', \
-    state_checkpoint IS NOT NULL, graph, created_us, lease_until FROM runs WHERE run_id = ?1";
+    state_checkpoint IS NOT NULL, graph, created_us, lease_until, seq FROM runs WHERE run_id = ?1";
 
 /// A row of [`SELECT_STORED`].
 pub(super) fn decode_stored(row: &Row<'_>) -> rusqlite::Result<Stored> {
@@ -316,6 +349,7 @@ pub(super) fn decode_stored(row: &Row<'_>) -> rusqlite::Result<Stored> {
                 Timestamp::parse(&text).map_or(StoredLease::Unreadable, StoredLease::Until)
             }
         },
+        seq: row.get(6)?,
     })
 }
 
@@ -377,6 +411,7 @@ mod tests {
             graph: run.graph.clone(),
             created_us: run.created_at.unix_micros(),
             lease: StoredLease::Until(lease_until),
+            seq: Some(1),
         }
     }
 
