@@ -132,7 +132,12 @@ pub(super) fn checkpoint_row(
         label: checkpoint.label.to_string(),
         created_at: checkpoint.created_at.to_string(),
         state,
-        detail: json("checkpoint detail", &Detail::of(checkpoint))?,
+        detail: Detail::of(checkpoint)
+            .to_json()
+            .map_err(|source| CheckpointError::Serialize {
+                what: "checkpoint detail",
+                source,
+            })?,
         progress: None,
     })
 }
