@@ -50,19 +50,27 @@ impl<S, F> FnNode<S, F> {
     }
 }
 
-#[async_trait]
+// Written as `#[async_trait]` expands it, but boxing the closure's own future: an `async fn`
+// here would box a second future around it, polled (and moved) on every activation.
 impl<S, F, Fut> Node<S> for FnNode<S, F>
 where
     S: GraphState,
     F: Fn(Arc<S>, NodeContext) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<NodeResult<S::Update>, NodeError>> + Send + 'static,
 {
-    async fn run(
-        &self,
+    fn run<'node, 'ctx, 'work>(
+        &'node self,
         state: Arc<S>,
-        ctx: &mut NodeContext,
-    ) -> Result<NodeResult<S::Update>, NodeError> {
-        (self.f)(state, ctx.clone()).await
+        ctx: &'ctx mut NodeContext,
+    ) -> std::pin::Pin<
+        Box<dyn Future<Output = Result<NodeResult<S::Update>, NodeError>> + Send + 'work>,
+    >
+    where
+        'node: 'work,
+        'ctx: 'work,
+        Self: 'work,
+    {
+        Box::pin((self.f)(state, ctx.clone()))
     }
 }
 
