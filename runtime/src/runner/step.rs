@@ -83,6 +83,16 @@ struct Rare {
     cancelled: bool,
 }
 
+/// How a step ends when it does more than end ([`Run::ending`]).
+enum Ending {
+    /// A pause on these questions.
+    Pause(Vec<Interrupt>),
+    /// The run's completion.
+    Complete,
+    /// The step's checkpoint.
+    Save,
+}
+
 /// A subgraph's final state replacing the run's: its node, the state, and a second node that
 /// tried to replace it in the same step.
 type Replaced = (usize, Arc<dyn std::any::Any + Send + Sync>, Option<usize>);
@@ -384,7 +394,13 @@ impl<S: GraphState> Run<S> {
         }
         let current = std::mem::take(&mut self.frontier);
         let sent = std::mem::take(&mut self.sends);
-        match self.run_frontier(topology, &current, &sent, step).await {
+        let result = match current[..] {
+            [i] if sent.is_empty() && self.runs_alone(topology, i) => {
+                self.step_alone(topology, i, step).await
+            }
+            _ => self.run_frontier(topology, &current, &sent, step).await,
+        };
+        match result {
             Ok(outcome) => {
                 self.spare = current;
                 Ok(outcome)
@@ -395,6 +411,129 @@ impl<S: GraphState> Run<S> {
                 self.sends = sent;
                 Err(error)
             }
+        }
+    }
+
+    /// Whether node `i`, alone in step `step`, can take [`step_alone`](Self::step_alone): a
+    /// plain node (one attempt, no timeout) that asks nothing after it, in a run that nobody
+    /// observes or streams, with nothing pending for the node (an approval, a failure
+    /// to handle, a child to continue) and no node that asks before it runs.
+    #[inline]
+    fn runs_alone(&self, topology: &Topology<S>, i: usize) -> bool {
+        let options = &topology.nodes[i].options;
+        !topology.asks_before
+            && options.interrupt.is_none()
+            && options.policy().is_plain(false)
+            && self.stream.is_none()
+            && self.approved.is_empty()
+            && self.failures.is_empty()
+            && self.children.is_empty()
+            && !self.observed()
+    }
+
+    /// A step of node `i` alone ([`runs_alone`](Self::runs_alone)), the most travelled path:
+    /// what [`run_frontier`](Self::run_frontier) does for it, without gathering several
+    /// nodes' results first (about half an activation's cost there). A result other than an
+    /// update or nothing (a command, an interrupt, a failure, a subgraph's outcome, a
+    /// cancellation) is absorbed and settled as `run_frontier` does it.
+    async fn step_alone(
+        &mut self,
+        topology: &Arc<Topology<S>>,
+        i: usize,
+        step: u64,
+    ) -> Result<Advanced, RunError> {
+        let spec = &topology.nodes[i];
+        if spec.options.max_visits.is_some() {
+            self.within_visits(topology, i, 1)?;
+        }
+        let mut ctx = self.context(i, step, None);
+        let state = Arc::clone(&self.state);
+        let result = match start(&*spec.node, state, &mut ctx, None, &self.scope.cancel) {
+            // No span at all when nothing records at its level (made and dropped, even a
+            // disabled one costs a tenth of this path), and the wrapper only when it records.
+            Ok(attempt) if !tracing::level_enabled!(tracing::Level::INFO) => attempt.await,
+            Ok(attempt) => {
+                let span = node_span(topology, i, step);
+                if span.is_disabled() {
+                    attempt.await
+                } else {
+                    attempt.instrument(span).await
+                }
+            }
+            Err(stop) => Err(stop),
+        };
+        let update = match result {
+            Ok(NodeResult::None) if ctx.nested.is_none() => None,
+            Ok(NodeResult::Update(update)) if ctx.nested.is_none() => Some(update),
+            other => {
+                let Activation { result, report } = once(other, &mut ctx);
+                drop(ctx);
+                return Box::pin(self.settle_one(topology, i, step, result, report)).await;
+            }
+        };
+        drop(ctx);
+        if let Some(update) = update {
+            Arc::make_mut(&mut self.state)
+                .apply_one(&spec.name, update)
+                .map_err(|conflict| RunError::MergeConflict { step, conflict })?;
+        }
+        // Counted before the router runs: it sees this step's activation.
+        self.visits[i] += 1;
+        let mut next = std::mem::take(&mut self.spare);
+        next.clear();
+        self.follow_edge(topology, i, &mut next)?;
+        normalize(&mut next);
+        self.transitions += 1;
+        self.frontier = next;
+        match self.ending(topology, &[i], step, Vec::new()) {
+            None => Ok(Advanced::Stepped(step)),
+            Some(ending) => Box::pin(self.end(ending, &[i], step)).await,
+        }
+    }
+
+    /// [`step_alone`](Self::step_alone)'s node `i` returned something other than an update:
+    /// its activation absorbed and settled as [`run_frontier`](Self::run_frontier) does.
+    #[cold]
+    async fn settle_one(
+        &mut self,
+        topology: &Arc<Topology<S>>,
+        i: usize,
+        step: u64,
+        result: Result<NodeResult<S::Update>, Stop>,
+        report: Report,
+    ) -> Result<Advanced, RunError> {
+        let mut absorbed = Absorbed {
+            updates: Updates::None,
+            next: std::mem::take(&mut self.spare),
+            follow: std::mem::take(&mut self.follow),
+            rare: None,
+        };
+        absorbed.next.clear();
+        absorbed.follow.clear();
+        self.absorb(
+            topology,
+            i,
+            step,
+            false,
+            result,
+            report,
+            None,
+            &mut absorbed,
+        )?;
+        self.settle(topology, &[i], &[], &[i], step, absorbed).await
+    }
+
+    /// Whether node `i` may run `now` more times in this step, within its `max_visits`.
+    fn within_visits(&self, topology: &Topology<S>, i: usize, now: usize) -> Result<(), RunError> {
+        let spec = &topology.nodes[i];
+        match spec.options.max_visits {
+            Some(max_visits) if u64::from(self.visits[i]) + now as u64 > u64::from(max_visits) => {
+                Err(RunError::VisitLimit {
+                    node: spec.name.to_string(),
+                    max_visits,
+                })
+            }
+            _ => Ok(()),
         }
     }
 
@@ -432,15 +571,10 @@ impl<S: GraphState> Run<S> {
             }
         }
         for &i in ran {
-            if let Some(max_visits) = nodes[i].options.max_visits {
+            if nodes[i].options.max_visits.is_some() {
                 let now = runnable.binary_search(&i).map_or(0, |_| 1)
                     + sent.iter().filter(|&&(j, _)| j == i).count();
-                if u64::from(self.visits[i]) + now as u64 > u64::from(max_visits) {
-                    return Err(RunError::VisitLimit {
-                        node: nodes[i].name.to_string(),
-                        max_visits,
-                    });
-                }
+                self.within_visits(topology, i, now)?;
             }
         }
         // With sent branches: every activation in order, by node, a node's own before its
@@ -560,6 +694,22 @@ impl<S: GraphState> Run<S> {
                 )?;
             }
         }
+        self.settle(topology, runnable, sent, ran, step, absorbed)
+            .await
+    }
+
+    /// Takes a step's absorbed results into the run: merges the updates, counts the visits,
+    /// follows the edges into the next frontier, then ends the step (`conclude`). `runnable`
+    /// ran once each, `sent` once per branch; `ran` is both, once each.
+    async fn settle(
+        &mut self,
+        topology: &Arc<Topology<S>>,
+        runnable: &[usize],
+        sent: &[(usize, Arc<serde_json::Value>)],
+        ran: &[usize],
+        step: u64,
+        absorbed: Absorbed<'_, S::Update>,
+    ) -> Result<Advanced, RunError> {
         let Absorbed {
             updates,
             mut next,
@@ -635,32 +785,67 @@ impl<S: GraphState> Run<S> {
         if !self.children.is_empty() {
             self.children.retain(|(node, _)| !ran.contains(node));
         }
+        let asked = match rare {
+            Some(rare) if !rare.interrupts.is_empty() => {
+                rare.interrupts.into_iter().map(|(_, i)| i).collect()
+            }
+            _ => Vec::new(),
+        };
+        match self.ending(topology, ran, step, asked) {
+            None => Ok(Advanced::Stepped(step)),
+            Some(ending) => Box::pin(self.end(ending, ran, step)).await,
+        }
+    }
+
+    /// Ends step `step`, whose nodes `ran` and whose results are merged: a pause on what its
+    /// nodes `asked` or on what the next step's nodes ask first, the run's completion, or a
+    /// checkpoint of the step; `None` when the step simply ends (the run goes on, nothing to
+    /// write), which callers answer without awaiting anything.
+    // Always: the usual answer, `None`, is a few checks, and a call costs more than they do.
+    #[inline(always)]
+    fn ending(
+        &mut self,
+        topology: &Topology<S>,
+        ran: &[usize],
+        step: u64,
+        asked: Vec<Interrupt>,
+    ) -> Option<Ending> {
         self.step = step;
         self.last_node = ran.last().copied();
         self.send_values();
-        if let Some(rare) = rare
-            && !rare.interrupts.is_empty()
-        {
-            let interrupts = rare.interrupts.into_iter().map(|(_, i)| i).collect();
-            return Box::pin(self.pause(interrupts, ran)).await;
+        if !asked.is_empty() {
+            return Some(Ending::Pause(asked));
         }
         if self.frontier.is_empty() && self.sends.is_empty() {
-            return Box::pin(self.complete(ran)).await;
+            return Some(Ending::Complete);
         }
         // A pause before the next step's nodes is this step's end, as a completion is: one
         // checkpoint, not a step's and then a pause's with the same state and frontier.
         if topology.asks_before {
             let waiting = self.asked_next(topology);
             if !waiting.is_empty() {
-                return Box::pin(self.pause(waiting, ran)).await;
+                return Some(Ending::Pause(waiting));
             }
         }
-        // Guarded here too: even a `save` that returns at once costs its future.
-        if self.graph.checkpointer.is_some() {
-            self.save(CheckpointLabel::Step, RunStatus::Running, ran, None)
-                .await?;
+        self.graph.checkpointer.is_some().then_some(Ending::Save)
+    }
+
+    /// Ends step `step` as [`ending`](Self::ending) said.
+    async fn end(
+        &mut self,
+        ending: Ending,
+        ran: &[usize],
+        step: u64,
+    ) -> Result<Advanced, RunError> {
+        match ending {
+            Ending::Pause(asked) => self.pause(asked, ran).await,
+            Ending::Complete => self.complete(ran).await,
+            Ending::Save => {
+                self.save(CheckpointLabel::Step, RunStatus::Running, ran, None)
+                    .await?;
+                Ok(Advanced::Stepped(step))
+            }
         }
-        Ok(Advanced::Stepped(step))
     }
 
     /// The state after a step in which subgraph nodes on this state type completed: the
