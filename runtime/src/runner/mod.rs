@@ -291,7 +291,7 @@ impl<S: GraphState> Run<S> {
     /// Steps until the run completes or pauses (one span for all the steps).
     async fn drive(&mut self) -> Result<(), RunError> {
         let topology = Arc::clone(&self.graph.topology);
-        while let Advanced::Stepped(_) = self.advance(&topology).await? {}
+        self.advance(&topology, true).await?;
         Ok(())
     }
 
