@@ -503,3 +503,70 @@ fn without_timers_a_backoff_or_a_timeout_fails_the_node_not_the_caller() {
         .expect_err("the node fails");
     assert!(matches!(error, RunError::Node(_)), "{error:?}");
 }
+
+/// A run of `graph` that fails, and what it left: its error, its record's state and step, and
+/// its failed checkpoint's frontier and step.
+async fn failed_run(
+    graph: &trellis::CompiledGraph<Ticket>,
+    store: &InMemoryCheckpointer,
+) -> (String, serde_json::Value, u64, Vec<String>, u64) {
+    let error = graph.invoke(ticket("")).await.unwrap_err();
+    let run = store.list_runs(1, 0).await.unwrap().remove(0);
+    let latest = store.latest_checkpoint(&run.run_id).await.unwrap().unwrap();
+    assert_eq!(latest.label.to_string(), "failed");
+    (
+        error.to_string(),
+        run.state,
+        run.steps,
+        latest.frontier,
+        latest.step,
+    )
+}
+
+/// A step of one node runs on a lean path unless someone watches the run (see
+/// `docs/runtime.md`, execution): every way such a step can fail must leave the same record
+/// whichever path ran it.
+#[tokio::test]
+async fn a_failing_step_leaves_the_same_record_whether_watched_or_not() {
+    type Build = fn(&mut GraphBuilder<Ticket>);
+    let failing: [(&str, Build); 4] = [
+        ("a router naming an undeclared target", |b| {
+            b.add_conditional_edges("last", |_: &Ticket| "nowhere", ["first", END]);
+        }),
+        ("a node error", |b| {
+            b.add_node_fn("boom", |_, _| async { Err(NodeError::msg("no")) })
+                .add_edge("last", "boom")
+                .add_edge("boom", END);
+        }),
+        ("a visit limit", |b| {
+            b.add_edge("last", "first");
+        }),
+        ("a command to an undeclared target", |b| {
+            b.add_node_fn("goto", |_, _| async { Ok(NodeResult::goto("first")) })
+                .add_edge("last", "goto")
+                .add_edge("goto", END);
+        }),
+    ];
+    for (what, finish) in failing {
+        let mut left = Vec::new();
+        for watched in [false, true] {
+            let store = Arc::new(InMemoryCheckpointer::new());
+            let mut builder = GraphBuilder::<Ticket>::new("Failing");
+            builder
+                .add_node_fn_with(
+                    "first",
+                    |_, _| async { Ok(log("first")) },
+                    NodeOptions::new().max_visits(1),
+                )
+                .add_node_fn("last", |_, _| async { Ok(log("last")) })
+                .add_edge(START, "first")
+                .add_edge("first", "last")
+                .set_checkpointer(store.clone());
+            finish(&mut builder);
+            let graph = builder.compile().unwrap();
+            let _watching = watched.then(|| graph.subscribe());
+            left.push(failed_run(&graph, &store).await);
+        }
+        assert_eq!(left[0], left[1], "{what}");
+    }
+}

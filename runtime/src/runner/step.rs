@@ -228,8 +228,15 @@ impl<S: GraphState> Run<S> {
         next: &mut Vec<usize>,
     ) -> Result<(), RunError> {
         let spec = &topology.nodes[i];
-        if let Edge::Each { .. } = spec.edge {
-            return self.fan_out(&spec.edge, &spec.name);
+        match spec.edge {
+            // The most common edge, first: nothing to look up.
+            Edge::Static(Target::Node(j)) => {
+                next.push(j);
+                return Ok(());
+            }
+            Edge::Static(Target::End) => return Ok(()),
+            Edge::Each { .. } => return self.fan_out(&spec.edge, &spec.name),
+            _ => {}
         }
         if let Edge::Join(barrier) = spec.edge {
             let join = &topology.joins[barrier];
@@ -410,21 +417,35 @@ impl<S: GraphState> Run<S> {
                 max_steps: topology.max_steps,
             });
         }
+        // The lean path takes the frontier only once it has its next one: a step that fails
+        // before leaves it as it was.
+        if let [i] = self.frontier[..]
+            && self.sends.is_empty()
+            && self.runs_alone(topology, i)
+        {
+            return self.step_alone(topology, i, step).await;
+        }
         let current = std::mem::take(&mut self.frontier);
         let sent = std::mem::take(&mut self.sends);
-        let result = match current[..] {
-            [i] if sent.is_empty() && self.runs_alone(topology, i) => {
-                self.step_alone(topology, i, step).await
-            }
-            _ => self.run_frontier(topology, &current, &sent, step).await,
-        };
+        let result = self.run_frontier(topology, &current, &sent, step).await;
+        self.after_step(result, current, sent)
+    }
+
+    /// After a step that started from the frontier `current` and the branches `sent`: its
+    /// buffer kept for a later frontier, or, when the step failed, both put back, so that the
+    /// failed checkpoint shows the step that could not run.
+    fn after_step(
+        &mut self,
+        result: Result<Advanced, RunError>,
+        current: Vec<usize>,
+        sent: Vec<(usize, Arc<serde_json::Value>)>,
+    ) -> Result<Advanced, RunError> {
         match result {
             Ok(outcome) => {
                 self.spare = current;
                 Ok(outcome)
             }
             Err(error) => {
-                // The failed checkpoint shows the step that could not run.
                 self.frontier = current;
                 self.sends = sent;
                 Err(error)
@@ -486,7 +507,9 @@ impl<S: GraphState> Run<S> {
             other => {
                 let Activation { result, report } = once(other, &mut ctx);
                 drop(ctx);
-                return Box::pin(self.settle_one(topology, i, step, result, report)).await;
+                let current = std::mem::take(&mut self.frontier);
+                let settled = Box::pin(self.settle_one(topology, i, step, result, report)).await;
+                return self.after_step(settled, current, Vec::new());
             }
         };
         drop(ctx);
@@ -499,13 +522,23 @@ impl<S: GraphState> Run<S> {
         self.visits[i] += 1;
         let mut next = std::mem::take(&mut self.spare);
         next.clear();
-        self.follow_edge(topology, i, &mut next)?;
+        if let Err(error) = self.follow_edge(topology, i, &mut next) {
+            // As `after_step` leaves a failed step: its frontier (untouched), nothing sent.
+            self.sends.clear();
+            return Err(error);
+        }
         normalize(&mut next);
         self.transitions += 1;
-        self.frontier = next;
+        let current = std::mem::replace(&mut self.frontier, next);
         match self.ending(topology, &[i], step, Vec::new()) {
-            None => Ok(Advanced::Stepped(step)),
-            Some(ending) => Box::pin(self.end(ending, &[i], step)).await,
+            None => {
+                self.spare = current;
+                Ok(Advanced::Stepped(step))
+            }
+            Some(ending) => {
+                let ended = Box::pin(self.end(ending, &[i], step)).await;
+                self.after_step(ended, current, Vec::new())
+            }
         }
     }
 
