@@ -226,6 +226,7 @@ impl EventBus {
     }
 
     /// Whether anyone would see an event: then, and only then, is it built.
+    #[inline]
     pub(crate) fn is_observed(&self) -> bool {
         self.subscribers.load(Ordering::Relaxed) > 0
             || tracing::enabled!(target: "trellis", tracing::Level::DEBUG)

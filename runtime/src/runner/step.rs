@@ -133,6 +133,7 @@ where
 }
 
 /// Sorts a frontier into declaration order and runs each node once (the join).
+#[inline]
 pub(super) fn normalize(frontier: &mut Vec<usize>) {
     if frontier.len() > 1 {
         frontier.sort_unstable();

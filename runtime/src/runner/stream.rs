@@ -165,6 +165,7 @@ pub(crate) struct StreamSink<S: GraphState> {
 
 impl<S: GraphState> Run<S> {
     /// Whether this run's stream carries `mode`.
+    #[inline]
     pub(super) fn streams(&self, mode: StreamMode) -> bool {
         self.stream
             .as_ref()
@@ -241,6 +242,7 @@ impl<S: GraphState> Run<S> {
 
     /// Whether anyone sees this run's events (then, and only then, are they built and nodes
     /// timed).
+    #[inline]
     pub(super) fn observed(&self) -> bool {
         self.streams(StreamMode::Events)
             || self.scope.forward.is_some()
