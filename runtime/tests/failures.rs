@@ -510,9 +510,13 @@ async fn failed_run(
     graph: &trellis::CompiledGraph<Ticket>,
     store: &InMemoryCheckpointer,
 ) -> (String, serde_json::Value, u64, Vec<String>, u64) {
-    let error = graph.invoke(ticket("")).await.unwrap_err();
-    let run = store.list_runs(1, 0).await.unwrap().remove(0);
-    let latest = store.latest_checkpoint(&run.run_id).await.unwrap().unwrap();
+    let error = graph.invoke(ticket("")).await.expect_err("the run fails");
+    let run = store.list_runs(1, 0).await.expect("lists").remove(0);
+    let latest = store
+        .latest_checkpoint(&run.run_id)
+        .await
+        .expect("reads")
+        .expect("a failed checkpoint");
     assert_eq!(latest.label.to_string(), "failed");
     (
         error.to_string(),
