@@ -685,50 +685,38 @@ impl<S: GraphState> Run<S> {
             let span = node_span(topology, i, step);
             let spec = &nodes[i];
             let policy = spec.options.policy();
-            if span.is_disabled() && policy.is_plain(observed) {
-                // The most travelled path of all: the attempt itself awaited in this frame,
-                // not inside an activation's future (several times its size, and copied).
+            let activation = if span.is_disabled() && policy.is_plain(observed) {
+                // The attempt itself awaited in this frame, not inside an activation's future
+                // (several times its size, and copied).
                 let mut ctx = self.context(i, step, None);
                 let state = Arc::clone(&self.state);
                 let result = match start(&*spec.node, state, &mut ctx, None, &self.scope.cancel) {
                     Ok(attempt) => attempt.await,
                     Err(stop) => Err(stop),
                 };
-                let activation = once(result, &mut ctx);
-                drop(ctx);
-                let Activation { result, report } = activation;
-                self.absorb(
-                    topology,
-                    i,
-                    step,
-                    observed,
-                    result,
-                    report,
-                    None,
-                    &mut absorbed,
-                )?;
+                once(result, &mut ctx)
             } else {
                 let activation = self.activate_node(topology, i, step, None, observed);
                 // The span wrapper only when spans are recorded, with two awaits rather than
-                // `in_span`'s `Either`: this is the most travelled path, and `in_span` here (with
-                // `activate_node` out of line) measured ~25% slower on the chain and loop benches.
-                let activation = if span.is_disabled() {
+                // `in_span`'s `Either`: `in_span` here (with `activate_node` out of line)
+                // measured ~25% slower on the chain and loop benches.
+                if span.is_disabled() {
                     activation.await
                 } else {
                     activation.instrument(span).await
-                };
-                let Activation { result, report } = activation;
-                self.absorb(
-                    topology,
-                    i,
-                    step,
-                    observed,
-                    result,
-                    report,
-                    None,
-                    &mut absorbed,
-                )?;
-            }
+                }
+            };
+            let Activation { result, report } = activation;
+            self.absorb(
+                topology,
+                i,
+                step,
+                observed,
+                result,
+                report,
+                None,
+                &mut absorbed,
+            )?;
         } else {
             // Boxed: several nodes in a step are rare next to one, and its future is large.
             let activations = Box::pin(self.execute(topology, runnable, step, observed)).await;
