@@ -739,8 +739,9 @@ impl<S: GraphState> Run<S> {
     }
 
     /// Takes a step's absorbed results into the run: merges the updates, counts the visits,
-    /// follows the edges into the next frontier, then ends the step ([`ending`](Self::ending)). `runnable`
-    /// ran once each, `sent` once per branch; `ran` is both, once each.
+    /// follows the edges into the next frontier, then ends the step
+    /// ([`ending`](Self::ending)). `runnable` ran once each, `sent` once per branch; `ran` is
+    /// both, once each.
     async fn settle(
         &mut self,
         topology: &Arc<Topology<S>>,
