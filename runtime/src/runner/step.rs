@@ -454,10 +454,10 @@ impl<S: GraphState> Run<S> {
         }
     }
 
-    /// Whether node `i`, alone in step `step`, can take [`step_alone`](Self::step_alone): a
-    /// plain node (one attempt, no timeout) that asks nothing after it, in a run that nobody
-    /// observes or streams, with nothing pending for the node (an approval, a failure
-    /// to handle, a child to continue) and no node that asks before it runs.
+    /// Whether node `i`, alone in its step, can take [`step_alone`](Self::step_alone): a plain
+    /// node (one attempt, no timeout) that asks nothing after it, in a run that nobody observes
+    /// or streams, with nothing pending for the node (an approval, a failure to handle, a child
+    /// to continue) and no node of the graph that asks before it runs.
     #[inline]
     fn runs_alone(&self, topology: &Topology<S>, i: usize) -> bool {
         let options = &topology.nodes[i].options;
