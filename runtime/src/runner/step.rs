@@ -460,10 +460,7 @@ impl<S: GraphState> Run<S> {
     /// to continue) and no node of the graph that asks before it runs.
     #[inline]
     fn runs_alone(&self, topology: &Topology<S>, i: usize) -> bool {
-        let options = &topology.nodes[i].options;
-        !topology.asks_before
-            && options.interrupt.is_none()
-            && options.policy().is_plain(false)
+        topology.alone[i]
             && self.stream.is_none()
             && self.approved.is_empty()
             && self.failures.is_empty()
