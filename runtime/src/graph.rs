@@ -105,9 +105,14 @@ pub(crate) struct Join {
     pub(crate) sources: Vec<usize>,
 }
 
+// In declaration order, `repr(C)`: what every step of the node reads (the node, its name, its
+// edge) shares the spec's first cache lines, the options (~200 bytes, read by rare paths) come
+// after. A 1,000-node chain's specs do not fit the first caches; laid out by the compiler,
+// a step touched four or five lines of its node's.
+#[repr(C)]
 pub(crate) struct NodeSpec<S: GraphState> {
-    pub(crate) name: Arc<str>,
     pub(crate) node: Arc<dyn Node<S>>,
+    pub(crate) name: Arc<str>,
     /// Its one outgoing edge (the rules make sure there is exactly one).
     pub(crate) edge: Edge<S>,
     pub(crate) on_error: Option<usize>,
