@@ -39,22 +39,20 @@ impl Detail<'_> {
             out.push_str(&serde_json::to_string(&*self.failures)?);
         }
         // As `skip_serializing_if` on the derive: left out when empty.
-        if !self.interrupts.is_empty() {
-            out.push_str(",\"interrupts\":");
-            out.push_str(&serde_json::to_string(&*self.interrupts)?);
-        }
-        if !self.joins.is_empty() {
-            out.push_str(",\"joins\":");
-            out.push_str(&serde_json::to_string(&*self.joins)?);
-        }
-        if !self.sends.is_empty() {
-            out.push_str(",\"sends\":");
-            out.push_str(&serde_json::to_string(&*self.sends)?);
-        }
-        if !self.children.is_empty() {
-            out.push_str(",\"children\":");
-            out.push_str(&serde_json::to_string(&*self.children)?);
-        }
+        optional(
+            &mut out,
+            "interrupts",
+            self.interrupts.is_empty(),
+            &*self.interrupts,
+        )?;
+        optional(&mut out, "joins", self.joins.is_empty(), &*self.joins)?;
+        optional(&mut out, "sends", self.sends.is_empty(), &*self.sends)?;
+        optional(
+            &mut out,
+            "children",
+            self.children.is_empty(),
+            &*self.children,
+        )?;
         out.push_str(",\"graph_fingerprint\":");
         string(&mut out, &self.graph_fingerprint)?;
         out.push_str(",\"state_type\":");
@@ -62,6 +60,22 @@ impl Detail<'_> {
         out.push('}');
         Ok(out)
     }
+}
+
+/// `,"name":value` by `serde_json`, unless the field is `empty`.
+fn optional(
+    out: &mut String,
+    name: &str,
+    empty: bool,
+    value: &(impl serde::Serialize + ?Sized),
+) -> Result<(), serde_json::Error> {
+    if !empty {
+        out.push_str(",\"");
+        out.push_str(name);
+        out.push_str("\":");
+        out.push_str(&serde_json::to_string(value)?);
+    }
+    Ok(())
 }
 
 /// `["a","b"]`.

@@ -551,14 +551,7 @@ impl<S: GraphState> Run<S> {
         result: Result<NodeResult<S::Update>, Stop>,
         report: Report,
     ) -> Result<Advanced, RunError> {
-        let mut absorbed = Absorbed {
-            updates: Updates::None,
-            next: std::mem::take(&mut self.spare),
-            follow: std::mem::take(&mut self.follow),
-            rare: None,
-        };
-        absorbed.next.clear();
-        absorbed.follow.clear();
+        let mut absorbed = self.absorbing();
         self.absorb(
             topology,
             i,
@@ -570,6 +563,36 @@ impl<S: GraphState> Run<S> {
             &mut absorbed,
         )?;
         self.settle(topology, &[i], &[], &[i], step, absorbed).await
+    }
+
+    /// Empty results for a step to absorb into, in the run's reused buffers.
+    fn absorbing<'t>(&mut self) -> Absorbed<'t, S::Update> {
+        let mut next = std::mem::take(&mut self.spare);
+        let mut follow = std::mem::take(&mut self.follow);
+        next.clear();
+        follow.clear();
+        Absorbed {
+            updates: Updates::None,
+            next,
+            follow,
+            rare: None,
+        }
+    }
+
+    /// Takes a finished activation of node `i` (not a sent branch) into the step's results.
+    // Always: taken apart here, the activation is not copied into a call.
+    #[inline(always)]
+    fn absorb_activation<'t>(
+        &self,
+        topology: &'t Topology<S>,
+        i: usize,
+        step: u64,
+        observed: bool,
+        activation: Activation<S::Update>,
+        absorbed: &mut Absorbed<'t, S::Update>,
+    ) -> Result<(), RunError> {
+        let Activation { result, report } = activation;
+        self.absorb(topology, i, step, observed, result, report, None, absorbed)
     }
 
     /// Whether node `i` may run `now` more times in this step, within its `max_visits`.
@@ -596,12 +619,11 @@ impl<S: GraphState> Run<S> {
         step: u64,
     ) -> Result<Advanced, RunError> {
         let nodes = &topology.nodes;
-        let mut next = std::mem::take(&mut self.spare);
-        next.clear();
+        let mut absorbed = self.absorbing();
         let deferred = split_deferred(topology, current, !sent.is_empty());
         let runnable: &[usize] = match &deferred {
             Some((runnable, held)) => {
-                next.extend_from_slice(held);
+                absorbed.next.extend_from_slice(held);
                 runnable
             }
             None => current,
@@ -650,13 +672,6 @@ impl<S: GraphState> Run<S> {
                 });
             }
         }
-        let mut absorbed = Absorbed {
-            updates: Updates::None,
-            next,
-            follow: std::mem::take(&mut self.follow),
-            rare: None,
-        };
-        absorbed.follow.clear();
         if let Some(all) = &activations {
             let results = Box::pin(self.execute_sent(topology, all, step, observed)).await;
             // A branch's interrupt is told apart from its siblings' by its place among them.
@@ -703,32 +718,12 @@ impl<S: GraphState> Run<S> {
                     activation.instrument(span).await
                 }
             };
-            let Activation { result, report } = activation;
-            self.absorb(
-                topology,
-                i,
-                step,
-                observed,
-                result,
-                report,
-                None,
-                &mut absorbed,
-            )?;
+            self.absorb_activation(topology, i, step, observed, activation, &mut absorbed)?;
         } else {
             // Boxed: several nodes in a step are rare next to one, and its future is large.
             let activations = Box::pin(self.execute(topology, runnable, step, observed)).await;
             for (&i, activation) in runnable.iter().zip(activations) {
-                let Activation { result, report } = activation;
-                self.absorb(
-                    topology,
-                    i,
-                    step,
-                    observed,
-                    result,
-                    report,
-                    None,
-                    &mut absorbed,
-                )?;
+                self.absorb_activation(topology, i, step, observed, activation, &mut absorbed)?;
             }
         }
         self.settle(topology, runnable, sent, ran, step, absorbed)
