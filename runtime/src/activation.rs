@@ -193,8 +193,14 @@ pub(crate) fn start<'a, S: GraphState>(
             Err(panic) => return Err(Some(NodeError::Panicked(panic_message(&*panic)))),
         },
     };
+    // A node may panic before it returns its future (a closure node calls its closure here,
+    // and any `Node` may do work in `run` itself): that panic is this node's error too.
+    let work = match catch_unwind(AssertUnwindSafe(|| node.run(state, ctx))) {
+        Ok(work) => work,
+        Err(panic) => return Err(Some(NodeError::Panicked(panic_message(&*panic)))),
+    };
     Ok(Attempt {
-        work: node.run(state, ctx),
+        work,
         deadline,
         cancel,
         cancelled: None,

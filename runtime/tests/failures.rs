@@ -369,6 +369,80 @@ async fn a_panicking_node_becomes_a_node_error_and_other_runs_carry_on() {
     assert!(matches!(error, RunError::Node(f) if f.kind == FailureKind::Panicked));
 }
 
+/// A node that does work in `run` itself, before it hands over its future.
+struct PanicsWhenCalled;
+
+impl trellis::Node<Ticket> for PanicsWhenCalled {
+    fn run<'node, 'ctx, 'work>(
+        &'node self,
+        _: Arc<Ticket>,
+        _: &'ctx mut trellis::NodeContext,
+    ) -> std::pin::Pin<
+        Box<
+            dyn std::future::Future<Output = Result<NodeResult<TicketUpdate>, NodeError>>
+                + Send
+                + 'work,
+        >,
+    >
+    where
+        'node: 'work,
+        'ctx: 'work,
+        Self: 'work,
+    {
+        panic!("while called")
+    }
+}
+
+#[tokio::test]
+async fn a_node_that_panics_before_returning_its_future_is_caught_too() {
+    fn before_its_future(
+        _: Arc<Ticket>,
+        _: trellis::NodeContext,
+    ) -> std::future::Ready<Result<NodeResult<TicketUpdate>, NodeError>> {
+        panic!("before its future")
+    }
+    // A closure node and a hand-written one, each alone in its step and beside a sibling.
+    for (alone, closure) in [(true, true), (true, false), (false, true), (false, false)] {
+        let mut builder = GraphBuilder::<Ticket>::new("Eager");
+        if closure {
+            builder.add_node_fn("eager", before_its_future);
+        } else {
+            builder.add_node("eager", PanicsWhenCalled);
+        }
+        builder
+            .add_node_fn("sibling", |_, _| async { Ok(log("sibling")) })
+            .add_edge("eager", END)
+            .add_edge("sibling", END);
+        if alone {
+            builder.add_edge(START, "eager");
+        } else {
+            builder.add_fork(START, ["eager", "sibling"]);
+        }
+        let error = builder
+            .compile()
+            .unwrap()
+            .invoke(ticket(""))
+            .await
+            .unwrap_err();
+        let RunError::Node(failure) = error else {
+            panic!("expected a node error, got {error:?}");
+        };
+        let expected = if closure {
+            "before its future"
+        } else {
+            "while called"
+        };
+        assert_eq!(
+            (failure.kind, failure.message.as_str()),
+            (
+                FailureKind::Panicked,
+                format!("panicked: {expected}").as_str()
+            ),
+            "alone: {alone}, closure: {closure}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn cancellation_stops_a_node_midway() {
     let (entered_tx, entered_rx) = tokio::sync::oneshot::channel::<()>();
