@@ -5,12 +5,12 @@ use std::process::{Command, Output};
 
 const SUPPORT: &str = include_str!("../../examples/graphs/support.graph");
 
-/// A scratch folder of this test's own, emptied first.
-fn scratch(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("trellis-cli-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("a scratch folder");
-    dir
+/// A scratch folder of this test's own, removed with its files when dropped.
+fn scratch(test: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("trellis-cli-{test}-"))
+        .tempdir()
+        .expect("a scratch folder")
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
@@ -37,14 +37,15 @@ fn stderr(output: &Output) -> String {
 
 #[test]
 fn check_exits_0_on_a_clean_file_and_1_on_errors() {
-    let dir = scratch("check");
-    let good = write(&dir, "good.graph", SUPPORT);
+    let folder = scratch("check");
+    let dir = folder.path();
+    let good = write(dir, "good.graph", SUPPORT);
     let out = trellis(&["check", good.to_str().unwrap_or_default()]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stderr(&out).contains("0 errors, 0 warnings"));
 
     let typo = SUPPORT.replace("classify -> lookup_invoice", "classify -> lookup_invoce");
-    let bad = write(&dir, "bad.graph", &typo);
+    let bad = write(dir, "bad.graph", &typo);
     let out = trellis(&[
         "check",
         good.to_str().unwrap_or_default(),
@@ -64,9 +65,10 @@ fn check_exits_0_on_a_clean_file_and_1_on_errors() {
 
 #[test]
 fn warnings_fail_only_under_deny_warnings() {
-    let dir = scratch("warnings");
+    let folder = scratch("warnings");
+    let dir = folder.path();
     let path = write(
-        &dir,
+        dir,
         "cycle.graph",
         "graph G {\n    node a;\n    node b;\n    START -> a -> b;\n    b -> a | END;\n}\n",
     );
@@ -80,9 +82,10 @@ fn warnings_fail_only_under_deny_warnings() {
 
 #[test]
 fn check_json_prints_one_object_per_line_in_the_contract_shape() {
-    let dir = scratch("json");
+    let folder = scratch("json");
+    let dir = folder.path();
     let path = write(
-        &dir,
+        dir,
         "two.graph",
         "graph G {\n    node a;\n    node a;\n    START -> a -> b;\n}\n",
     );
@@ -158,7 +161,8 @@ fn usage_and_io_errors_exit_2() {
 
 #[test]
 fn invalid_utf8_is_an_error_with_a_place() {
-    let dir = scratch("utf8");
+    let folder = scratch("utf8");
+    let dir = folder.path();
     let path = dir.join("latin1.graph");
     std::fs::write(&path, b"graph G {\n    node caf\xe9;\n}\n").expect("written");
     let out = trellis(&[
@@ -178,9 +182,10 @@ fn invalid_utf8_is_an_error_with_a_place() {
 
 #[test]
 fn fmt_rewrites_and_check_reports() {
-    let dir = scratch("fmt");
+    let folder = scratch("fmt");
+    let dir = folder.path();
     let messy = "graph G{node a;START->a;a->END;}";
-    let path = write(&dir, "messy.graph", messy);
+    let path = write(dir, "messy.graph", messy);
     let path_str = path.to_str().unwrap_or_default();
 
     let out = trellis(&["fmt", "--check", path_str]);
@@ -203,7 +208,7 @@ fn fmt_rewrites_and_check_reports() {
         Some(0)
     );
 
-    let broken = write(&dir, "broken.graph", "graph G { node }");
+    let broken = write(dir, "broken.graph", "graph G { node }");
     let out = trellis(&["fmt", broken.to_str().unwrap_or_default()]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("not formatted: it has syntax errors"));
@@ -215,8 +220,9 @@ fn fmt_rewrites_and_check_reports() {
 
 #[test]
 fn export_json_has_the_contract_shape() {
-    let dir = scratch("export-json");
-    let path = write(&dir, "support.graph", SUPPORT);
+    let folder = scratch("export-json");
+    let dir = folder.path();
+    let path = write(dir, "support.graph", SUPPORT);
     let out = trellis(&[
         "export",
         "--format",
@@ -252,8 +258,9 @@ fn export_json_has_the_contract_shape() {
 
 #[test]
 fn export_pictures() {
-    let dir = scratch("export-pictures");
-    let path = write(&dir, "support.graph", SUPPORT);
+    let folder = scratch("export-pictures");
+    let dir = folder.path();
+    let path = write(dir, "support.graph", SUPPORT);
     let path = path.to_str().unwrap_or_default();
     let dot = stdout(&trellis(&["export", "--format", "dot", path]));
     insta::assert_snapshot!("support_dot", dot);
@@ -265,9 +272,10 @@ fn export_pictures() {
 /// pictures, all ending at the joined node.
 #[test]
 fn export_draws_a_waiting_join() {
-    let dir = scratch("export-join");
+    let folder = scratch("export-join");
+    let dir = folder.path();
     let text = "graph Research {\n    node plan;\n    node web;\n    node papers;\n    node deep;\n    node summarize;\n    START -> plan;\n    plan -> web & papers;\n    papers -> deep;\n    web & deep -> summarize -> END;\n}\n";
-    let path = write(&dir, "research.graph", text);
+    let path = write(dir, "research.graph", text);
     let path = path.to_str().unwrap_or_default();
     let json: serde_json::Value =
         serde_json::from_str(&stdout(&trellis(&["export", "--format", "json", path])))
@@ -290,9 +298,10 @@ fn export_draws_a_waiting_join() {
 /// concurrency in JSON; the pictures draw the send as one labelled arrow.
 #[test]
 fn export_draws_a_subgraph() {
-    let dir = scratch("export-subgraph");
+    let folder = scratch("export-subgraph");
+    let dir = folder.path();
     let text = "graph Research {\n    node search;\n    START -> search -> END;\n}\n\ngraph Ticket {\n    node draft;\n    node research { graph Research; }\n    START -> draft -> research -> END;\n}\n";
-    let path = write(&dir, "ticket.graph", text);
+    let path = write(dir, "ticket.graph", text);
     let path = path.to_str().unwrap_or_default();
     let args = |format: &'static str| ["export", "--format", format, "--graph", "Ticket", path];
     let json: serde_json::Value =
@@ -308,9 +317,10 @@ fn export_draws_a_subgraph() {
 
 #[test]
 fn export_draws_a_send() {
-    let dir = scratch("export-send");
+    let folder = scratch("export-send");
+    let dir = folder.path();
     let text = "graph Review {\n    node plan;\n    node summarize { input Document; max_concurrency 8; }\n    node publish;\n    START -> plan;\n    plan -> each summarize;\n    summarize -> publish -> END;\n}\n";
-    let path = write(&dir, "review.graph", text);
+    let path = write(dir, "review.graph", text);
     let path = path.to_str().unwrap_or_default();
     let json: serde_json::Value =
         serde_json::from_str(&stdout(&trellis(&["export", "--format", "json", path])))
@@ -333,9 +343,10 @@ fn export_draws_a_send() {
 
 #[test]
 fn export_picks_a_graph_by_name() {
-    let dir = scratch("export-pick");
+    let folder = scratch("export-pick");
+    let dir = folder.path();
     let two = "graph A {\n    node a;\n    START -> a -> END;\n}\n\ngraph B {\n    node b;\n    START -> b -> END;\n}\n";
-    let path = write(&dir, "two.graph", two);
+    let path = write(dir, "two.graph", two);
     let path = path.to_str().unwrap_or_default();
     let out = trellis(&["export", "--format", "json", path]);
     assert_eq!(out.status.code(), Some(2));
@@ -346,7 +357,7 @@ fn export_picks_a_graph_by_name() {
     let out = trellis(&["export", "--format", "json", "--graph", "C", path]);
     assert_eq!(out.status.code(), Some(2));
 
-    let broken = write(&dir, "broken.graph", "graph A { node a; }");
+    let broken = write(dir, "broken.graph", "graph A { node a; }");
     let out = trellis(&[
         "export",
         "--format",
@@ -360,8 +371,9 @@ fn export_picks_a_graph_by_name() {
 
 #[test]
 fn expand_prints_the_generated_code_formatted() {
-    let dir = scratch("expand");
-    let path = write(&dir, "support.graph", SUPPORT);
+    let folder = scratch("expand");
+    let dir = folder.path();
+    let path = write(dir, "support.graph", SUPPORT);
     let out = trellis(&["expand", path.to_str().unwrap_or_default()]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let code = stdout(&out);
@@ -385,7 +397,7 @@ fn expand_prints_the_generated_code_formatted() {
     assert!(stderr(&missing).contains("has no graph `Nope`; it has `Support`"));
 
     let broken = write(
-        &dir,
+        dir,
         "broken.graph",
         "graph G { node a; START -> a; a -> b; }",
     );
@@ -437,7 +449,8 @@ async fn recorded_runs(
 
 #[tokio::test]
 async fn runs_lists_shows_and_walks_checkpoints_in_sqlite() {
-    let dir = scratch("runs");
+    let folder = scratch("runs");
+    let dir = folder.path();
     let db = dir.join("runs.db");
     let store = trellis::checkpoint::SqliteCheckpointer::open(&db).expect("opens");
     let (done, paused, branch) = recorded_runs(std::sync::Arc::new(store)).await;

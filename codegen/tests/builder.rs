@@ -1,18 +1,19 @@
 //! The build.rs API on its own: where it writes, what it leaves alone, how it fails.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("trellis-codegen-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir
+/// A scratch folder of this test's own, removed with its files when dropped.
+fn scratch(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("trellis-codegen-{name}-"))
+        .tempdir()
+        .expect("a scratch folder")
 }
 
 #[test]
 fn writes_one_file_per_graph_and_leaves_unchanged_output_alone() {
-    let dir = scratch("unchanged");
+    let folder = scratch("unchanged");
+    let dir = folder.path();
     let graph = dir.join("hello.graph");
     std::fs::write(
         &graph,
@@ -20,7 +21,7 @@ fn writes_one_file_per_graph_and_leaves_unchanged_output_alone() {
     )
     .expect("graph");
     let builder = trellis_codegen::Builder::new()
-        .out_dir(&dir)
+        .out_dir(dir)
         .emit_rerun_if_changed(false);
     builder.compile(&[&graph]).expect("compiles");
     let out = dir.join("hello.rs");
@@ -56,7 +57,8 @@ fn writes_one_file_per_graph_and_leaves_unchanged_output_alone() {
 
 #[test]
 fn a_malformed_graph_becomes_compile_errors_not_a_failure() {
-    let dir = scratch("malformed");
+    let folder = scratch("malformed");
+    let dir = folder.path();
     let graph = dir.join("bad.graph");
     std::fs::write(
         &graph,
@@ -64,7 +66,7 @@ fn a_malformed_graph_becomes_compile_errors_not_a_failure() {
     )
     .expect("graph");
     trellis_codegen::Builder::new()
-        .out_dir(&dir)
+        .out_dir(dir)
         .emit_rerun_if_changed(false)
         .compile(&[&graph])
         .expect("a malformed graph is reported in the output, not as an error");
@@ -94,9 +96,10 @@ fn a_malformed_graph_becomes_compile_errors_not_a_failure() {
 
 #[test]
 fn io_problems_are_typed_errors() {
-    let dir = scratch("io");
+    let folder = scratch("io");
+    let dir = folder.path();
     let missing = trellis_codegen::Builder::new()
-        .out_dir(&dir)
+        .out_dir(dir)
         .compile(&[dir.join("missing.graph")])
         .expect_err("a missing file");
     assert!(matches!(missing, trellis_codegen::Error::Read { .. }));

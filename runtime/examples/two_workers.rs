@@ -108,6 +108,10 @@ async fn two_workers() -> Result<(), Box<dyn std::error::Error>> {
     for (run_id, (name, packed)) in &by_run {
         println!("  {run_id}: {packed} items packed by {name}");
     }
-    let _ = std::fs::remove_file(&scratch);
+    // Closed first: SQLite removes its `-wal` and `-shm` files with the last connection.
+    drop(producer);
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", scratch.display()));
+    }
     Ok(())
 }

@@ -212,6 +212,7 @@ async fn a_join_waits_across_a_pause_in_memory() {
 
 #[tokio::test]
 async fn a_join_waits_across_a_pause_in_sqlite_through_a_second_store() {
-    let (first, second) = common::sqlite_pair("joins");
+    let scratch = common::scratch("joins");
+    let (first, second) = common::sqlite_pair(&scratch);
     common::joins::a_join_waits_across_a_pause(first, second).await;
 }

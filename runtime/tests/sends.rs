@@ -344,6 +344,7 @@ async fn sent_branches_wait_across_a_pause_in_memory() {
 
 #[tokio::test]
 async fn sent_branches_wait_across_a_pause_in_sqlite_through_a_second_store() {
-    let (first, second) = common::sqlite_pair("sends");
+    let scratch = common::scratch("sends");
+    let (first, second) = common::sqlite_pair(&scratch);
     common::sends::sent_branches_wait_across_a_pause(first, second).await;
 }

@@ -14,22 +14,26 @@ use trellis::{
     checkpoint::RunStatus,
 };
 
-static FILES: AtomicUsize = AtomicUsize::new(0);
-
-/// A fresh database file path of this test process.
-fn fresh_path() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("trellis-sqlite-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir.join(format!("runs-{}.db", FILES.fetch_add(1, Ordering::Relaxed)))
+/// A fresh database file's path, and the folder that holds it (removed when dropped).
+fn fresh_path() -> (tempfile::TempDir, PathBuf) {
+    let scratch = common::scratch("sqlite");
+    let path = scratch.path().join("runs.db");
+    (scratch, path)
 }
 
 #[tokio::test]
 async fn sqlite_checkpointer_passes_the_conformance_suite() {
-    conformance::run_all(|| async { SqliteCheckpointer::open(fresh_path()).expect("opens") })
+    let scratch = common::scratch("sqlite-conformance");
+    let files = AtomicUsize::new(0);
+    let fresh = || {
+        let file = files.fetch_add(1, Ordering::Relaxed);
+        scratch.path().join(format!("runs-{file}.db"))
+    };
+    conformance::run_all(|| async { SqliteCheckpointer::open(fresh()).expect("opens") })
         .await
         .unwrap();
     conformance::run_all(|| async {
-        SqliteCheckpointer::open_with(fresh_path(), Durability::Normal).expect("opens")
+        SqliteCheckpointer::open_with(fresh(), Durability::Normal).expect("opens")
     })
     .await
     .unwrap();
@@ -37,7 +41,7 @@ async fn sqlite_checkpointer_passes_the_conformance_suite() {
 
 #[tokio::test]
 async fn a_paused_run_is_resumed_from_the_file_by_a_new_store() {
-    let path = fresh_path();
+    let (_scratch, path) = fresh_path();
     let run_id = {
         let store = Arc::new(SqliteCheckpointer::open(&path).expect("opens"));
         let paused = approval_graph(store).invoke(ticket("t")).await.unwrap();
@@ -75,7 +79,7 @@ fn tamper(path: &PathBuf, sql: &str) {
 
 #[tokio::test]
 async fn corrupt_rows_are_clear_errors_naming_the_row_and_column() {
-    let path = fresh_path();
+    let (_scratch, path) = fresh_path();
     let store = Arc::new(SqliteCheckpointer::open(&path).expect("opens"));
     let paused = approval_graph(Arc::clone(&store))
         .invoke(ticket("t"))
@@ -120,7 +124,7 @@ async fn corrupt_rows_are_clear_errors_naming_the_row_and_column() {
 
 #[test]
 fn a_file_from_a_newer_schema_is_refused() {
-    let path = fresh_path();
+    let (_scratch, path) = fresh_path();
     drop(SqliteCheckpointer::open(&path).expect("creates"));
     tamper(&path, "PRAGMA user_version = 99");
     let error = SqliteCheckpointer::open(&path).unwrap_err();
@@ -132,7 +136,7 @@ fn a_file_from_a_newer_schema_is_refused() {
 
 #[test]
 fn a_file_that_is_not_a_database_is_a_backend_error() {
-    let path = fresh_path();
+    let (_scratch, path) = fresh_path();
     std::fs::write(
         &path,
         "just some text, not SQLite at all ........................",
@@ -144,7 +148,7 @@ fn a_file_that_is_not_a_database_is_a_backend_error() {
 
 #[tokio::test]
 async fn the_run_record_follows_every_step_though_a_step_writes_one_row() {
-    let path = fresh_path();
+    let (_scratch, path) = fresh_path();
     let store = Arc::new(SqliteCheckpointer::open_with(&path, Durability::Normal).expect("opens"));
     let mut builder = GraphBuilder::<Ticket>::new("Loop");
     builder
@@ -228,7 +232,7 @@ const BACK_TO_SCHEMA_3: &str = "CREATE TABLE checkpoints_3 (
 
 #[tokio::test]
 async fn a_file_of_an_earlier_schema_is_brought_up_to_date_and_keeps_its_runs() {
-    let path = fresh_path();
+    let (_scratch, path) = fresh_path();
     // Two runs, each with checkpoints, so that each must find its own after the migration.
     let (paused, looped) = {
         let store = Arc::new(SqliteCheckpointer::open(&path).expect("creates"));
@@ -290,7 +294,7 @@ fn before_len(listing: &serde_json::Value) -> usize {
 
 #[tokio::test]
 async fn a_file_whose_checkpoints_a_migration_would_lose_is_refused_whole() {
-    let path = fresh_path();
+    let (_scratch, path) = fresh_path();
     {
         let store = Arc::new(SqliteCheckpointer::open(&path).expect("creates"));
         approval_graph(store).invoke(ticket("t")).await.unwrap();
@@ -345,7 +349,7 @@ fn ticking(store: Arc<SqliteCheckpointer>) -> trellis::CompiledGraph<Ticket> {
 #[tokio::test]
 async fn a_run_taken_over_between_steps_is_fenced_whoever_took_it() {
     for through_another_connection in [false, true] {
-        let path = fresh_path();
+        let (_scratch, path) = fresh_path();
         let store =
             Arc::new(SqliteCheckpointer::open_with(&path, Durability::Normal).expect("opens"));
         let graph = ticking(Arc::clone(&store));
@@ -383,7 +387,7 @@ async fn a_run_taken_over_between_steps_is_fenced_whoever_took_it() {
 /// not make the first one's steps fail.
 #[tokio::test]
 async fn runs_taking_turns_and_other_writers_leave_each_run_s_steps_going() {
-    let path = fresh_path();
+    let (_scratch, path) = fresh_path();
     let store = Arc::new(SqliteCheckpointer::open_with(&path, Durability::Normal).expect("opens"));
     let graph = ticking(Arc::clone(&store));
     let mut first = graph.start(ticket("a"));

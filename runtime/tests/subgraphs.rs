@@ -249,7 +249,8 @@ async fn a_pause_inside_a_subgraph_resumes_from_memory() {
 
 #[tokio::test]
 async fn a_pause_inside_a_subgraph_resumes_in_sqlite_through_a_second_store() {
-    let (first, second) = common::sqlite_pair("subgraphs");
+    let scratch = common::scratch("subgraphs");
+    let (first, second) = common::sqlite_pair(&scratch);
     common::subgraphs::a_pause_inside_a_subgraph_resumes_in_another_process(first, second).await;
 }
 
@@ -261,7 +262,8 @@ async fn replaying_a_pause_inside_a_subgraph_copies_the_child_in_memory() {
 
 #[tokio::test]
 async fn replaying_a_pause_inside_a_subgraph_copies_the_child_in_sqlite() {
-    let (store, _) = common::sqlite_pair("subgraph-replay");
+    let scratch = common::scratch("subgraph-replay");
+    let (store, _) = common::sqlite_pair(&scratch);
     common::subgraphs::replaying_a_pause_inside_a_subgraph_copies_the_child(store).await;
 }
 
@@ -543,10 +545,8 @@ async fn a_pause_inside_a_subgraph_is_resumed_by_another_os_process() {
         common::subgraphs::resume_in_this_process(store, run_id).await;
         return;
     }
-    let dir = std::env::temp_dir().join(format!("trellis-subgraph-os-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a temp dir");
-    let path = dir.join("runs.db");
-    let _ = std::fs::remove_file(&path);
+    let scratch = common::scratch("subgraph-os");
+    let path = scratch.path().join("runs.db");
     let store: Arc<dyn Checkpointer> = Arc::new(SqliteCheckpointer::open(&path).expect("opens"));
     common::subgraphs::resumed_by_another_os_process(store, |run_id| {
         let given = format!("{}|{run_id}", path.display());

@@ -3,9 +3,8 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
 use common::travel::{self, Ran, triage_graph};
 use common::{Answer, Ticket, TicketUpdate, drain, names, ticket};
@@ -15,17 +14,15 @@ use trellis::checkpoint::{
 use trellis::event::Event;
 use trellis::{END, GraphBuilder, InterruptRequest, NodeResult, RunError, START};
 
-static FILES: AtomicUsize = AtomicUsize::new(0);
-
 fn memory() -> Arc<dyn Checkpointer> {
     Arc::new(InMemoryCheckpointer::new())
 }
 
-fn sqlite() -> Arc<dyn Checkpointer> {
-    let dir: PathBuf = std::env::temp_dir().join(format!("trellis-travel-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join(format!("runs-{}.db", FILES.fetch_add(1, Ordering::Relaxed)));
-    Arc::new(SqliteCheckpointer::open(path).expect("opens"))
+/// A store on a fresh SQLite file, and the folder that holds it (kept while the store is used).
+fn sqlite() -> (tempfile::TempDir, Arc<dyn Checkpointer>) {
+    let scratch = common::scratch("travel");
+    let store = SqliteCheckpointer::open(scratch.path().join("runs.db")).expect("opens");
+    (scratch, Arc::new(store))
 }
 
 macro_rules! on_every_store {
@@ -34,7 +31,10 @@ macro_rules! on_every_store {
             $(#[tokio::test] async fn $scenario() { super::travel::$scenario(super::memory()).await })*
         }
         mod on_sqlite {
-            $(#[tokio::test] async fn $scenario() { super::travel::$scenario(super::sqlite()).await })*
+            $(#[tokio::test] async fn $scenario() {
+                let (_scratch, store) = super::sqlite();
+                super::travel::$scenario(store).await
+            })*
         }
     };
 }
@@ -116,7 +116,8 @@ fn two_approvals(store: Arc<dyn Checkpointer>) -> trellis::CompiledGraph<Ticket>
 
 #[tokio::test]
 async fn a_run_that_failed_folding_answers_in_is_paused_again_by_a_retry() {
-    for store in [memory(), sqlite()] {
+    let (_scratch, on_sqlite) = sqlite();
+    for store in [memory(), on_sqlite] {
         let graph = two_approvals(Arc::clone(&store));
         let paused = graph.invoke(ticket("contract")).await.unwrap();
         let run_id = paused.run_id().clone();

@@ -6,22 +6,27 @@
 //! `.ci/run`); without them, these tests fail in CI and skip loudly elsewhere.
 
 use std::io::{BufRead, BufReader, Read};
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const STEPS: u64 = 300;
 
-fn scratch(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("trellis-counter-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir
+/// A scratch folder of this test's own, removed with its files when dropped. Others may read
+/// it: a PostgreSQL server started in it runs as another user.
+fn scratch(test: &str) -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt as _;
+    tempfile::Builder::new()
+        .prefix(&format!("trellis-counter-{test}-"))
+        .permissions(std::fs::Permissions::from_mode(0o755))
+        .tempdir()
+        .expect("a scratch folder")
 }
 
-/// A fresh SQLite database's URL.
-fn sqlite(test: &str) -> String {
-    format!("sqlite:{}", scratch(test).join("runs.db").display())
+/// A fresh SQLite database's URL, and the folder that holds it.
+fn sqlite(test: &str) -> (tempfile::TempDir, String) {
+    let folder = scratch(test);
+    let url = format!("sqlite:{}", folder.path().join("runs.db").display());
+    (folder, url)
 }
 
 /// A variable the PostgreSQL tests need. They are ignored when it was not set at build time
@@ -171,9 +176,10 @@ impl Moments {
 /// `trellis.db` where it runs, and how to go on.
 #[test]
 fn with_no_arguments_it_counts_to_five_in_sqlite() {
-    let dir = scratch("default");
+    let folder = scratch("default");
+    let dir = folder.path();
     let output = Command::new(env!("CARGO_BIN_EXE_durable_counter"))
-        .current_dir(&dir)
+        .current_dir(dir)
         .output()
         .expect("runs");
     assert!(
@@ -197,7 +203,8 @@ fn with_no_arguments_it_counts_to_five_in_sqlite() {
 
 #[test]
 fn killed_twenty_times_on_sqlite_the_count_still_ends_exactly_at_n() {
-    killed_twenty_times(&sqlite("kill"));
+    let (_folder, db) = sqlite("kill");
+    killed_twenty_times(&db);
 }
 
 #[cfg_attr(
@@ -265,7 +272,7 @@ fn killed_twenty_times(db: &str) {
 
 #[test]
 fn a_live_run_is_not_taken_over() {
-    let db = sqlite("live");
+    let (_folder, db) = sqlite("live");
     let (owner, run_id) = start_run(&db, 400);
     let intruder = counter(&db, &["resume", "--run", &run_id])
         .output()
@@ -281,7 +288,8 @@ fn a_live_run_is_not_taken_over() {
 
 #[test]
 fn two_worker_processes_on_sqlite_complete_every_run_exactly_once() {
-    two_workers_race(&sqlite("race"));
+    let (_folder, db) = sqlite("race");
+    two_workers_race(&db);
 }
 
 #[cfg_attr(
@@ -335,7 +343,8 @@ fn two_workers_race(db: &str) {
 
 #[test]
 fn on_sqlite_a_killed_worker_is_replaced_at_once_on_its_machine() {
-    killed_worker_replaced_at_once(&sqlite("lease"));
+    let (_folder, db) = sqlite("lease");
+    killed_worker_replaced_at_once(&db);
 }
 
 #[cfg_attr(
@@ -388,7 +397,8 @@ fn killed_worker_replaced_at_once(db: &str) {
 fn when_postgres_goes_away_mid_run_the_run_fails_clearly_and_resumes_after_a_restart() {
     let control = postgres_env("TRELLIS_TEST_POSTGRES_CONTROL");
     // A server of its own: stopping the shared one would fail the other tests.
-    let dir = scratch("outage").join("pg");
+    let folder = scratch("outage");
+    let dir = folder.path().join("pg");
     let cluster = |verb: &str| {
         let output = Command::new(&control)
             .args([verb, &dir.display().to_string()])
@@ -419,7 +429,8 @@ fn when_postgres_goes_away_mid_run_the_run_fails_clearly_and_resumes_after_a_res
     });
 
     // Its stderr goes to a file, read once it has ended.
-    let stderr_file = scratch("outage-stderr").join("stderr");
+    let stderr_folder = scratch("outage-stderr");
+    let stderr_file = stderr_folder.path().join("stderr");
     let mut command = counter(&db, &["run", "--steps", "60", "--step-delay-ms", "20"]);
     command
         .stdout(Stdio::piped())

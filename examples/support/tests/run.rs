@@ -4,12 +4,14 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// A fresh database file for one test.
-fn database(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("trellis-support-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir.join("runs.db")
+/// A fresh database file for one test, and the folder that holds it (removed when dropped).
+fn database(test: &str) -> (tempfile::TempDir, PathBuf) {
+    let folder = tempfile::Builder::new()
+        .prefix(&format!("trellis-support-{test}-"))
+        .tempdir()
+        .expect("a scratch folder");
+    let db = folder.path().join("runs.db");
+    (folder, db)
 }
 
 fn support(db: &Path, args: &[&str]) -> Output {
@@ -42,7 +44,7 @@ fn run_id(out: &str) -> String {
 
 #[test]
 fn a_ticket_pauses_exits_and_is_approved_from_another_process() {
-    let db = database("approve");
+    let (_folder, db) = database("approve");
     // With no command, as `cargo run -p support` runs it: start, pause, exit.
     let started = stdout(&support(&db, &[]));
     let id = run_id(&started);
@@ -73,7 +75,7 @@ fn a_ticket_pauses_exits_and_is_approved_from_another_process() {
 
 #[test]
 fn a_rejected_draft_is_redrafted_and_waits_again() {
-    let db = database("reject");
+    let (_folder, db) = database("reject");
     let id = run_id(&stdout(&support(&db, &["start"])));
     let rejected = stdout(&support(
         &db,
@@ -103,7 +105,7 @@ fn a_rejected_draft_is_redrafted_and_waits_again() {
 
 #[test]
 fn the_one_process_demo_pauses_then_approves() {
-    let db = database("demo");
+    let (_folder, db) = database("demo");
     let out = stdout(&support(&db, &["demo"]));
     let lines: Vec<&str> = out.lines().collect();
     let id = run_id(&out);
@@ -116,7 +118,7 @@ fn the_one_process_demo_pauses_then_approves() {
 
 #[test]
 fn the_one_process_demo_can_reject_the_first_draft() {
-    let db = database("demo-reject");
+    let (_folder, db) = database("demo-reject");
     let out = stdout(&support(
         &db,
         &["demo", "--reject", "mention the refund date"],
@@ -131,7 +133,7 @@ fn the_one_process_demo_can_reject_the_first_draft() {
 
 #[test]
 fn a_general_ticket_skips_the_invoice_lookup() {
-    let db = database("general");
+    let (_folder, db) = database("general");
     let out = stdout(&support(
         &db,
         &["demo", "--text", "how do I reset my password"],
@@ -142,7 +144,7 @@ fn a_general_ticket_skips_the_invoice_lookup() {
 
 #[test]
 fn unknown_runs_and_bad_arguments_are_refused() {
-    let db = database("refused");
+    let (_folder, db) = database("refused");
     let missing = support(&db, &["resume", "01NOSUCHRUN", "--approve"]);
     assert_eq!(missing.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("no run 01NOSUCHRUN"));

@@ -140,19 +140,24 @@ pub async fn labels(
         .collect()
 }
 
-/// Two stores on one fresh SQLite file, as two processes would open it.
+/// A scratch folder for one test, named after it, removed with everything in it when dropped.
+pub fn scratch(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("trellis-{name}-"))
+        .tempdir()
+        .expect("a scratch folder")
+}
+
+/// Two stores on one fresh SQLite file in `dir`, as two processes would open it.
 #[cfg(feature = "sqlite")]
 pub fn sqlite_pair(
-    name: &str,
+    dir: &tempfile::TempDir,
 ) -> (
     Arc<dyn trellis::checkpoint::Checkpointer>,
     Arc<dyn trellis::checkpoint::Checkpointer>,
 ) {
     use trellis::checkpoint::SqliteCheckpointer;
-    let dir = std::env::temp_dir().join(format!("trellis-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a temp dir");
-    let path = dir.join("runs.db");
-    let _ = std::fs::remove_file(&path);
+    let path = dir.path().join("runs.db");
     let open = || SqliteCheckpointer::open(&path).expect("opens");
     (Arc::new(open()), Arc::new(open()))
 }
