@@ -35,9 +35,12 @@ impl Timestamp {
         Timestamp(now.replace_nanosecond(micros).unwrap_or(now))
     }
 
-    /// Milliseconds since the Unix epoch.
+    /// Milliseconds since the Unix epoch (rounded down).
     pub fn unix_millis(self) -> i64 {
-        i64::try_from(self.0.unix_timestamp_nanos() / 1_000_000).unwrap_or(i64::MAX)
+        self.0
+            .unix_timestamp()
+            .saturating_mul(1_000)
+            .saturating_add(i64::from(self.0.millisecond()))
     }
 
     /// This time plus `duration` (saturating).
@@ -48,9 +51,15 @@ impl Timestamp {
         )
     }
 
-    /// Microseconds since the Unix epoch (what durable backends order by).
+    /// Microseconds since the Unix epoch, rounded down (what durable backends order by).
+    ///
+    /// Seconds and the second's microseconds, not nanoseconds divided: those are an `i128`,
+    /// whose division is a library call (a durable step compares four of these).
     pub fn unix_micros(self) -> i64 {
-        i64::try_from(self.0.unix_timestamp_nanos() / 1_000).unwrap_or(i64::MAX)
+        self.0
+            .unix_timestamp()
+            .saturating_mul(1_000_000)
+            .saturating_add(i64::from(self.0.microsecond()))
     }
 
     /// The instant, for drivers that bind date-times.
@@ -79,24 +88,14 @@ impl Timestamp {
     }
 }
 
-impl fmt::Display for Timestamp {
-    /// RFC 3339 in UTC with microseconds, `2026-12-03T13:02:20.123456Z`. Written digit by digit:
-    /// a durable step stores four of these, and through `write!`'s padded integers each cost
-    /// ~3,000 instructions (a tenth of a SQLite step's CPU).
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Timestamp {
+    /// The RFC 3339 text of a time whose year has four digits (every clock's), built on the
+    /// stack: what [`Display`](fmt::Display) writes, for stores that bind it without a `String`.
+    pub(crate) fn rfc3339(self) -> Option<[u8; 27]> {
         let t = self.0;
         let (year, month, day) = t.to_calendar_date();
         let Ok(year @ 0..=9_999) = u32::try_from(year) else {
-            // Beyond RFC 3339's four digits of year: never written by a clock, but readable.
-            return write!(
-                f,
-                "{year:04}-{:02}-{day:02}T{:02}:{:02}:{:02}.{:06}Z",
-                u8::from(month),
-                t.hour(),
-                t.minute(),
-                t.second(),
-                t.microsecond()
-            );
+            return None;
         };
         let (hour, minute, second, micro) = t.to_hms_micro();
         let mut text = *b"0000-00-00T00:00:00.000000Z";
@@ -113,7 +112,31 @@ impl fmt::Display for Timestamp {
         put(14..16, u32::from(minute));
         put(17..19, u32::from(second));
         put(20..26, micro);
-        f.write_str(std::str::from_utf8(&text).map_err(|_| fmt::Error)?)
+        Some(text)
+    }
+}
+
+impl fmt::Display for Timestamp {
+    /// RFC 3339 in UTC with microseconds, `2026-12-03T13:02:20.123456Z`. Written digit by digit:
+    /// a durable step stores four of these, and through `write!`'s padded integers each cost
+    /// ~3,000 instructions (a tenth of a SQLite step's CPU).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(text) = self.rfc3339() {
+            return f.write_str(std::str::from_utf8(&text).map_err(|_| fmt::Error)?);
+        }
+        // Beyond RFC 3339's four digits of year: never written by a clock, but readable.
+        let t = self.0;
+        write!(
+            f,
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z",
+            t.year(),
+            u8::from(t.month()),
+            t.day(),
+            t.hour(),
+            t.minute(),
+            t.second(),
+            t.microsecond()
+        )
     }
 }
 
@@ -287,6 +310,24 @@ mod tests {
         let ids: Vec<RunId> = (0..10_000).map(|_| RunId::new()).collect();
         assert!(ids.windows(2).all(|w| w[0] < w[1]));
         assert!(ids.iter().all(|id| id.as_str().len() == 26));
+    }
+
+    #[test]
+    fn epoch_counts_are_the_instant_rounded_down() {
+        for text in [
+            "1970-01-01T00:00:00Z",
+            "2026-12-04T18:06:29.123456Z",
+            "2026-12-04T18:06:29.999999999Z",
+            "1969-12-31T23:59:59.5Z",
+            "0001-01-01T00:00:00.000001Z",
+            "9999-12-31T23:59:59.999999Z",
+        ] {
+            let at = Timestamp::parse(text).unwrap();
+            let nanos = at.0.unix_timestamp_nanos();
+            let floor = |unit: i128| i64::try_from(nanos.div_euclid(unit)).unwrap();
+            assert_eq!(at.unix_micros(), floor(1_000), "{text}");
+            assert_eq!(at.unix_millis(), floor(1_000_000), "{text}");
+        }
     }
 
     #[test]

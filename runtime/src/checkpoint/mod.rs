@@ -141,19 +141,27 @@ pub enum CheckpointLabel {
     Update,
 }
 
+impl CheckpointLabel {
+    /// The label as text, borrowed unless it is a pause's (which names its kind): a durable
+    /// store writes one per step.
+    pub(crate) fn text(&self) -> Cow<'static, str> {
+        Cow::Borrowed(match self {
+            CheckpointLabel::Start => "start",
+            CheckpointLabel::Step => "step",
+            CheckpointLabel::Pause(kind) => return Cow::Owned(format!("pause:{kind}")),
+            CheckpointLabel::Resume => "resume",
+            CheckpointLabel::Complete => "complete",
+            CheckpointLabel::Failed => "failed",
+            CheckpointLabel::Retry => "retry",
+            CheckpointLabel::Fork => "fork",
+            CheckpointLabel::Update => "update",
+        })
+    }
+}
+
 impl fmt::Display for CheckpointLabel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            CheckpointLabel::Start => f.write_str("start"),
-            CheckpointLabel::Step => f.write_str("step"),
-            CheckpointLabel::Pause(kind) => write!(f, "pause:{kind}"),
-            CheckpointLabel::Resume => f.write_str("resume"),
-            CheckpointLabel::Complete => f.write_str("complete"),
-            CheckpointLabel::Failed => f.write_str("failed"),
-            CheckpointLabel::Retry => f.write_str("retry"),
-            CheckpointLabel::Fork => f.write_str("fork"),
-            CheckpointLabel::Update => f.write_str("update"),
-        }
+        f.write_str(&self.text())
     }
 }
 

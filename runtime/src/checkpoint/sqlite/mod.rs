@@ -162,7 +162,7 @@ pub struct SqliteCheckpointer {
 /// as before.
 #[derive(Debug)]
 struct KnownRow {
-    run_id: String,
+    run_id: RunId,
     stored: Stored,
     data_version: u32,
 }
@@ -496,7 +496,7 @@ impl Checkpointer for SqliteCheckpointer {
                 {
                     Some(seen.stored)
                 }
-                _ => read_stored(&transaction, &row.run_id)?,
+                _ => read_stored(&transaction, row.run_id.as_str())?,
             };
             if let Some(stored) = &stored
                 && stored.owner != run.owner
@@ -517,7 +517,7 @@ impl Checkpointer for SqliteCheckpointer {
                 None => cached_row(
                     &transaction,
                     "SELECT seq FROM runs WHERE run_id = ?1",
-                    [&row.run_id],
+                    [row.run_id.as_str()],
                     |r| r.get(0),
                 )
                 .map_err(backend)?

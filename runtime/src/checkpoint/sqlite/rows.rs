@@ -1,6 +1,8 @@
 //! Rows: run records and checkpoints as the columns SQLite stores, the statements that write
 //! and read them, and rows decoded back (a malformed one is a `Corrupt` error, not a panic).
 
+use std::borrow::Cow;
+
 use rusqlite::{Connection, Row, params};
 
 use super::{backend, json};
@@ -110,15 +112,37 @@ pub(super) fn upsert_run(connection: &Connection, row: &RunRow) -> Result<(), Ch
 /// The columns of a checkpoint, ready to bind (built before the blocking call, so the state is
 /// serialized on the caller's thread and only once per step).
 pub(super) struct CheckpointRow {
-    pub(super) run_id: String,
+    pub(super) run_id: RunId,
     pub(super) id: i64,
     pub(super) step: i64,
-    pub(super) label: String,
-    pub(super) created_at: String,
+    pub(super) label: Cow<'static, str>,
+    pub(super) created_at: TimeText,
     pub(super) state: String,
     pub(super) detail: String,
     /// With `save_step`: the run's last node and transitions as of this checkpoint.
     pub(super) progress: Option<(Option<String>, i64)>,
+}
+
+/// A time as its RFC 3339 text, kept inline: a checkpoint row binds one every step.
+pub(super) enum TimeText {
+    Inline([u8; 27]),
+    /// A year beyond four digits (never a clock's).
+    Long(String),
+}
+
+impl TimeText {
+    fn of(at: Timestamp) -> Self {
+        at.rfc3339()
+            .map_or_else(|| TimeText::Long(at.to_string()), TimeText::Inline)
+    }
+
+    pub(super) fn as_str(&self) -> &str {
+        match self {
+            // ASCII digits and separators: always UTF-8.
+            TimeText::Inline(text) => std::str::from_utf8(text).unwrap_or_default(),
+            TimeText::Long(text) => text,
+        }
+    }
 }
 
 pub(super) fn checkpoint_row(
@@ -126,11 +150,11 @@ pub(super) fn checkpoint_row(
     state: String,
 ) -> Result<CheckpointRow, CheckpointError> {
     Ok(CheckpointRow {
-        run_id: checkpoint.run_id.to_string(),
+        run_id: checkpoint.run_id.clone(),
         id: i64::try_from(checkpoint.id).unwrap_or(i64::MAX),
         step: i64::try_from(checkpoint.step).unwrap_or(i64::MAX),
-        label: checkpoint.label.to_string(),
-        created_at: checkpoint.created_at.to_string(),
+        label: checkpoint.label.text(),
+        created_at: TimeText::of(checkpoint.created_at),
         state,
         detail: Detail::of(checkpoint)
             .to_json()
@@ -168,7 +192,7 @@ pub(super) fn insert_checkpoint(
     row: &CheckpointRow,
     seq: Option<i64>,
 ) -> Result<(), CheckpointError> {
-    let key = checkpoint_key(&row.run_id, seq, row.id)?;
+    let key = checkpoint_key(row.run_id.as_str(), seq, row.id)?;
     connection
         .prepare_cached(
             "INSERT OR REPLACE INTO checkpoints (key, id, step, label, created_at, state, detail,
@@ -181,7 +205,7 @@ pub(super) fn insert_checkpoint(
                 row.id,
                 row.step,
                 row.label,
-                row.created_at,
+                row.created_at.as_str(),
                 row.state,
                 row.detail,
                 row.progress.as_ref().and_then(|(node, _)| node.as_deref()),
