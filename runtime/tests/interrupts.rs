@@ -195,7 +195,7 @@ async fn a_node_interrupt_pauses_commits_its_update_and_is_not_rerun() {
                 // A side effect before the interrupt: must happen once.
                 Ok(NodeResult::UpdateThen(
                     TicketUpdate::default().log("asked"),
-                    Command::ask(
+                    Command::Interrupt(
                         InterruptRequest::new("approval", "send the refund?")
                             .with_options(["approve", "reject"]),
                     ),
@@ -338,7 +338,7 @@ async fn parallel_interrupts_each_get_an_id_and_resume_takes_an_answer_per_id() 
     let mut builder = GraphBuilder::<Ticket>::new("Parallel");
     let asking = |name: &'static str| {
         move |_: Arc<Ticket>, _| async move {
-            Ok(NodeResult::ask(
+            Ok(NodeResult::Interrupt(
                 InterruptRequest::new("note", format!("{name}?")).resume_to(format!("{name}_done")),
             ))
         }

@@ -181,7 +181,7 @@ async fn each_branch_asks_its_own_question_and_is_answered_on_its_own() {
     builder
         .add_node_fn("approve", |_, ctx| async move {
             let item: String = ctx.input()?;
-            Ok(NodeResult::ask(InterruptRequest::new(
+            Ok(NodeResult::Interrupt(InterruptRequest::new(
                 "approval",
                 format!("approve {item}?"),
             )))

@@ -97,7 +97,7 @@ fn two_approvals(store: Arc<dyn Checkpointer>) -> trellis::CompiledGraph<Ticket>
     for desk in ["legal", "finance"] {
         builder
             .add_node_fn(desk, move |_, _| async move {
-                Ok(NodeResult::ask(InterruptRequest::new(
+                Ok(NodeResult::Interrupt(InterruptRequest::new(
                     "approval",
                     format!("may {desk} sign?"),
                 )))

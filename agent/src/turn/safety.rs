@@ -103,7 +103,7 @@ pub(super) async fn run_tools(live: &mut LiveTurn, state: &TurnState, ctx: &Node
     match question {
         Ok(question) => Ok(NodeResult::UpdateThen(
             update.awaiting(Some(call.id.clone())),
-            trellis::Command::ask(InterruptRequest::new(
+            trellis::Command::Interrupt(InterruptRequest::new(
                 format!("tool:{}", call.name),
                 question,
             )),

@@ -75,7 +75,7 @@ impl refund::Handlers for Desk {
 
     async fn approve(&self, request: Arc<Request>, _: &mut NodeContext) -> refund::NodeOutput {
         let question = format!("refund €{} to {}?", request.amount, request.customer);
-        Ok(NodeResult::ask(
+        Ok(NodeResult::Interrupt(
             InterruptRequest::new("approval", question).with_options(["approve", "decline"]),
         ))
     }

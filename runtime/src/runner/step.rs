@@ -1109,7 +1109,7 @@ impl<S: GraphState> Run<S> {
                 {
                     declared(to)?;
                 }
-                let interrupt = Interrupt::new(&spec.name, step, InterruptPoint::Node, *request);
+                let interrupt = Interrupt::new(&spec.name, step, InterruptPoint::Node, request);
                 absorbed
                     .rare()
                     .interrupts
