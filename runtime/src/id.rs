@@ -124,7 +124,7 @@ impl fmt::Display for Timestamp {
         if let Some(text) = self.rfc3339() {
             return f.write_str(std::str::from_utf8(&text).map_err(|_| fmt::Error)?);
         }
-        // Beyond RFC 3339's four digits of year: never written by a clock, but readable.
+        // A year outside RFC 3339's four digits: never written by a clock, but readable.
         let t = self.0;
         write!(
             f,

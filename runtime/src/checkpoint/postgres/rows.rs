@@ -189,7 +189,7 @@ pub(super) const LATEST_CHECKPOINT: &str = concat!(
 pub(super) struct CheckpointParams {
     pub(super) id: i64,
     pub(super) step: i64,
-    pub(super) label: String,
+    pub(super) label: std::borrow::Cow<'static, str>,
     pub(super) created_at: time::OffsetDateTime,
     pub(super) detail: serde_json::Value,
 }
@@ -199,7 +199,7 @@ impl CheckpointParams {
         Ok(CheckpointParams {
             id: big(checkpoint.id),
             step: big(checkpoint.step),
-            label: checkpoint.label.to_string(),
+            label: checkpoint.label.text(),
             created_at: checkpoint.created_at.datetime(),
             detail: json("checkpoint detail", &Detail::of(checkpoint))?,
         })

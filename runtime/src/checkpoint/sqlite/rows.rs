@@ -126,7 +126,7 @@ pub(super) struct CheckpointRow {
 /// A time as its RFC 3339 text, kept inline: a checkpoint row binds one every step.
 pub(super) enum TimeText {
     Inline([u8; 27]),
-    /// A year beyond four digits (never a clock's).
+    /// A year outside 0–9999 (never a clock's).
     Long(String),
 }
 
