@@ -15,6 +15,11 @@ use crate::interrupt::{Interrupt, InterruptPoint};
 use crate::node::{Command, NodeContext, NodeFailure, NodeResult};
 use crate::state::GraphState;
 
+/// What a step did, on the path every step takes: the error boxed, so that the result is two
+/// words, not nine — each layer of the step (the node's step, the super-step, the loop of them)
+/// moves it on to the next, through memory, on every step.
+type Stepped = Result<Advanced, Box<RunError>>;
+
 /// A step's updates in declaration order, without a `Vec` for the common single update.
 enum Updates<'a, U> {
     None,
@@ -351,7 +356,10 @@ impl<S: GraphState> Run<S> {
             Box::pin(self.fail(&error)).await;
             return Err(error);
         }
-        let result = self.super_steps(topology, to_the_end).await;
+        let result = self
+            .super_steps(topology, to_the_end)
+            .await
+            .map_err(|error| *error);
         if let Err(error) = &result {
             Box::pin(self.fail(error)).await;
         }
@@ -389,11 +397,7 @@ impl<S: GraphState> Run<S> {
     /// Runs one super-step, or with `to_the_end` one after another until the run completes or
     /// pauses: looping here rather than in the caller spares each step the futures of the
     /// layers above (`advance`, its caller's loop), which cost the lean path a tenth.
-    async fn super_steps(
-        &mut self,
-        topology: &Arc<Topology<S>>,
-        to_the_end: bool,
-    ) -> Result<Advanced, RunError> {
+    async fn super_steps(&mut self, topology: &Arc<Topology<S>>, to_the_end: bool) -> Stepped {
         loop {
             let outcome = self.super_step(topology).await?;
             if !to_the_end || !matches!(outcome, Advanced::Stepped(_)) {
@@ -402,21 +406,21 @@ impl<S: GraphState> Run<S> {
         }
     }
 
-    async fn super_step(&mut self, topology: &Arc<Topology<S>>) -> Result<Advanced, RunError> {
+    async fn super_step(&mut self, topology: &Arc<Topology<S>>) -> Stepped {
         if let Some(node) = self.next_override.take() {
             self.frontier = vec![node];
         }
         if self.frontier.is_empty() && self.sends.is_empty() {
-            return Box::pin(self.complete(&[])).await;
+            return Ok(Box::pin(self.complete(&[])).await?);
         }
         let step = self.step + 1;
         if self.scope.cancel.is_cancelled() {
-            return Err(RunError::Cancelled { step });
+            return Err(Box::new(RunError::Cancelled { step }));
         }
         if self.step >= u64::from(topology.max_steps) {
-            return Err(RunError::StepLimit {
+            return Err(Box::new(RunError::StepLimit {
                 max_steps: topology.max_steps,
-            });
+            }));
         }
         // The lean path takes the frontier only once it has its next one: a step that fails
         // before leaves it as it was.
@@ -429,18 +433,18 @@ impl<S: GraphState> Run<S> {
         let current = std::mem::take(&mut self.frontier);
         let sent = std::mem::take(&mut self.sends);
         let result = self.run_frontier(topology, &current, &sent, step).await;
-        self.after_step(result, current, sent)
+        Ok(self.after_step(result, current, sent)?)
     }
 
     /// After a step that started from the frontier `current` and the branches `sent`: its
     /// buffer kept for a later frontier, or, when the step failed, both put back, so that the
     /// failed checkpoint shows the step that could not run.
-    fn after_step(
+    fn after_step<E>(
         &mut self,
-        result: Result<Advanced, RunError>,
+        result: Result<Advanced, E>,
         current: Vec<usize>,
         sent: Vec<(usize, Arc<serde_json::Value>)>,
-    ) -> Result<Advanced, RunError> {
+    ) -> Result<Advanced, E> {
         match result {
             Ok(outcome) => {
                 self.spare = current;
@@ -473,12 +477,7 @@ impl<S: GraphState> Run<S> {
     /// nodes' results first (about half an activation's cost there). A result other than an
     /// update or nothing (a command, an interrupt, a failure, a subgraph's outcome, a
     /// cancellation) is absorbed and settled as `run_frontier` does it.
-    async fn step_alone(
-        &mut self,
-        topology: &Arc<Topology<S>>,
-        i: usize,
-        step: u64,
-    ) -> Result<Advanced, RunError> {
+    async fn step_alone(&mut self, topology: &Arc<Topology<S>>, i: usize, step: u64) -> Stepped {
         let spec = &topology.nodes[i];
         if spec.options.max_visits.is_some() {
             self.within_visits(topology, i, 1)?;
@@ -507,7 +506,7 @@ impl<S: GraphState> Run<S> {
                 drop(ctx);
                 let current = std::mem::take(&mut self.frontier);
                 let settled = Box::pin(self.settle_one(topology, i, step, result, report)).await;
-                return self.after_step(settled, current, Vec::new());
+                return Ok(self.after_step(settled, current, Vec::new())?);
             }
         };
         drop(ctx);
@@ -523,7 +522,7 @@ impl<S: GraphState> Run<S> {
         if let Err(error) = self.follow_edge(topology, i, &mut next) {
             // As `after_step` leaves a failed step: its frontier (untouched), nothing sent.
             self.sends.clear();
-            return Err(error);
+            return Err(Box::new(error));
         }
         normalize(&mut next);
         self.transitions += 1;
@@ -535,7 +534,7 @@ impl<S: GraphState> Run<S> {
             }
             Some(ending) => {
                 let ended = Box::pin(self.end(ending, &[i], step)).await;
-                self.after_step(ended, current, Vec::new())
+                Ok(self.after_step(ended, current, Vec::new())?)
             }
         }
     }
