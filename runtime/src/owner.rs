@@ -2,15 +2,24 @@
 //! still alive (so a crashed process's runs can be continued at once, without waiting for a
 //! lease to expire).
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// `host:pid:start` — the start time (clock ticks since boot, from `/proc`) tells a live process
 /// from a later one that was given the same pid.
 pub(crate) fn current() -> &'static str {
-    static OWNER: OnceLock<String> = OnceLock::new();
+    shared()
+}
+
+/// [`current`], shared: every run holds it, and a run that copied it would allocate for it.
+pub(crate) fn shared() -> &'static Arc<str> {
+    static OWNER: OnceLock<Arc<str>> = OnceLock::new();
     OWNER.get_or_init(|| {
         let pid = std::process::id();
-        format!("{}:{pid}:{}", host(), start_ticks(pid).unwrap_or(0))
+        Arc::from(format!(
+            "{}:{pid}:{}",
+            host(),
+            start_ticks(pid).unwrap_or(0)
+        ))
     })
 }
 

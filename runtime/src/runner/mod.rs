@@ -193,7 +193,7 @@ impl<S: GraphState> Run<S> {
             next_override: None,
             spare: Vec::new(),
             follow: Vec::new(),
-            owner: Arc::from(crate::owner::current()),
+            owner: Arc::clone(crate::owner::shared()),
             lease: LEASE,
             stream: None,
             parent: None,
@@ -311,9 +311,16 @@ impl<S: GraphState> Run<S> {
     }
 
     /// [`run_to_end`](Self::run_to_end), handing over the state without a copy.
-    pub(crate) async fn finish(mut self) -> Result<Outcome<S>, RunError> {
-        self.in_run_span(Self::drive).await?;
-        Ok(self.into_outcome())
+    ///
+    /// Not an `async fn`: its future would hold the run twice (the argument, and the local it
+    /// is moved into when first polled), and a caller's future is moved whole several times
+    /// before it runs (into `block_on`, into a spawned task).
+    #[expect(clippy::manual_async_fn, reason = "an `async fn` holds its arguments twice")]
+    pub(crate) fn finish(mut self) -> impl Future<Output = Result<Outcome<S>, RunError>> {
+        async move {
+            self.in_run_span(Self::drive).await?;
+            Ok(self.into_outcome())
+        }
     }
 
     /// The outcome of a run that completed or paused, handing over the state without a copy.

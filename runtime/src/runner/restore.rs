@@ -137,7 +137,7 @@ impl<S: GraphState> Run<S> {
             next_override: None,
             spare: Vec::new(),
             follow: Vec::new(),
-            owner: Arc::from(crate::owner::current()),
+            owner: Arc::clone(crate::owner::shared()),
             lease: LEASE,
             stream: None,
             parent: record.parent,
