@@ -227,27 +227,60 @@ impl<U> Future for Attempt<'_, U> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
-        match catch_unwind(AssertUnwindSafe(|| this.work.as_mut().poll(cx))) {
-            Ok(Poll::Ready(output)) => return Poll::Ready(output.map_err(Some)),
-            Err(panic) => {
-                return Poll::Ready(Err(Some(NodeError::Panicked(panic_message(&*panic)))));
-            }
-            Ok(Poll::Pending) => {}
-        }
-        if let Some((sleep, limit)) = &mut this.deadline
-            && sleep.as_mut().poll(cx).is_ready()
-        {
-            return Poll::Ready(Err(Some(NodeError::Timeout(*limit))));
-        }
-        let cancel = this.cancel;
-        let cancelled = this
-            .cancelled
-            .get_or_insert_with(|| Box::pin(cancel.cancelled()));
-        if cancelled.as_mut().poll(cx).is_ready() {
-            return Poll::Ready(Err(None));
-        }
-        Poll::Pending
+        poll_attempt(
+            &mut this.work,
+            this.deadline.as_mut(),
+            this.cancel,
+            &mut this.cancelled,
+            cx,
+        )
     }
+}
+
+/// One poll of an attempt's parts: the node (its panic caught), then its deadline, then the
+/// run's cancellation (registered with on the first `Pending` only).
+fn poll_attempt<'a, U>(
+    work: &mut Work<'a, U>,
+    deadline: Option<&mut (Pin<Box<tokio::time::Sleep>>, Duration)>,
+    cancel: &'a CancellationToken,
+    cancelled: &mut Option<Pin<Box<dyn Future<Output = ()> + Send + 'a>>>,
+    cx: &mut Context<'_>,
+) -> Poll<Result<NodeResult<U>, Option<NodeError>>> {
+    match catch_unwind(AssertUnwindSafe(|| work.as_mut().poll(cx))) {
+        Ok(Poll::Ready(output)) => return Poll::Ready(output.map_err(Some)),
+        Err(panic) => {
+            return Poll::Ready(Err(Some(NodeError::Panicked(panic_message(&*panic)))));
+        }
+        Ok(Poll::Pending) => {}
+    }
+    if let Some((sleep, limit)) = deadline
+        && sleep.as_mut().poll(cx).is_ready()
+    {
+        return Poll::Ready(Err(Some(NodeError::Timeout(*limit))));
+    }
+    let cancelled = cancelled.get_or_insert_with(|| Box::pin(cancel.cancelled()));
+    if cancelled.as_mut().poll(cx).is_ready() {
+        return Poll::Ready(Err(None));
+    }
+    Poll::Pending
+}
+
+/// A node with no timeout, run where it stands: what [`start`] and awaiting its [`Attempt`]
+/// do, for the lean step. An `Attempt` built field by field and then moved into its `await`
+/// was read back whole before the writes had landed, and that read stalled on every step.
+#[inline(always)]
+pub(crate) async fn attempt_in_place<S: GraphState>(
+    node: &dyn Node<S>,
+    state: Arc<S>,
+    ctx: &mut NodeContext,
+    cancel: &CancellationToken,
+) -> Result<NodeResult<S::Update>, Option<NodeError>> {
+    let mut work = match catch_unwind(AssertUnwindSafe(|| node.run(state, ctx))) {
+        Ok(work) => work,
+        Err(panic) => return Err(Some(NodeError::Panicked(panic_message(&*panic)))),
+    };
+    let mut cancelled = None;
+    poll_fn(|cx| poll_attempt(&mut work, None, cancel, &mut cancelled, cx)).await
 }
 
 /// `work`'s output, or `None` when `cancel` fires first.

@@ -315,7 +315,10 @@ impl<S: GraphState> Run<S> {
     /// Not an `async fn`: its future would hold the run twice (the argument, and the local it
     /// is moved into when first polled), and a caller's future is moved whole several times
     /// before it runs (into `block_on`, into a spawned task).
-    #[expect(clippy::manual_async_fn, reason = "an `async fn` holds its arguments twice")]
+    #[expect(
+        clippy::manual_async_fn,
+        reason = "an `async fn` holds its arguments twice"
+    )]
     pub(crate) fn finish(mut self) -> impl Future<Output = Result<Outcome<S>, RunError>> {
         async move {
             self.in_run_span(Self::drive).await?;

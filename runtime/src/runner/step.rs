@@ -6,7 +6,7 @@ use tracing::Instrument;
 
 use super::concurrent::run_all;
 use super::{Advanced, Phase, Run, StepOutcome};
-use crate::activation::{Activation, Report, Stop, activate, once, start};
+use crate::activation::{Activation, Report, Stop, activate, attempt_in_place, once, start};
 use crate::checkpoint::{CheckpointLabel, RunStatus};
 use crate::errors::RunError;
 use crate::event::Event;
@@ -484,19 +484,22 @@ impl<S: GraphState> Run<S> {
         }
         let mut ctx = self.context(i, step, None);
         let state = Arc::clone(&self.state);
-        let result = match start(&*spec.node, state, &mut ctx, None, &self.scope.cancel) {
-            // No span at all when nothing records at its level (made and dropped, even a
-            // disabled one costs a tenth of this path), and the wrapper only when it records.
-            Ok(attempt) if !tracing::level_enabled!(tracing::Level::INFO) => attempt.await,
-            Ok(attempt) => {
-                let span = node_span(topology, i, step);
-                if span.is_disabled() {
-                    attempt.await
-                } else {
-                    attempt.instrument(span).await
+        // No span at all when nothing records at its level (made and dropped, even a disabled
+        // one costs a tenth of this path), and the wrapper only when it records.
+        let result = if !tracing::level_enabled!(tracing::Level::INFO) {
+            attempt_in_place(&*spec.node, state, &mut ctx, &self.scope.cancel).await
+        } else {
+            match start(&*spec.node, state, &mut ctx, None, &self.scope.cancel) {
+                Ok(attempt) => {
+                    let span = node_span(topology, i, step);
+                    if span.is_disabled() {
+                        attempt.await
+                    } else {
+                        attempt.instrument(span).await
+                    }
                 }
+                Err(stop) => Err(stop),
             }
-            Err(stop) => Err(stop),
         };
         let update = match result {
             Ok(NodeResult::None) if ctx.nested.is_none() => None,
