@@ -193,18 +193,25 @@ pub(crate) fn start<'a, S: GraphState>(
             Err(panic) => return Err(Some(NodeError::Panicked(panic_message(&*panic)))),
         },
     };
-    // A node may panic before it returns its future (a closure node calls its closure here,
-    // and any `Node` may do work in `run` itself): that panic is this node's error too.
-    let work = match catch_unwind(AssertUnwindSafe(|| node.run(state, ctx))) {
-        Ok(work) => work,
-        Err(panic) => return Err(Some(NodeError::Panicked(panic_message(&*panic)))),
-    };
+    let work = begin(node, state, ctx)?;
     Ok(Attempt {
         work,
         deadline,
         cancel,
         cancelled: None,
     })
+}
+
+/// The node's future. A node may panic before it returns it (a closure node calls its closure
+/// here, and any `Node` may do work in `run` itself): that panic is this node's error too.
+#[inline(always)]
+fn begin<'a, S: GraphState>(
+    node: &'a dyn Node<S>,
+    state: Arc<S>,
+    ctx: &'a mut NodeContext,
+) -> Result<Work<'a, S::Update>, Option<NodeError>> {
+    catch_unwind(AssertUnwindSafe(|| node.run(state, ctx)))
+        .map_err(|panic| Some(NodeError::Panicked(panic_message(&*panic))))
 }
 
 type Work<'a, U> = Pin<Box<dyn Future<Output = Result<NodeResult<U>, NodeError>> + Send + 'a>>;
@@ -276,10 +283,7 @@ pub(crate) async fn attempt_in_place<S: GraphState>(
     ctx: &mut NodeContext,
     cancel: &CancellationToken,
 ) -> Result<NodeResult<S::Update>, Option<NodeError>> {
-    let mut work = match catch_unwind(AssertUnwindSafe(|| node.run(state, ctx))) {
-        Ok(work) => work,
-        Err(panic) => return Err(Some(NodeError::Panicked(panic_message(&*panic)))),
-    };
+    let mut work = begin(node, state, ctx)?;
     let mut cancelled = None;
     poll_fn(|cx| poll_attempt(&mut work, None, cancel, &mut cancelled, cx)).await
 }
