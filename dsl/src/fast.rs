@@ -17,13 +17,22 @@ use crate::diagnostic::Span;
 
 /// Reads `text` as the `file` rule would; `None` hands it to the pest parser.
 pub(crate) fn parse(text: &str) -> Option<File<'_>> {
-    let mut reader = Reader { text, pos: 0 };
+    let mut reader = Reader {
+        text,
+        pos: 0,
+        docs: Vec::new(),
+        attrs: Vec::new(),
+    };
     reader.file()
 }
 
 struct Reader<'a> {
     text: &'a str,
     pos: usize,
+    // Lists are gathered here and copied out at their exact length: a large graph has thousands
+    // of short ones, and a list grown push by push holds room for four.
+    docs: Vec<DocLine<'a>>,
+    attrs: Vec<Attr<'a>>,
 }
 
 /// `ident_char = ASCII_ALPHANUMERIC | "_"`.
@@ -187,13 +196,15 @@ impl<'a> Reader<'a> {
 
     /// `outer_doc*`: `///` lines (not `////`, which is a comment).
     fn outer_docs(&mut self) -> Option<Vec<DocLine<'a>>> {
-        let mut docs = Vec::new();
         loop {
             self.skip()?;
             if !(self.rest().starts_with(b"///") && self.rest().get(3) != Some(&b'/')) {
+                let docs = self.docs.to_vec();
+                self.docs.clear();
                 return Some(docs);
             }
-            docs.push(self.doc_line());
+            let line = self.doc_line();
+            self.docs.push(line);
         }
     }
 
@@ -277,13 +288,18 @@ impl<'a> Reader<'a> {
     fn node_decl(&mut self) -> Option<ItemKind<'a>> {
         self.keyword("node")?;
         let name = self.ident()?;
-        let mut attrs = Vec::new();
         if self.eat(";")?.is_none() {
             self.punct("{")?;
             while self.eat("}")?.is_none() {
-                attrs.push(self.attr()?);
+                let attr = self.attr()?;
+                self.attrs.push(attr);
             }
         }
+        let attrs = if self.attrs.is_empty() {
+            Vec::new()
+        } else {
+            self.attrs.drain(..).collect()
+        };
         Some(ItemKind::Node(NodeDecl { name, attrs }))
     }
 

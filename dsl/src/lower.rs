@@ -28,6 +28,9 @@ pub(crate) struct GraphFacts {
     pub(crate) poisoned: Vec<String>,
     /// The whole graph in the source, from its name to its closing brace.
     pub(crate) extent: Span,
+    /// The nodes that run a subgraph (`graph Research;`), in order: the subgraph rules look at
+    /// these alone, not at every node of a large graph.
+    pub(crate) subgraph_nodes: Vec<usize>,
 }
 
 pub(crate) const GRAPH_ITEMS: &[&str] = &["state", "max_steps", "node"];
@@ -100,6 +103,9 @@ fn lower_graph(
     let mut max_steps_span: Option<Span> = None;
     let mut incomplete = false;
     let mut declared: Option<HashSet<&str>> = None;
+    let mut subgraph_nodes = Vec::new();
+    // Each node's attributes seen so far, one list for all the nodes.
+    let mut seen = Vec::new();
     for item in &graph.items {
         if !matches!(item.kind, ItemKind::Node(_)) {
             misplaced_docs(&item.docs, diagnostics);
@@ -152,7 +158,10 @@ fn lower_graph(
                 // outgoing edge, …): the whole-graph checks are skipped, as after a syntax error.
                 incomplete |= !check_node_name(decl.name, diagnostics);
                 // Declared twice or not, every declaration is kept: E0102 is a graph rule.
-                let (node, node_spans) = lower_node(decl, &item.docs, diagnostics);
+                let (node, node_spans) = lower_node(decl, &item.docs, &mut seen, diagnostics);
+                if node.graph.is_some() {
+                    subgraph_nodes.push(blueprint.nodes.len());
+                }
                 blueprint.nodes.push(node);
                 spans.nodes.push(node_spans);
             }
@@ -205,6 +214,7 @@ fn lower_graph(
             .map(|name| (*name).to_owned())
             .collect(),
         extent: graph.extent,
+        subgraph_nodes,
     };
     (blueprint, spans, facts)
 }
@@ -318,9 +328,13 @@ fn given_twice(what: &str, place: &str, owner: &str, first: Span, again: Span) -
     .with_help("keep one of them")
 }
 
-fn lower_node(
-    decl: &ast::NodeDecl<'_>,
+/// A node's attribute key (`true` for a meta key), with where it was first given.
+type Seen<'a> = Vec<((bool, &'a str), Span)>;
+
+fn lower_node<'a>(
+    decl: &ast::NodeDecl<'a>,
     docs: &[DocLine<'_>],
+    seen: &mut Seen<'a>,
     diagnostics: &mut Diagnostics,
 ) -> (Node, NodeSpans) {
     let mut node = Node {
@@ -333,7 +347,7 @@ fn lower_node(
         ..NodeSpans::default()
     };
     // Nodes have a handful of attributes: a list beats a map.
-    let mut seen: Vec<((bool, &str), Span)> = Vec::new();
+    seen.clear();
     let mut interrupt_span: Option<(Span, &str)> = None;
     for attr in &decl.attrs {
         let key = match &attr.kind {

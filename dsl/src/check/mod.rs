@@ -16,7 +16,7 @@ use crate::lower::GraphFacts;
 
 pub(crate) fn check(module: &Module, facts: &[GraphFacts], diagnostics: &mut Diagnostics) {
     names::check_module(module, diagnostics);
-    subgraphs::check_module(module, diagnostics);
+    subgraphs::check_module(module, facts, diagnostics);
     for ((graph, spans), facts) in module.graphs.iter().zip(&module.spans).zip(facts) {
         names::check_graph(graph, spans, diagnostics);
         sends::check_graph(graph, spans, diagnostics);

@@ -2,7 +2,7 @@
 //! identifier (E0106) — node enum variants, route enum variants, handler methods and generated
 //! module names. Linear: every lookup goes through a map.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use trellis_graph::{Blueprint, EdgeKind, Endpoint, FnvBuildHasher};
 
@@ -60,22 +60,26 @@ pub(super) fn check_module(module: &Module, diagnostics: &mut Diagnostics) {
 }
 
 pub(super) fn check_graph(graph: &Blueprint, spans: &GraphSpans, diagnostics: &mut Diagnostics) {
-    // Node name → first declaration (a repeated one is the graph rules' E0102, not a clash).
-    let n = graph.nodes.len();
-    let mut declared: HashMap<&str, usize, FnvBuildHasher> =
-        HashMap::with_capacity_and_hasher(n, FnvBuildHasher::default());
+    // Snake-case names by the variant they become; a name declared twice is found here too (a
+    // repeated declaration is the graph rules' E0102, not a clash).
     let mut variants: HashMap<Variant<'_>, usize, FnvBuildHasher> =
-        HashMap::with_capacity_and_hasher(n, FnvBuildHasher::default());
+        HashMap::with_capacity_and_hasher(graph.nodes.len(), FnvBuildHasher::default());
+    // The names reported as clashing, so that a second declaration of one is not reported again.
+    let mut clashed: HashSet<&str, FnvBuildHasher> = HashSet::default();
+    // The names a router's method could take (`route_<from>`) → first declaration.
+    let mut routers: HashMap<&str, usize, FnvBuildHasher> = HashMap::default();
     for (at, node) in graph.nodes.iter().enumerate() {
-        if declared.contains_key(node.id.as_str()) {
-            continue;
+        if node.id.starts_with("route_") {
+            routers.entry(&node.id).or_insert(at);
         }
-        declared.insert(&node.id, at);
         if !is_snake_case(&node.id) {
             continue;
         }
         match variants.get(&Variant(&node.id)) {
+            Some(&first) if graph.nodes[first].id == node.id => {}
+            Some(_) if clashed.contains(node.id.as_str()) => {}
             Some(&first) => {
+                clashed.insert(&node.id);
                 let variant = to_pascal_case(&node.id);
                 diagnostics.push(
                     Diagnostic::new(
@@ -130,7 +134,7 @@ pub(super) fn check_graph(graph: &Blueprint, spans: &GraphSpans, diagnostics: &m
             Endpoint::End => continue,
         };
         let method = format!("route_{from}");
-        if let Some(&node) = declared.get(method.as_str()) {
+        if let Some(&node) = routers.get(method.as_str()) {
             diagnostics.push(
                 Diagnostic::new(
                     Code::E0106,
@@ -213,5 +217,33 @@ mod tests {
         assert!(Variant("a_b") == Variant("a__b"));
         assert!(Variant("step_1") == Variant("step1"));
         assert!(Variant("ab") != Variant("a_b"));
+    }
+
+    fn clashes(source: &str) -> Vec<String> {
+        crate::check(source)
+            .diagnostics
+            .iter()
+            .filter(|d| d.code == Code::E0106)
+            .map(|d| d.message.clone())
+            .collect()
+    }
+
+    #[test]
+    fn a_name_declared_again_is_no_second_clash() {
+        let nodes = "node a_b; node a__b; node a_b; node a__b; node route_a; node route_a;";
+        let edges = "START -> a_b; a_b -> END | a__b; a__b -> END; route_a -> END;";
+        let source = format!("graph G {{ state S; {nodes} {edges} }}");
+        assert_eq!(
+            clashes(&source),
+            ["nodes `a_b` and `a__b` both become the Rust identifier `AB`"]
+        );
+        let source = "graph G { state S; node a; node route_a; node route_a; \
+                      START -> a; a -> route_a | END; route_a -> END; }";
+        assert_eq!(
+            clashes(source),
+            [
+                "node `route_a` and the router of the conditional edge from `a` both become the handler method `route_a`"
+            ]
+        );
     }
 }

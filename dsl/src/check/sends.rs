@@ -9,6 +9,16 @@ use crate::blueprint::GraphSpans;
 use crate::diagnostic::{Code, Diagnostic, Diagnostics};
 
 pub(super) fn check_graph(graph: &Blueprint, spans: &GraphSpans, diagnostics: &mut Diagnostics) {
+    let mut sends = graph
+        .edges
+        .iter()
+        .enumerate()
+        .filter(|(_, edge)| edge.kind == EdgeKind::Each)
+        .peekable();
+    // Most graphs send nothing: they need no name index.
+    if sends.peek().is_none() {
+        return;
+    }
     let index: std::collections::HashMap<&str, usize, FnvBuildHasher> = graph
         .nodes
         .iter()
@@ -17,10 +27,7 @@ pub(super) fn check_graph(graph: &Blueprint, spans: &GraphSpans, diagnostics: &m
         .collect();
     // Each node once, at the first send that names it.
     let mut reported = vec![false; graph.nodes.len()];
-    for (at, edge) in graph.edges.iter().enumerate() {
-        if edge.kind != EdgeKind::Each {
-            continue;
-        }
+    for (at, edge) in sends {
         for (target_at, target) in edge.targets.iter().enumerate() {
             let Endpoint::Node(id) = target else { continue };
             let Some(&node) = index.get(id.as_str()) else {

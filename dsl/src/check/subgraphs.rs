@@ -8,6 +8,7 @@ use trellis_graph::did_you_mean;
 
 use crate::blueprint::Module;
 use crate::diagnostic::{Code, Diagnostic, Diagnostics, Span};
+use crate::lower::GraphFacts;
 
 /// A subgraph node's reference to a graph of this file.
 struct Reference {
@@ -18,11 +19,13 @@ struct Reference {
     span: Span,
 }
 
-pub(super) fn check_module(module: &Module, diagnostics: &mut Diagnostics) {
+pub(super) fn check_module(module: &Module, facts: &[GraphFacts], diagnostics: &mut Diagnostics) {
     let mut references: Vec<Reference> = Vec::new();
     for (from, (graph, spans)) in module.graphs.iter().zip(&module.spans).enumerate() {
-        for (node, node_spans) in graph.nodes.iter().zip(&spans.nodes) {
-            let (Some(name), Some(span)) = (node.graph.as_deref(), node_spans.graph) else {
+        for &at in &facts[from].subgraph_nodes {
+            let (Some(name), Some(span)) =
+                (graph.nodes[at].graph.as_deref(), spans.nodes[at].graph)
+            else {
                 continue;
             };
             if name.contains("::") || name.contains('<') {
