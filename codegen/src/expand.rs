@@ -5,6 +5,7 @@ use std::collections::HashSet;
 
 use trellis_dsl::rust_names;
 use trellis_dsl::{Blueprint, EdgeKind, Endpoint, GraphSpans, Node};
+use trellis_graph::FnvBuildHasher;
 
 use crate::blueprint;
 use crate::paths::Paths;
@@ -75,6 +76,11 @@ fn is_keyword(word: &str) -> bool {
 
 /// A name as a Rust identifier, raw when it is a keyword; `None` when it cannot be one.
 pub(crate) fn ident(name: &str) -> Option<String> {
+    ident_owned(name.to_owned())
+}
+
+/// [`ident`] of a name already owned (no copy when it is no keyword).
+fn ident_owned(name: String) -> Option<String> {
     let mut bytes = name.bytes();
     let first_ok = bytes
         .next()
@@ -82,13 +88,13 @@ pub(crate) fn ident(name: &str) -> Option<String> {
     if !first_ok || !bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_') || name == "_" {
         return None;
     }
-    if matches!(name, "self" | "super" | "crate" | "Self") {
+    if matches!(name.as_str(), "self" | "super" | "crate" | "Self") {
         return None;
     }
-    Some(if is_keyword(name) {
+    Some(if is_keyword(&name) {
         format!("r#{name}")
     } else {
-        name.to_owned()
+        name
     })
 }
 
@@ -207,17 +213,17 @@ pub(crate) fn graph(
     let name = &blueprint.name;
 
     // In skeleton mode the blueprint may hold names that clash or are not identifiers: keep the
-    // first of each so the skeleton itself compiles.
-    let mut seen_variants = HashSet::new();
+    // first of each so the skeleton itself compiles. In full mode the name rules (E0106) have
+    // kept them apart.
+    let mut seen_variants: HashSet<String, FnvBuildHasher> = HashSet::default();
     let nodes: Vec<NodeNames<'_>> = blueprint
         .nodes
         .iter()
         .enumerate()
         .filter_map(|(at, node)| {
-            let variant_name = rust_names::variant(&node.id);
             let method = ident(&node.id)?;
-            let variant = ident(&variant_name)?;
-            if !seen_variants.insert(variant_name) {
+            let variant = ident_owned(rust_names::variant(&node.id))?;
+            if mode == Mode::Skeleton && !seen_variants.insert(variant.clone()) {
                 return None;
             }
             let input = node.input.as_deref().map(|path| {
@@ -232,8 +238,9 @@ pub(crate) fn graph(
             })
         })
         .collect();
-    let routes = routes(blueprint, &nodes, mode);
-    let sends = sends(blueprint, &nodes, mode);
+    let declared = Declared::new(blueprint, &nodes, mode);
+    let routes = routes(blueprint, &declared);
+    let sends = sends(blueprint, &nodes, &declared);
     let subgraphs = subgraph_nodes(blueprint, spans, module_graphs, paths);
 
     let state_given = blueprint.state.is_some();
@@ -357,14 +364,42 @@ fn module_doc(code: &mut Code<'_>, blueprint: &Blueprint, mode: Mode) {
     }
 }
 
+/// Which endpoints a router or a send may name. While the graph has errors, every name stands as
+/// the source writes it, declared or not, so the user's code that names it adds no error of its
+/// own; in full mode only the declared nodes and END (which the rules have already made every
+/// endpoint, for a checked module).
+enum Declared<'a> {
+    Any,
+    Nodes(HashSet<&'a str, FnvBuildHasher>),
+}
+
+impl<'a> Declared<'a> {
+    fn new(blueprint: &Blueprint, nodes: &[NodeNames<'a>], mode: Mode) -> Self {
+        // Only a router or a send asks: most graphs' nodes need no set.
+        let asked = blueprint
+            .edges
+            .iter()
+            .any(|edge| matches!(edge.kind, EdgeKind::Conditional | EdgeKind::Each));
+        if mode == Mode::Skeleton || !asked {
+            return Declared::Any;
+        }
+        let mut ids = HashSet::with_capacity_and_hasher(nodes.len(), FnvBuildHasher::default());
+        ids.extend(nodes.iter().map(|n| n.node.id.as_str()));
+        Declared::Nodes(ids)
+    }
+
+    fn names(&self, endpoint: &Endpoint) -> bool {
+        match (self, endpoint) {
+            (Declared::Any, _) => true,
+            (Declared::Nodes(ids), Endpoint::Node(id)) => ids.contains(id.as_str()),
+            (Declared::Nodes(_), Endpoint::End) => true,
+            (Declared::Nodes(_), Endpoint::Start) => false,
+        }
+    }
+}
+
 /// The routers' edges: one route enum and method per conditional edge.
-fn routes<'b>(blueprint: &'b Blueprint, nodes: &[NodeNames<'_>], mode: Mode) -> Vec<Route<'b>> {
-    let node_ids: HashSet<&str> = nodes.iter().map(|n| n.node.id.as_str()).collect();
-    let declared = |endpoint: &Endpoint| match endpoint {
-        Endpoint::Node(id) => node_ids.contains(id.as_str()),
-        Endpoint::End => true,
-        Endpoint::Start => false,
-    };
+fn routes<'b>(blueprint: &'b Blueprint, declared: &Declared<'_>) -> Vec<Route<'b>> {
     let mut route_names = HashSet::new();
     let mut routes = Vec::new();
     let conditionals = blueprint
@@ -373,11 +408,9 @@ fn routes<'b>(blueprint: &'b Blueprint, nodes: &[NodeNames<'_>], mode: Mode) -> 
         .enumerate()
         .filter(|(_, e)| e.kind == EdgeKind::Conditional);
     for (edge_at, edge) in conditionals {
-        // While the graph has errors, a router and a variant stand as the source names them,
-        // declared or not, so the user's code that names them adds no error of its own.
         let from_name = match &edge.from {
             Endpoint::Start => "start".to_owned(),
-            Endpoint::Node(id) if mode == Mode::Skeleton || declared(&edge.from) => id.clone(),
+            Endpoint::Node(id) if declared.names(&edge.from) => id.clone(),
             _ => continue,
         };
         let (Some(method), Some(enum_name)) = (
@@ -391,11 +424,7 @@ fn routes<'b>(blueprint: &'b Blueprint, nodes: &[NodeNames<'_>], mode: Mode) -> 
         }
         let mut variants = Vec::new();
         let mut seen = HashSet::new();
-        for target in edge
-            .targets
-            .iter()
-            .filter(|t| mode == Mode::Skeleton || declared(t))
-        {
+        for target in edge.targets.iter().filter(|t| declared.names(t)) {
             let name = match target {
                 Endpoint::End => "End".to_owned(),
                 Endpoint::Node(id) => rust_names::variant(id),
@@ -417,8 +446,11 @@ fn routes<'b>(blueprint: &'b Blueprint, nodes: &[NodeNames<'_>], mode: Mode) -> 
 }
 
 /// One send enum and method per send edge: a variant per target that carries an input.
-fn sends<'b>(blueprint: &'b Blueprint, nodes: &[NodeNames<'_>], mode: Mode) -> Vec<SendEdge<'b>> {
-    let node_ids: HashSet<&str> = nodes.iter().map(|n| n.node.id.as_str()).collect();
+fn sends<'b>(
+    blueprint: &'b Blueprint,
+    nodes: &[NodeNames<'_>],
+    declared: &Declared<'_>,
+) -> Vec<SendEdge<'b>> {
     let mut send_names = HashSet::new();
     let mut sends = Vec::new();
     for (edge_at, edge) in blueprint.edges.iter().enumerate() {
@@ -427,9 +459,7 @@ fn sends<'b>(blueprint: &'b Blueprint, nodes: &[NodeNames<'_>], mode: Mode) -> V
         }
         let from_name = match &edge.from {
             Endpoint::Start => "start".to_owned(),
-            Endpoint::Node(id) if mode == Mode::Skeleton || node_ids.contains(id.as_str()) => {
-                id.clone()
-            }
+            Endpoint::Node(id) if declared.names(&edge.from) => id.clone(),
             _ => continue,
         };
         let (Some(method), Some(enum_name)) = (

@@ -86,6 +86,20 @@ fn a_graph_with_errors_expands_to_a_skeleton_and_its_errors() {
     assert!(!code.contains("struct Adapter"));
 }
 
+/// Names that become one Rust identifier (E0106): the skeleton keeps the first, so that it has
+/// no error of its own.
+#[test]
+fn a_skeleton_keeps_one_of_two_clashing_names() {
+    let source = "graph G { node a_b; node a__b; START -> a_b; a_b -> a__b; a__b -> END; }";
+    let expansion = trellis_codegen::expand_source(source, &trellis_codegen::Options::default());
+    assert_eq!(expansion.errors.len(), 1);
+    let file: syn::File = syn::parse2(expansion.tokens).expect("the skeleton parses");
+    let code = prettyplease::unparse(&file);
+    assert_eq!(code.matches("    AB,").count(), 1, "{code}");
+    assert!(code.contains("fn a_b("), "{code}");
+    assert!(!code.contains("fn a__b("), "{code}");
+}
+
 /// A graph of more links than Mermaid draws gets a line saying where its diagram is instead of
 /// a diagram that would render as an error; one at the limit keeps its diagram.
 #[test]
