@@ -54,16 +54,26 @@ pub fn check(blueprint: &Blueprint) -> Vec<Violation> {
 /// Node names → the position of their first declaration.
 pub(crate) struct NodeIndex<'b> {
     positions: HashMap<&'b str, usize, FnvBuildHasher>,
+    /// Per node: where its name is first declared (its own position unless declared again).
+    /// Kept so that no rule looks a node's own name up again: in a large graph every lookup is a
+    /// miss in the caches.
+    first: Vec<usize>,
 }
 
 impl<'b> NodeIndex<'b> {
     fn new(blueprint: &'b Blueprint) -> Self {
-        let mut positions =
-            HashMap::with_capacity_and_hasher(blueprint.nodes.len(), FnvBuildHasher::default());
+        let n = blueprint.nodes.len();
+        let mut positions = HashMap::with_capacity_and_hasher(n, FnvBuildHasher::default());
+        let mut first = Vec::with_capacity(n);
         for (at, node) in blueprint.nodes.iter().enumerate() {
-            positions.entry(node.id.as_str()).or_insert(at);
+            first.push(*positions.entry(node.id.as_str()).or_insert(at));
         }
-        NodeIndex { positions }
+        NodeIndex { positions, first }
+    }
+
+    /// Where the name of the node at `at` is first declared.
+    fn first_declaration(&self, at: usize) -> usize {
+        self.first[at]
     }
 
     pub(crate) fn get(&self, id: &str) -> Option<usize> {
@@ -83,8 +93,11 @@ fn declarations(blueprint: &Blueprint, index: &NodeIndex<'_>, out: &mut Vec<Viol
         if reserved_name_reason(&node.id).is_some() {
             named = false;
             out.push(Violation::ReservedName { node: at });
-        } else if let Some(first) = index.get(&node.id).filter(|&first| first != at) {
-            out.push(Violation::DuplicateNode { first, again: at });
+        } else if index.first_declaration(at) != at {
+            out.push(Violation::DuplicateNode {
+                first: index.first_declaration(at),
+                again: at,
+            });
         }
         let zero = [
             (node.max_visits == Some(0), Limit::MaxVisits(at)),
@@ -117,10 +130,26 @@ fn declarations(blueprint: &Blueprint, index: &NodeIndex<'_>, out: &mut Vec<Viol
     named
 }
 
-/// Each node's one outgoing edge, and START's.
+/// Each node's one outgoing edge, and START's; and the node each edge target names.
 pub(crate) struct Outgoing {
     pub(crate) entry: Option<usize>,
     pub(crate) of_node: Vec<Option<usize>>,
+    /// The node each target names (`None` for START, END or an undeclared name), edge after
+    /// edge: edge `e`'s targets from `target_starts[e]`.
+    target_nodes: Vec<Option<usize>>,
+    target_starts: Vec<usize>,
+}
+
+impl Outgoing {
+    /// The nodes the targets of edge `edge` name, target by target.
+    pub(crate) fn target_nodes(&self, edge: usize) -> &[Option<usize>] {
+        let end = self
+            .target_starts
+            .get(edge + 1)
+            .copied()
+            .unwrap_or(self.target_nodes.len());
+        &self.target_nodes[self.target_starts[edge]..end]
+    }
 }
 
 /// E0203, E0205, E0202, E0204 (no targets), E0206, E0207, E0209, E0213; the outgoing edge of every
@@ -129,6 +158,8 @@ fn edges(blueprint: &Blueprint, index: &NodeIndex<'_>, out: &mut Vec<Violation>)
     let mut outgoing = Outgoing {
         entry: None,
         of_node: vec![None; blueprint.nodes.len()],
+        target_nodes: Vec::with_capacity(blueprint.edges.len()),
+        target_starts: Vec::with_capacity(blueprint.edges.len()),
     };
     // Per node: the join edges into it (the first, and how many), to find a join of one.
     let mut joined: Vec<(usize, usize)> = vec![(0, 0); blueprint.nodes.len()];
@@ -165,9 +196,13 @@ fn edges(blueprint: &Blueprint, index: &NodeIndex<'_>, out: &mut Vec<Violation>)
         if edge.targets.is_empty() {
             out.push(Violation::NoTargets { edge: at });
         }
+        let start = outgoing.target_nodes.len();
+        outgoing.target_starts.push(start);
         // Edges have a handful of targets: a list beats a set.
         for (target_at, target) in edge.targets.iter().enumerate() {
             if let Some(first) = edge.targets[..target_at].iter().position(|t| t == target) {
+                let node = outgoing.target_nodes[start + first];
+                outgoing.target_nodes.push(node);
                 out.push(Violation::RepeatedTarget {
                     edge: at,
                     first,
@@ -175,6 +210,11 @@ fn edges(blueprint: &Blueprint, index: &NodeIndex<'_>, out: &mut Vec<Violation>)
                 });
                 continue;
             }
+            let node = match target {
+                Endpoint::Node(id) => index.get(id),
+                Endpoint::Start | Endpoint::End => None,
+            };
+            outgoing.target_nodes.push(node);
             match target {
                 Endpoint::Start => out.push(Violation::EdgeIntoStart {
                     edge: at,
@@ -194,7 +234,7 @@ fn edges(blueprint: &Blueprint, index: &NodeIndex<'_>, out: &mut Vec<Violation>)
                     }
                 }
                 Endpoint::End => {}
-                Endpoint::Node(id) => match index.get(id) {
+                Endpoint::Node(_) => match node {
                     None => out.push(Violation::Undeclared {
                         reference: Reference::Target {
                             edge: at,
@@ -267,9 +307,9 @@ fn whole_graph(
     if outgoing.entry.is_none() {
         out.push(Violation::NoEntry);
     }
-    for (at, node) in blueprint.nodes.iter().enumerate() {
+    for at in 0..blueprint.nodes.len() {
         // A repeated declaration is its own error; its edges belong to the first.
-        if outgoing.of_node[at].is_none() && index.get(&node.id) == Some(at) {
+        if outgoing.of_node[at].is_none() && index.first_declaration(at) == at {
             out.push(Violation::NoOutgoing { node: at });
         }
     }
@@ -297,16 +337,13 @@ pub(crate) struct Successor {
 impl Shape {
     fn new(blueprint: &Blueprint, index: &NodeIndex<'_>, outgoing: &Outgoing) -> Self {
         let n = blueprint.nodes.len();
-        let resolve = |endpoint: &Endpoint| match endpoint {
-            Endpoint::Node(id) => index.get(id),
-            _ => None,
-        };
         let mut ends = vec![false; n];
         let mut next = Vec::with_capacity(blueprint.edges.len());
         for (from, edge) in outgoing.of_node.iter().enumerate() {
             let Some(edge) = *edge else { continue };
-            for (target, endpoint) in blueprint.edges[edge].targets.iter().enumerate() {
-                match resolve(endpoint) {
+            let targets = blueprint.edges[edge].targets.iter();
+            for (target, (endpoint, node)) in targets.zip(outgoing.target_nodes(edge)).enumerate() {
+                match *node {
                     Some(node) => next.push((from, Successor { node, edge, target })),
                     None => ends[from] |= *endpoint == Endpoint::End,
                 }
@@ -322,10 +359,11 @@ impl Shape {
             entry: outgoing
                 .entry
                 .map(|edge| {
-                    blueprint.edges[edge]
-                        .targets
+                    outgoing
+                        .target_nodes(edge)
                         .iter()
-                        .filter_map(resolve)
+                        .flatten()
+                        .copied()
                         .collect()
                 })
                 .unwrap_or_default(),
