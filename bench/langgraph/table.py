@@ -82,8 +82,13 @@ def main():
             details.append(f"editor {row['variant']}: {row.get('whole_ms')} ms for the "
                            f"{row['size']:,}-node file")
         for key in (k for k in row if k.startswith("time_vs_")):
-            details.append(f"compile {row['variant']}: {row['size']:,} nodes take {row[key]}x "
-                           f"the time of {int(key.rsplit('_', 1)[1]):,}")
+            smaller = key.rsplit("_", 1)[1]
+            line = (f"compile {row['variant']}: {row['size']:,} nodes take {row[key]}x "
+                    f"the time of {int(smaller):,}, a compile per process")
+            repeated = row.get(f"in_process_vs_{smaller}")
+            if repeated is not None:
+                line += f" ({repeated}x repeated in one process, {duration(row.get('in_process_ns'))} a node)"
+            details.append(line)
     if details:
         print()
         for line in details:

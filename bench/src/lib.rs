@@ -1,5 +1,6 @@
 //! Trellis's benchmark suite: every workload beside a hand-written floor doing the same work,
-//! measured in the same process, alternating, medians of several samples.
+//! measured in the same process, alternating, medians of several samples (`compile`, which has
+//! no floor, times each compile in a process of its own, as a build script runs it).
 //!
 //! The `trellis-bench` binary prints a table (or, with `--json`, one JSON line per workload and
 //! variant); `bench/langgraph/compare` runs LangGraph on the same workloads and prints both
@@ -8,7 +9,12 @@
 //! ```
 //! use trellis_bench::{Options, Scale, run};
 //!
-//! let options = Options { scale: Scale::Smoke, postgres: None, only: vec!["loop".into()] };
+//! let options = Options {
+//!     scale: Scale::Smoke,
+//!     postgres: None,
+//!     only: vec!["loop".into()],
+//!     compile_in: None,
+//! };
 //! let mut rows = Vec::new();
 //! run(&options, &mut |row| rows.push(row), &mut |_skipped| {})?;
 //! assert_eq!(rows[0].workload, "loop");
@@ -24,4 +30,4 @@ mod workloads;
 
 pub use measure::Scale;
 pub use report::Row;
-pub use workloads::{BenchError, Options, WORKLOADS, run};
+pub use workloads::{BenchError, Options, WORKLOADS, compile_once, run};

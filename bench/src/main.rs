@@ -1,9 +1,10 @@
 //! `trellis-bench`: runs the workloads and prints a table, or JSON lines with `--json`.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use trellis_bench::{Options, Row, Scale, WORKLOADS, run};
+use trellis_bench::{Options, Row, Scale, WORKLOADS, compile_once, run};
 
 /// Trellis's benchmarks, each beside a hand-written floor (release builds only mean anything).
 #[derive(Parser)]
@@ -21,14 +22,32 @@ struct Cli {
     /// Only these workloads (all when none is named).
     #[arg(value_parser = clap::builder::PossibleValuesParser::new(WORKLOADS))]
     workloads: Vec<String>,
+    /// One timed compile of INPUT into OUT_DIR, in nanoseconds: what `compile` runs in a process
+    /// of its own.
+    #[arg(long, hide = true, num_args = 2, value_names = ["INPUT", "OUT_DIR"])]
+    compile_once: Option<Vec<PathBuf>>,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some([input, out_dir]) = cli.compile_once.as_deref() {
+        return match compile_once(input, out_dir) {
+            Ok(time) => {
+                println!("{}", time.as_nanos());
+                ExitCode::SUCCESS
+            }
+            Err(error) => {
+                eprintln!("error: {error}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let options = Options {
         scale: if cli.quick { Scale::Quick } else { Scale::Full },
         postgres: cli.postgres,
         only: cli.workloads,
+        // Each compile in a process of its own runs this very binary.
+        compile_in: std::env::current_exe().ok(),
     };
     if !cli.json {
         if cfg!(debug_assertions) {

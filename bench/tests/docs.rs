@@ -44,6 +44,7 @@ fn the_readme_table_shows_every_workload_and_variant_and_no_other() {
         scale: Scale::Smoke,
         postgres: None,
         only: Vec::new(),
+        compile_in: None,
     };
     let mut printed = BTreeSet::new();
     run(

@@ -11,6 +11,8 @@ mod tooling;
 
 use std::path::PathBuf;
 
+pub use compile::compile_once;
+
 use crate::{Row, Scale};
 
 /// What to run.
@@ -23,6 +25,10 @@ pub struct Options {
     pub postgres: Option<String>,
     /// Only the workloads with these names (all when empty).
     pub only: Vec<String>,
+    /// The `trellis-bench` binary: `compile` then times each compile in a process of its own,
+    /// as a build script runs it (see [`compile_once`]), and reports the compiles repeated in
+    /// this process beside it. Without it, only those are measured.
+    pub compile_in: Option<PathBuf>,
 }
 
 /// The workloads' names, in the order they run.
@@ -123,6 +129,7 @@ pub fn run(
         rt: &rt,
         scale: options.scale,
         scratch: &scratch,
+        compile_in: options.compile_in.as_deref(),
         emit,
         skipped,
     };
@@ -154,6 +161,7 @@ pub(crate) struct Bench<'a> {
     pub(crate) rt: &'a tokio::runtime::Runtime,
     pub(crate) scale: Scale,
     pub(crate) scratch: &'a Scratch,
+    pub(crate) compile_in: Option<&'a std::path::Path>,
     emit: &'a mut dyn FnMut(Row),
     skipped: &'a mut dyn FnMut(&str),
 }
