@@ -1,7 +1,7 @@
 //! How long things take: alternating samples of trellis and its floor, medians, and the scale
 //! that decides how many samples and which sizes.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How much to measure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,13 +15,56 @@ pub enum Scale {
     Smoke,
 }
 
+/// How many samples a measurement takes, and how long it first warms up.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Samples {
+    pub(crate) count: usize,
+    /// Runs before the samples, at least one: until this much time has passed. A process's
+    /// first tens of milliseconds can run a workload at half speed (seen in one process in
+    /// five on this machine: ~16 µs a cycle for `interrupt_resume`'s first 30–40 samples, ~9
+    /// after), and one warm-up run of a quick workload is over long before that.
+    warm_up: Duration,
+}
+
+impl Samples {
+    /// One sample after one warm-up run.
+    pub(crate) const ONE: Samples = Samples {
+        count: 1,
+        warm_up: Duration::ZERO,
+    };
+
+    /// The same count with one warm-up run only (each run is a fresh process: nothing to warm).
+    pub(crate) fn without_warm_up(self) -> Samples {
+        Samples {
+            warm_up: Duration::ZERO,
+            ..self
+        }
+    }
+
+    fn warm_up<E>(self, mut run: impl FnMut() -> Result<(), E>) -> Result<(), E> {
+        let started = Instant::now();
+        loop {
+            run()?;
+            if started.elapsed() >= self.warm_up {
+                return Ok(());
+            }
+        }
+    }
+}
+
 impl Scale {
-    /// The number of samples for a workload that takes `full` samples at full scale.
-    pub(crate) fn samples(self, full: usize) -> usize {
+    /// The samples of a workload that takes `full` samples at full scale.
+    pub(crate) fn samples(self, full: usize) -> Samples {
         match self {
-            Scale::Full => full,
-            Scale::Quick => full.div_ceil(8).max(3),
-            Scale::Smoke => 1,
+            Scale::Full => Samples {
+                count: full,
+                warm_up: Duration::from_millis(200),
+            },
+            Scale::Quick => Samples {
+                count: full.div_ceil(8).max(3),
+                warm_up: Duration::from_millis(50),
+            },
+            Scale::Smoke => Samples::ONE,
         }
     }
 
@@ -40,31 +83,35 @@ pub(crate) fn median(mut times: Vec<Duration>) -> Duration {
     times.get(times.len() / 2).copied().unwrap_or_default()
 }
 
-/// Runs `ours` and `floor` alternately, `samples` times each after one warm-up of each, and
+/// Runs `ours` and `floor` alternately, `samples.count` times each after warming both up, and
 /// returns their medians: alternating spreads the machine's slow moments over both sides.
 pub(crate) fn alternate<E>(
-    samples: usize,
+    samples: Samples,
     mut ours: impl FnMut() -> Result<Duration, E>,
     mut floor: impl FnMut() -> Result<Duration, E>,
 ) -> Result<(Duration, Duration), E> {
-    ours()?;
-    floor()?;
-    let (mut a, mut b) = (Vec::with_capacity(samples), Vec::with_capacity(samples));
-    for _ in 0..samples {
+    samples.warm_up(|| {
+        ours()?;
+        floor().map(drop)
+    })?;
+    let count = samples.count;
+    let (mut a, mut b) = (Vec::with_capacity(count), Vec::with_capacity(count));
+    for _ in 0..count {
         a.push(ours()?);
         b.push(floor()?);
     }
     Ok((median(a), median(b)))
 }
 
-/// The median of `samples` runs of `ours` after one warm-up, for workloads with no floor.
+/// The median of `samples.count` runs of `ours` after warming it up, for workloads with no
+/// floor.
 pub(crate) fn alone<E>(
-    samples: usize,
+    samples: Samples,
     mut ours: impl FnMut() -> Result<Duration, E>,
 ) -> Result<Duration, E> {
-    ours()?;
-    let mut times = Vec::with_capacity(samples);
-    for _ in 0..samples {
+    samples.warm_up(|| ours().map(drop))?;
+    let mut times = Vec::with_capacity(samples.count);
+    for _ in 0..samples.count {
         times.push(ours()?);
     }
     Ok(median(times))
@@ -108,8 +155,12 @@ mod tests {
     #[test]
     fn alternating_runs_both_sides_as_often() {
         let (mut a, mut b) = (0, 0);
+        let four = Samples {
+            count: 4,
+            warm_up: Duration::ZERO,
+        };
         alternate::<()>(
-            4,
+            four,
             || {
                 a += 1;
                 Ok(Duration::from_nanos(a))
@@ -121,6 +172,32 @@ mod tests {
         )
         .unwrap();
         assert_eq!((a, b), (5, 5), "one warm-up and four samples each");
+    }
+
+    #[test]
+    fn the_warm_up_lasts_its_time_and_runs_at_least_once() {
+        let mut runs = 0;
+        let warm_up = Duration::from_millis(20);
+        let started = Instant::now();
+        let samples = Samples { count: 3, warm_up };
+        alone::<()>(samples, || {
+            runs += 1;
+            std::thread::sleep(Duration::from_millis(2));
+            Ok(Duration::from_millis(2))
+        })
+        .unwrap();
+        assert!(started.elapsed() >= warm_up);
+        assert!(
+            runs >= 3 + 10,
+            "{runs} runs: a warm-up of 20 ms is ten runs of 2 ms"
+        );
+        let mut runs = 0;
+        alone::<()>(Samples::ONE, || {
+            runs += 1;
+            Ok(Duration::ZERO)
+        })
+        .unwrap();
+        assert_eq!(runs, 2, "one warm-up run, one sample");
     }
 
     #[cfg(target_os = "linux")]

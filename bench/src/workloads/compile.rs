@@ -51,7 +51,9 @@ pub(crate) fn compile(bench: &mut Bench<'_>) -> Result<(), BenchError> {
                 Ok(started.elapsed())
             })?;
             let own_process = match bench.compile_in {
-                Some(exe) => Some(alone(samples, || in_own_process(exe, &input, &out_dir))?),
+                Some(exe) => Some(alone(samples.without_warm_up(), || {
+                    in_own_process(exe, &input, &out_dir)
+                })?),
                 None => None,
             };
             let units = nodes as u64;

@@ -9,7 +9,7 @@ use trellis::{CompiledGraph, END, GraphBuilder, GraphState, NodeResult, START};
 
 use super::{Bench, BenchError, expect_eq, timed_run};
 use crate::floor::{Floor, Next, NodeFn, node};
-use crate::measure::{alone, alternate, per, resident_kib};
+use crate::measure::{Samples, alone, alternate, per, resident_kib};
 use crate::report::{Row, Target};
 
 /// The targets for the executor.
@@ -54,7 +54,7 @@ fn counter_against_floor(
     graph: &CompiledGraph<Counter>,
     floor: &Arc<Floor<Counter, u64>>,
     expected: u64,
-    samples: usize,
+    samples: Samples,
 ) -> Result<(Duration, Duration), BenchError> {
     alternate(
         samples,
@@ -278,7 +278,7 @@ pub(crate) fn memory(bench: &mut Bench<'_>) -> Result<(), BenchError> {
         .set_max_steps(u32::MAX);
     let graph = compiled(W, b)?;
     let steps = 2 * k + 1;
-    let time = alone(1, || {
+    let time = alone(Samples::ONE, || {
         if let Ok(mut seen) = readings.lock() {
             seen.clear();
         }
