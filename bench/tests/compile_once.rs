@@ -56,3 +56,32 @@ fn a_compile_once_that_fails_says_why() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("trellis-bench-no-such.graph"), "{stderr}");
 }
+
+/// What the parent reads is the time of a real compile: the generated file is there, and it is
+/// the graph's module.
+#[test]
+fn a_compile_once_writes_the_graph_and_prints_its_time() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let input = dir.path().join("once.graph");
+    std::fs::write(
+        &input,
+        "graph Once { state S; node a; node b; START -> a; a -> b; b -> END; }",
+    )
+    .expect("the graph is written");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_trellis-bench"))
+        .arg("--compile-once")
+        .arg(&input)
+        .arg(dir.path())
+        .output()
+        .expect("the binary runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let nanos: u64 = stdout.trim().parse().expect("nanoseconds");
+    assert!(nanos > 0);
+    let generated = std::fs::read_to_string(dir.path().join("once.rs")).expect("once.rs");
+    assert!(generated.contains("pub mod once"), "{generated}");
+}
