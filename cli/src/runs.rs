@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use clap::{Subcommand, ValueEnum};
-use trellis::checkpoint::StoreUrl;
+use trellis::checkpoint::{Checkpoint, Name, StoreUrl};
 use trellis::{RunId, checkpoint::RunRecord};
 
 /// `trellis runs …`.
@@ -155,10 +155,10 @@ fn runs_table(runs: &[RunRecord]) -> String {
         .map(|run| {
             vec![
                 run.run_id.to_string(),
-                run.graph.clone(),
+                run.graph.to_string(),
                 run.status.to_string(),
                 run.steps.to_string(),
-                run.last_node.clone().unwrap_or_else(|| "-".to_owned()),
+                run.last_node.as_deref().unwrap_or("-").to_owned(),
                 run.parent
                     .as_ref()
                     .map_or_else(|| "-".to_owned(), ToString::to_string),
@@ -216,11 +216,11 @@ fn run_details(run: &RunRecord) -> Result<String, RunsError> {
     Ok(text)
 }
 
-fn checkpoints_table(checkpoints: &[trellis::checkpoint::Checkpoint]) -> String {
+fn checkpoints_table(checkpoints: &[Checkpoint]) -> String {
     let rows: Vec<Vec<String>> = checkpoints
         .iter()
         .map(|c| {
-            let list = |names: &[String]| {
+            let list = |names: &[Name]| {
                 if names.is_empty() {
                     "-".to_owned()
                 } else {
@@ -234,9 +234,9 @@ fn checkpoints_table(checkpoints: &[trellis::checkpoint::Checkpoint]) -> String 
                 match next.iter_mut().find(|n| n.starts_with(&branch)) {
                     Some(counted) => {
                         let count: usize = counted[branch.len()..].parse().unwrap_or(1);
-                        *counted = format!("{branch}{}", count + 1);
+                        *counted = format!("{branch}{}", count + 1).into();
                     }
-                    None => next.push(format!("{branch}1")),
+                    None => next.push(format!("{branch}1").into()),
                 }
             }
             vec![

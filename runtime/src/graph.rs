@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use trellis_graph::Blueprint;
 
-use crate::checkpoint::{Checkpointer, RunRecord, RunStatus, SharedCheckpointer};
+use crate::checkpoint::{Checkpointer, Name, RunRecord, RunStatus, SharedCheckpointer};
 use crate::errors::{BuildDiagnostic, RunError};
 use crate::event::{EventBus, EventStream};
 use crate::id::RunId;
@@ -132,7 +132,9 @@ pub(crate) struct Topology<S: GraphState> {
     pub(crate) joins: Vec<Join>,
     pub(crate) max_steps: u32,
     /// A stable hash of the nodes and edges (see `CompiledGraph::fingerprint`).
-    pub(crate) fingerprint: String,
+    pub(crate) fingerprint: Name,
+    /// The state's Rust type (`std::any::type_name`), as every checkpoint names it.
+    pub(crate) state_type: Name,
     /// What was declared, as the rules and UIs see it.
     pub(crate) blueprint: Blueprint,
     /// What the rules warned about.
@@ -441,7 +443,7 @@ impl<S: GraphState> CompiledGraph<S> {
             return Err(RunError::WrongGraph {
                 run_id,
                 expected: self.name().to_owned(),
-                found: record.graph,
+                found: record.graph.to_string(),
             });
         }
         Ok((store, record))
@@ -510,7 +512,7 @@ impl<S: GraphState> CompiledGraph<S> {
             // Once this process holds the run, the gone owner's writes are fenced out.
             let now = crate::id::Timestamp::now();
             let mut claim = record.clone();
-            claim.owner = Some(me.to_owned());
+            claim.owner = Some(Name::from(me));
             claim.lease_until = Some(now.plus(crate::runner::LEASE));
             claim.updated_at = now;
             if store.take_over(&claim, record.owner.as_deref()).await? {

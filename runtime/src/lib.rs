@@ -105,6 +105,7 @@ pub mod event;
 mod graph;
 mod id;
 mod interrupt;
+mod name;
 mod node;
 mod options;
 mod owner;

@@ -19,6 +19,7 @@ use crate::event::EventBus;
 use crate::graph::{CompiledGraph, latest};
 use crate::id::RunId;
 use crate::interrupt::Interrupt;
+use crate::name::Name;
 use crate::node::{Node, NodeContext, NodeError, NodeResult};
 use crate::runner::{Outcome, Run};
 use crate::state::{ApplyResume, GraphState};
@@ -181,7 +182,7 @@ impl<P: GraphState, C: GraphState> SubgraphNode<P, C> {
             // Left by a process that stopped (or written by a fork): this one takes it up, so
             // that its checkpoints are not fenced out.
             let mut claim = record.clone();
-            claim.owner = Some(me.to_owned());
+            claim.owner = Some(Name::from(me));
             claim.lease_until = Some(crate::id::Timestamp::now().plus(crate::runner::LEASE));
             if !nest
                 .store
@@ -219,13 +220,12 @@ impl<P: GraphState, C: GraphState> SubgraphNode<P, C> {
                 // stands rather than run it twice.
                 match nest.store.load_run(&run_id).await? {
                     Some(record) if record.status == RunStatus::Completed => {
-                        let state = serde_json::from_value(record.state).map_err(|source| {
-                            RunError::State {
+                        let state =
+                            C::deserialize(&*record.state).map_err(|source| RunError::State {
                                 run_id: run_id.clone(),
                                 action: "read from",
                                 source,
-                            }
-                        })?;
+                            })?;
                         return Ok(Outcome::Completed {
                             run_id,
                             state,

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use crate::checkpoint::{
-    Checkpoint, CheckpointLabel, CheckpointRef, Checkpointer, RunRecord, RunStatus,
+    Checkpoint, CheckpointLabel, CheckpointRef, Checkpointer, Name, RunRecord, RunStatus,
 };
 use crate::errors::RunError;
 use crate::graph::CompiledGraph;
@@ -28,14 +28,14 @@ pub struct Snapshot<S> {
     /// Which moment it is.
     pub label: CheckpointLabel,
     /// The nodes the step before it ran, in declaration order.
-    pub ran: Vec<String>,
+    pub ran: Vec<Name>,
     /// The nodes of the next super-step: those its edges lead to, in declaration order, then
     /// the node of each branch sent to run in it, once per branch, in the order the branches
     /// run (empty at the end).
-    pub next: Vec<String>,
+    pub next: Vec<Name>,
     /// Waiting joins some of whose sources are done: the node joined into → those sources, in
     /// declaration order (it runs once the rest are done too).
-    pub joins: BTreeMap<String, Vec<String>>,
+    pub joins: BTreeMap<Name, Vec<Name>>,
     /// At a pause: what was asked.
     pub interrupts: Vec<Interrupt>,
     /// The committed state.
@@ -192,7 +192,7 @@ impl<S: GraphState> CompiledGraph<S> {
     ) -> Result<RunId, RunError> {
         let (mut run, source) = self.branch_at(run_id, checkpoint).await?;
         run.write_as(as_node, update)?;
-        run.record_start(CheckpointLabel::Update, &[as_node.to_owned()])
+        run.record_start(CheckpointLabel::Update, &[Name::from(as_node)])
             .await?;
         run.emit_forked(CheckpointRef {
             run_id: source.run_id,
@@ -336,7 +336,7 @@ impl<S: GraphState> CompiledGraph<S> {
             return Err(RunError::WrongGraph {
                 run_id: record.run_id,
                 expected: self.name().to_owned(),
-                found: record.graph,
+                found: record.graph.to_string(),
             });
         }
         Ok(record)
@@ -344,7 +344,7 @@ impl<S: GraphState> CompiledGraph<S> {
 }
 
 fn snapshot<S: GraphState>(checkpoint: Checkpoint) -> Result<Snapshot<S>, RunError> {
-    let state = serde_json::from_value(checkpoint.state).map_err(|source| RunError::State {
+    let state = S::deserialize(&*checkpoint.state).map_err(|source| RunError::State {
         run_id: checkpoint.run_id.clone(),
         action: "read from",
         source,
@@ -358,7 +358,7 @@ fn snapshot<S: GraphState>(checkpoint: Checkpoint) -> Result<Snapshot<S>, RunErr
         next: checkpoint
             .frontier
             .into_iter()
-            .chain(checkpoint.sends.iter().map(|send| send.node.to_string()))
+            .chain(checkpoint.sends.iter().map(|send| Name::from(&*send.node)))
             .collect(),
         joins: checkpoint.joins,
         interrupts: checkpoint.interrupts,

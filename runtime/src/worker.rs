@@ -212,7 +212,7 @@ impl<S: GraphState> Worker<S> {
             let Some(mut record) = self.store.load_run(&run_id).await? else {
                 continue;
             };
-            record.owner = Some(self.id.to_string());
+            record.owner = Some(self.id.to_string().into());
             record.lease_until = Some(now.plus(self.lease));
             // Of two workers taking it over, one wins; the other looks further. The winner
             // reads the run again: the gone owner's last write may have landed since.

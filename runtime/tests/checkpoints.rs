@@ -52,8 +52,8 @@ async fn a_run_writes_a_labelled_checkpoint_after_every_step() {
                 c.id,
                 c.step,
                 c.label.to_string(),
-                c.nodes.clone(),
-                c.frontier.clone(),
+                c.nodes.iter().map(ToString::to_string).collect(),
+                c.frontier.iter().map(ToString::to_string).collect(),
             )
         })
         .collect();
@@ -98,7 +98,7 @@ async fn checkpoints_and_run_records_round_trip_through_serde() {
         let json = serde_json::to_string(&checkpoint).unwrap();
         let back: Checkpoint = serde_json::from_str(&json).unwrap();
         assert_eq!(back, checkpoint);
-        let state: Ticket = serde_json::from_value(back.state).unwrap();
+        let state: Ticket = back.state_as().unwrap();
         assert_eq!(state.text, "ü \"quoted\"");
     }
     let record = store.load_run(outcome.run_id()).await.unwrap().unwrap();
@@ -193,7 +193,7 @@ async fn a_run_whose_owner_is_gone_is_continued_from_its_last_checkpoint() {
 
     // Another machine's owner whose lease has not run out: still refused.
     let mut elsewhere = record.clone();
-    elsewhere.owner = Some("another-machine:1:1".to_owned());
+    elsewhere.owner = Some("another-machine:1:1".into());
     elsewhere.lease_until = Some(trellis::run::Timestamp::parse("2999-01-01T00:00:00Z").unwrap());
     assert!(
         store
@@ -260,7 +260,7 @@ impl Checkpointer for LateLastWrite {
         if !self.foreign.load(std::sync::atomic::Ordering::SeqCst) {
             return self.inner.save_step(run, checkpoint).await;
         }
-        run.owner = Some(GONE.to_owned());
+        run.owner = Some(GONE.into());
         run.lease_until =
             Some(trellis::run::Timestamp::parse("2000-01-01T00:00:00Z").expect("a time"));
         if checkpoint.step == 3 {
@@ -291,7 +291,7 @@ impl Checkpointer for LateLastWrite {
         if let Some(taker) = taker {
             let mut stored = self.inner.load_run(&run.run_id).await?.expect("stored");
             let before = stored.owner.clone();
-            stored.owner = Some(taker);
+            stored.owner = Some(taker.into());
             assert!(self.inner.take_over(&stored, before.as_deref()).await?);
         }
         let taken = self.inner.take_over(run, previous_owner).await?;

@@ -594,9 +594,9 @@ async fn failed_run(
     assert_eq!(latest.label.to_string(), "failed");
     (
         error.to_string(),
-        run.state,
+        (*run.state).clone(),
         run.steps,
-        latest.frontier,
+        latest.frontier.iter().map(ToString::to_string).collect(),
         latest.step,
     )
 }

@@ -73,7 +73,7 @@ async fn the_history_shows_a_join_waiting_on_its_other_sources() {
     let after_web = history.iter().find(|s| s.step == 2).expect("step 2");
     assert_eq!(
         after_web.joins.get("summarize").map(Vec::as_slice),
-        Some(&["web".to_owned()][..])
+        Some(&["web".into()][..])
     );
     let waiting = history.iter().filter(|s| !s.joins.is_empty()).count();
     assert_eq!(waiting, 1, "only that checkpoint has a join waiting");

@@ -163,7 +163,7 @@ async fn two_workers_racing_complete_every_run_exactly_once() {
             "run {id}: every step once, in order"
         );
         let record = producer.load_run(id).await.unwrap().unwrap();
-        let state: Ticket = serde_json::from_value(record.state).unwrap();
+        let state: Ticket = record.state_as().unwrap();
         assert_eq!(state.log, ["tick 1", "tick 2", "tick 3"]);
     }
 }
@@ -272,7 +272,7 @@ async fn a_worker_that_lost_its_lease_cannot_write_over_the_new_owner() {
     .await;
     let mut stolen = store.load_run(&run_id2).await.unwrap().unwrap();
     let previous = stolen.owner.clone();
-    stolen.owner = Some("thief:1:1".to_owned());
+    stolen.owner = Some("thief:1:1".into());
     assert!(store.take_over(&stolen, previous.as_deref()).await.unwrap());
     let handled = running.await.unwrap().unwrap().expect("claimed");
     let error = handled.result.unwrap_err();

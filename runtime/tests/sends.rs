@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use common::{Answer, Ticket, TicketUpdate, drain, shape};
 use serde::{Deserialize, Serialize};
-use trellis::checkpoint::{Checkpointer, InMemoryCheckpointer};
+use trellis::checkpoint::{Checkpointer, InMemoryCheckpointer, Name};
 use trellis::{
     Command, END, GraphBuilder, GraphState, InterruptRequest, NodeOptions, NodeResult, RunError,
     START, SendTo, Visits,
@@ -129,7 +129,7 @@ async fn the_next_step_lists_a_node_per_branch_sent_to_it() {
     let run_id = run.run_id().clone();
     run.run_to_end().await.unwrap();
     // The history says the same of every checkpoint: what its next step runs.
-    let next: Vec<Vec<String>> = graph
+    let next: Vec<Vec<Name>> = graph
         .history(&run_id)
         .await
         .unwrap()
@@ -137,7 +137,7 @@ async fn the_next_step_lists_a_node_per_branch_sent_to_it() {
         .map(|snapshot| snapshot.next)
         .collect();
     assert!(
-        next.contains(&vec!["work".to_owned(), "work".to_owned()]),
+        next.contains(&vec!["work".into(), "work".into()]),
         "{next:?}"
     );
 }

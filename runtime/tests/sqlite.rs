@@ -64,10 +64,7 @@ async fn a_paused_run_is_resumed_from_the_file_by_a_new_store() {
     // nodes it ran, and the one that asks first still ahead.
     assert_eq!(labels, ["start", "pause:before", "resume", "complete"]);
     let pause = &checkpoints[1];
-    assert_eq!(
-        (pause.step, &pause.nodes[..]),
-        (1, &["draft".to_owned()][..])
-    );
+    assert_eq!((pause.step, &pause.nodes[..]), (1, &["draft".into()][..]));
     assert_eq!(pause.frontier, ["send"]);
 }
 
@@ -176,7 +173,7 @@ async fn the_run_record_follows_every_step_though_a_step_writes_one_row() {
         assert_eq!(record.transitions, step);
         assert_eq!(record.last_node.as_deref(), Some("tick"));
         assert_eq!(record.status, RunStatus::Running);
-        let state: Ticket = serde_json::from_value(record.state).unwrap();
+        let state: Ticket = record.state_as().unwrap();
         assert_eq!(state.reviews, u32::try_from(step).unwrap());
         let latest = reader
             .latest_checkpoint(run.run_id())
@@ -201,7 +198,7 @@ async fn the_run_record_follows_every_step_though_a_step_writes_one_row() {
     let record = store.load_run(done.run_id()).await.unwrap().unwrap();
     assert_eq!(record.status, RunStatus::Completed);
     assert_eq!(record.steps, 6);
-    let state: Ticket = serde_json::from_value(record.state).unwrap();
+    let state: Ticket = record.state_as().unwrap();
     assert_eq!(state.reviews, 6);
 }
 
@@ -264,7 +261,7 @@ async fn a_file_of_an_earlier_schema_is_brought_up_to_date_and_keeps_its_runs() 
     }
     let record = store.load_run(looped.run_id()).await.unwrap().unwrap();
     assert_eq!((record.status, record.steps), (RunStatus::Completed, 100));
-    let state: Ticket = serde_json::from_value(record.state).unwrap();
+    let state: Ticket = record.state_as().unwrap();
     assert_eq!(state.reviews, 100);
     let record = store.load_run(paused.run_id()).await.unwrap().unwrap();
     assert_eq!((record.status, record.parent), (RunStatus::Paused, None));
@@ -360,7 +357,7 @@ async fn a_run_taken_over_between_steps_is_fenced_whoever_took_it() {
         }
         let record = store.load_run(run.run_id()).await.unwrap().unwrap();
         let mut taker = record.clone();
-        taker.owner = Some("host-b:7:1".to_owned());
+        taker.owner = Some("host-b:7:1".into());
         let taken = if through_another_connection {
             let other = SqliteCheckpointer::open(&path).expect("opens");
             other.take_over(&taker, record.owner.as_deref()).await

@@ -163,7 +163,7 @@ async fn a_worker_that_lost_its_run_stops_and_writes_nothing() {
     // Someone takes the run over behind the worker's back.
     let mut stolen = store.load_run(&run_id).await.unwrap().unwrap();
     let previous = stolen.owner.clone();
-    stolen.owner = Some("thief:1:1".to_owned());
+    stolen.owner = Some("thief:1:1".into());
     assert!(store.take_over(&stolen, previous.as_deref()).await.unwrap());
     let steps = stolen.steps;
 

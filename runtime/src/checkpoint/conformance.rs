@@ -25,6 +25,7 @@ use super::{
 };
 use crate::id::{RunId, Timestamp};
 use crate::interrupt::{Interrupt, InterruptPoint, InterruptRequest};
+use crate::name::Name;
 use crate::node::{FailureKind, NodeFailure};
 
 /// A backend broke the contract: which check, and what it saw.
@@ -104,11 +105,11 @@ fn backend<T>(
 pub fn sample_run(run_id: RunId, created_at: Timestamp) -> RunRecord {
     RunRecord {
         run_id,
-        graph: "Support".to_owned(),
+        graph: "Support".into(),
         status: RunStatus::Paused,
         created_at,
         updated_at: created_at,
-        last_node: Some("review".to_owned()),
+        last_node: Some("review".into()),
         steps: 4,
         state: json!({
             "draft": "Grüße — «quoted» \"text\"\n\ttabbed",
@@ -116,7 +117,8 @@ pub fn sample_run(run_id: RunId, created_at: Timestamp) -> RunRecord {
             "ratio": 0.1,
             "log": [1, 2, 3],
             "nested": { "empty": {}, "none": null, "flag": true },
-        }),
+        })
+        .into(),
         interrupts: vec![Interrupt {
             id: "send@5".to_owned(),
             node: "send".to_owned(),
@@ -128,7 +130,7 @@ pub fn sample_run(run_id: RunId, created_at: Timestamp) -> RunRecord {
         }],
         error: None,
         transitions: 7,
-        owner: Some("host-a:4242:987654".to_owned()),
+        owner: Some("host-a:4242:987654".into()),
         lease_until: Some(at("2026-03-04T05:06:37.5Z")),
         parent: Some(CheckpointRef {
             run_id: RunId::from("01JPARENT0000000000000000X"),
@@ -143,12 +145,12 @@ pub fn sample_checkpoint(run_id: &RunId, id: u64) -> Checkpoint {
         id,
         run_id: run_id.clone(),
         step: id,
-        nodes: vec!["draft".to_owned(), "lookup".to_owned()],
+        nodes: vec!["draft".into(), "lookup".into()],
         label: CheckpointLabel::Pause("approval".to_owned()),
-        state: json!({ "step": id, "text": "ü\u{1F600}" }),
-        frontier: vec!["review".to_owned(), "send".to_owned()],
-        visits: BTreeMap::from([("draft".to_owned(), 2), ("review".to_owned(), 1)]),
-        approved: vec!["send".to_owned()],
+        state: json!({ "step": id, "text": "ü\u{1F600}" }).into(),
+        frontier: vec!["review".into(), "send".into()],
+        visits: BTreeMap::from([("draft".into(), 2), ("review".into(), 1)]),
+        approved: vec!["send".into()],
         failures: vec![NodeFailure {
             node: "lookup".to_owned(),
             step: id,
@@ -163,20 +165,17 @@ pub fn sample_checkpoint(run_id: &RunId, id: u64) -> Checkpoint {
             point: InterruptPoint::Node,
             request: InterruptRequest::new("approval", "send «this»?").with_options(["yes"]),
         }],
-        joins: BTreeMap::from([(
-            "summarize".to_owned(),
-            vec!["deep".to_owned(), "web".to_owned()],
-        )]),
+        joins: BTreeMap::from([("summarize".into(), vec!["deep".into(), "web".into()])]),
         sends: vec![
             crate::node::SendTo::json("review", json!({ "doc": "ü", "pages": [1, 2] })),
             crate::node::SendTo::json("review", json!(null)),
         ],
         children: BTreeMap::from([(
-            "research".to_owned(),
+            "research".into(),
             RunId::from(format!("{run_id}/research@3")),
         )]),
-        graph_fingerprint: "9f2c4e1a7b3d5c60".to_owned(),
-        state_type: "support::Ticket".to_owned(),
+        graph_fingerprint: "9f2c4e1a7b3d5c60".into(),
+        state_type: "support::Ticket".into(),
         created_at: at("2026-03-04T05:06:07.123456Z"),
     }
 }
@@ -246,7 +245,7 @@ async fn run_upsert(store: &impl Checkpointer) -> Result<(), ConformanceError> {
     run.error = Some("node `send` failed".to_owned());
     run.steps = 9;
     run.interrupts.clear();
-    run.state = json!({ "replaced": true });
+    run.state = json!({ "replaced": true }).into();
     run.updated_at = at("2026-03-04T06:00:00Z");
     seed(CHECK, store, &run).await?;
     let loaded = backend(CHECK, store.load_run(&run.run_id).await)?;
@@ -362,7 +361,7 @@ async fn checkpoint_order_and_latest(store: &impl Checkpointer) -> Result<(), Co
     )?;
     let mut replaced = sample_checkpoint(&run.run_id, 2);
     replaced.label = CheckpointLabel::Step;
-    replaced.state = json!({ "replaced": true });
+    replaced.state = json!({ "replaced": true }).into();
     backend(CHECK, store.save_step(run.clone(), replaced.clone()).await)?;
 
     let listed = backend(CHECK, store.list_checkpoints(&run.run_id).await)?;
@@ -497,12 +496,12 @@ async fn take_over_once(store: &impl Checkpointer) -> Result<(), ConformanceErro
     seed(CHECK, store, &running).await?;
     // The taker read the run a step behind: its stale state and progress must not be written.
     let mut mine = running.clone();
-    mine.owner = Some("host-b:7:1".to_owned());
+    mine.owner = Some("host-b:7:1".into());
     mine.lease_until = Some(at("2026-03-04T05:07:07Z"));
     mine.updated_at = at("2026-03-04T05:06:37Z");
     mine.steps = running.steps.saturating_sub(1);
     mine.transitions = running.transitions.saturating_sub(1);
-    mine.state = serde_json::json!({"behind": true});
+    mine.state = serde_json::json!({"behind": true}).into();
     mine.last_node = None;
     ensure!(
         CHECK,
@@ -567,7 +566,7 @@ async fn take_over_once(store: &impl Checkpointer) -> Result<(), ConformanceErro
     unowned.owner = None;
     seed(CHECK, store, &unowned).await?;
     let mut taker = unowned.clone();
-    taker.owner = Some("host-b:7:1".to_owned());
+    taker.owner = Some("host-b:7:1".into());
     ensure!(
         CHECK,
         backend(CHECK, store.take_over(&taker, None).await)?,
@@ -599,7 +598,7 @@ async fn save_step_is_fenced(store: &impl Checkpointer) -> Result<(), Conformanc
     )?;
     // Another process takes the run over; the first one's next step must be refused.
     let mut taker = run.clone();
-    taker.owner = Some("host-b:7:1".to_owned());
+    taker.owner = Some("host-b:7:1".into());
     ensure!(
         CHECK,
         backend(CHECK, store.take_over(&taker, run.owner.as_deref()).await)?,
@@ -655,7 +654,7 @@ async fn claim_next_hands_out_each_ready_run_once(
         let mut run = sample_run(RunId::new(), at(created));
         run.status = RunStatus::Running;
         run.interrupts.clear();
-        run.owner = owner.map(str::to_owned);
+        run.owner = owner.map(Name::from);
         run.lease_until = until.map(at);
         run
     };
@@ -674,13 +673,13 @@ async fn claim_next_hands_out_each_ready_run_once(
     );
     let paused = sample_run(RunId::new(), at("2026-03-04T04:00:00Z"));
     let mut other_graph = running("2026-03-04T04:00:00Z", None, None);
-    other_graph.graph = "Other".to_owned();
+    other_graph.graph = "Other".into();
     for run in [&queued, &expired, &live, &paused, &other_graph] {
         seed(CHECK, store, run).await?;
     }
     let first = backend(CHECK, store.claim_next("Support", "w1", now, lease).await)?;
     let mut expected = expired.clone();
-    expected.owner = Some("w1".to_owned());
+    expected.owner = Some("w1".into());
     expected.lease_until = Some(lease);
     ensure!(
         CHECK,
@@ -776,7 +775,7 @@ async fn held_runs_are_the_owned_running_ones(
         let mut run = sample_run(RunId::new(), at(created));
         run.status = RunStatus::Running;
         run.interrupts.clear();
-        run.owner = owner.map(str::to_owned);
+        run.owner = owner.map(Name::from);
         run
     };
     let newer = running("2026-03-04T05:00:02Z", Some("host-a:2:2"));
@@ -784,7 +783,7 @@ async fn held_runs_are_the_owned_running_ones(
     let queued = running("2026-03-04T05:00:00Z", None);
     let paused = sample_run(RunId::new(), at("2026-03-04T04:00:00Z"));
     let mut foreign = running("2026-03-04T04:00:00Z", Some("host-a:3:3"));
-    foreign.graph = "Other".to_owned();
+    foreign.graph = "Other".into();
     for run in [&newer, &older, &queued, &paused, &foreign] {
         seed(CHECK, store, run).await?;
     }

@@ -7,7 +7,7 @@
 //! field that is not a plain list or count, is left to `serde_json`. A test holds the output
 //! to `serde_json`'s for details with every field filled and every character that needs it.
 
-use super::Detail;
+use super::{Detail, Name};
 
 impl Detail<'_> {
     /// The detail as JSON, as `serde_json::to_string` writes it (and `Deserialize` reads it).
@@ -79,7 +79,7 @@ fn optional(
 }
 
 /// `["a","b"]`.
-fn strings(out: &mut String, list: &[String]) -> Result<(), serde_json::Error> {
+fn strings(out: &mut String, list: &[Name]) -> Result<(), serde_json::Error> {
     out.push('[');
     for (at, item) in list.iter().enumerate() {
         if at > 0 {
@@ -146,11 +146,11 @@ mod tests {
 
     #[test]
     fn a_plain_step_s_detail_is_written_as_serde_json_writes_it() {
-        let nodes = vec!["model".to_owned()];
-        let frontier = vec!["tools".to_owned()];
+        let nodes = vec![Name::from("model")];
+        let frontier = vec![Name::from("tools")];
         let visits = BTreeMap::from([
-            ("model".to_owned(), 100),
-            ("tools".to_owned(), 4_294_967_295),
+            (Name::from("model"), 100),
+            (Name::from("tools"), 4_294_967_295),
         ]);
         same_as_serde(&Detail {
             nodes: Cow::Borrowed(&nodes),
@@ -162,8 +162,8 @@ mod tests {
             joins: Cow::Owned(BTreeMap::new()),
             sends: Cow::Borrowed(&[]),
             children: Cow::Owned(BTreeMap::new()),
-            graph_fingerprint: Cow::Borrowed("9f2c4e1a7b3d5c60"),
-            state_type: Cow::Borrowed("bench::Counter"),
+            graph_fingerprint: Cow::Owned(Name::from("9f2c4e1a7b3d5c60")),
+            state_type: Cow::Owned(Name::from("bench::Counter")),
         });
     }
 
@@ -172,14 +172,14 @@ mod tests {
         // The conformance suite's: every field of the detail filled.
         let mut checkpoint = sample_checkpoint(&RunId::from("r".to_owned()), 1);
         let awkward = "quote \" backslash \\ tab \t newline \n bell \u{7} del \u{7f} ü😀";
-        checkpoint.nodes.push(awkward.to_owned());
-        checkpoint.frontier.push(String::new());
-        checkpoint.visits.insert(awkward.to_owned(), 0);
-        checkpoint.visits.insert("9".to_owned(), 9);
-        checkpoint.visits.insert("10".to_owned(), 10);
-        checkpoint.approved.push(awkward.to_owned());
-        checkpoint.graph_fingerprint = awkward.to_owned();
-        checkpoint.state_type = "a::B<\"c\">".to_owned();
+        checkpoint.nodes.push(awkward.into());
+        checkpoint.frontier.push(Name::default());
+        checkpoint.visits.insert(awkward.into(), 0);
+        checkpoint.visits.insert("9".into(), 9);
+        checkpoint.visits.insert("10".into(), 10);
+        checkpoint.approved.push(awkward.into());
+        checkpoint.graph_fingerprint = awkward.into();
+        checkpoint.state_type = "a::B<\"c\">".into();
         same_as_serde(&Detail::of(&checkpoint));
     }
 }

@@ -45,7 +45,7 @@ impl InMemoryCheckpointer {
 }
 
 /// `record` made equal to `from`, keeping what is already equal: a claim rewrites a record
-/// that is mostly unchanged (its state above all), which a clone would copy whole.
+/// that is mostly unchanged, which a clone would copy whole.
 fn overwrite(record: &mut RunRecord, from: &RunRecord) {
     // Destructured, so that a field added to `RunRecord` cannot be forgotten here.
     let RunRecord {
@@ -71,9 +71,7 @@ fn overwrite(record: &mut RunRecord, from: &RunRecord) {
     record.updated_at = *updated_at;
     record.last_node.clone_from(last_node);
     record.steps = *steps;
-    if record.state != *state {
-        record.state.clone_from(state);
-    }
+    record.state.clone_from(state);
     record.interrupts.clone_from(interrupts);
     record.error.clone_from(error);
     record.transitions = *transitions;
@@ -166,8 +164,9 @@ impl Checkpointer for InMemoryCheckpointer {
                 owner: stored
                     .record
                     .owner
-                    .clone()
-                    .unwrap_or_else(|| "nobody".to_owned()),
+                    .as_deref()
+                    .unwrap_or("nobody")
+                    .to_owned(),
             });
         }
         stored.record = run;
@@ -251,7 +250,7 @@ impl RunQueue for InMemoryCheckpointer {
                     .cmp(&(b.record.created_at, &b.record.run_id))
             });
         Ok(ready.map(|stored| {
-            stored.record.owner = Some(owner.to_owned());
+            stored.record.owner = Some(owner.into());
             stored.record.lease_until = Some(lease_until);
             stored.record.clone()
         }))
@@ -267,7 +266,7 @@ impl RunQueue for InMemoryCheckpointer {
         held.sort_by(|a, b| (a.created_at, &a.run_id).cmp(&(b.created_at, &b.run_id)));
         Ok(held
             .into_iter()
-            .filter_map(|r| Some((r.run_id.clone(), r.owner.clone()?)))
+            .filter_map(|r| Some((r.run_id.clone(), String::from(r.owner.clone()?))))
             .collect())
     }
 
@@ -304,34 +303,34 @@ mod tests {
         let then = Timestamp::now();
         let paused = RunRecord {
             run_id: RunId::new(),
-            graph: "Support".to_owned(),
+            graph: "Support".into(),
             status: RunStatus::Paused,
             created_at: then,
             updated_at: then,
-            last_node: Some("draft".to_owned()),
+            last_node: Some("draft".into()),
             steps: 2,
-            state: serde_json::json!({"log": ["draft"]}),
+            state: serde_json::json!({"log": ["draft"]}).into(),
             interrupts: vec![Interrupt::fixed("send", 3, InterruptPoint::Before, None)],
             error: None,
             transitions: 2,
-            owner: Some("first".to_owned()),
+            owner: Some("first".into()),
             lease_until: None,
             parent: None,
         };
         let now = then.plus(Duration::from_secs(1));
         let claim = RunRecord {
             run_id: RunId::new(),
-            graph: "Other".to_owned(),
+            graph: "Other".into(),
             status: RunStatus::Running,
             created_at: now,
             updated_at: now,
             last_node: None,
             steps: 3,
-            state: serde_json::json!({"log": ["draft", "answered"]}),
+            state: serde_json::json!({"log": ["draft", "answered"]}).into(),
             interrupts: Vec::new(),
             error: Some("an error".to_owned()),
             transitions: 3,
-            owner: Some("second".to_owned()),
+            owner: Some("second".into()),
             lease_until: Some(now.plus(Duration::from_secs(30))),
             parent: Some(CheckpointRef {
                 run_id: RunId::new(),

@@ -15,6 +15,7 @@ pub mod conformance;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -23,6 +24,7 @@ use crate::id::{RunId, Timestamp};
 use crate::interrupt::Interrupt;
 use crate::node::NodeFailure;
 
+pub use crate::name::Name;
 pub use memory::InMemoryCheckpointer;
 #[cfg(feature = "postgres")]
 pub use postgres::{PostgresCheckpointer, PostgresOptions};
@@ -67,7 +69,7 @@ pub struct RunRecord {
     /// The run's id; sorts by creation time.
     pub run_id: RunId,
     /// The graph's name.
-    pub graph: String,
+    pub graph: Name,
     /// Where the run stands.
     pub status: RunStatus,
     /// When the run began.
@@ -75,11 +77,11 @@ pub struct RunRecord {
     /// When the record was last written.
     pub updated_at: Timestamp,
     /// The last node that ran (the last in declaration order when a step ran several).
-    pub last_node: Option<String>,
+    pub last_node: Option<Name>,
     /// Super-steps completed.
     pub steps: u64,
     /// The last committed state, as JSON.
-    pub state: serde_json::Value,
+    pub state: Arc<serde_json::Value>,
     /// While paused: the questions waiting for an answer.
     pub interrupts: Vec<Interrupt>,
     /// When failed: why.
@@ -87,7 +89,7 @@ pub struct RunRecord {
     /// Node activations so far (each one a transition of the run).
     pub transitions: u64,
     /// While running: the process executing it (`host:pid:start`).
-    pub owner: Option<String>,
+    pub owner: Option<Name>,
     /// While running: until when the owner's claim holds without a sign of life (each
     /// checkpoint renews it). A run whose owner is gone — its process ended on this machine, or
     /// its lease ran out — can be continued by another process.
@@ -97,6 +99,16 @@ pub struct RunRecord {
     /// forked from. Never changes once written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<CheckpointRef>,
+}
+
+impl RunRecord {
+    /// The last committed state, read as `T` (the graph's state type).
+    ///
+    /// # Errors
+    /// The stored state is not a `T`.
+    pub fn state_as<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        T::deserialize(&*self.state)
+    }
 }
 
 /// One checkpoint of one run: where a branch was forked from.
@@ -218,19 +230,19 @@ pub struct Checkpoint {
     pub step: u64,
     /// The nodes the last step ran, in declaration order (empty for `start` and a pause before
     /// any node ran).
-    pub nodes: Vec<String>,
+    pub nodes: Vec<Name>,
     /// Which moment this is.
     pub label: CheckpointLabel,
     /// The committed state, as JSON.
-    pub state: serde_json::Value,
+    pub state: Arc<serde_json::Value>,
     /// The nodes of the next super-step, in declaration order.
-    pub frontier: Vec<String>,
+    pub frontier: Vec<Name>,
     /// Activations so far per node (what `max_visits` counts).
-    pub visits: BTreeMap<String, u32>,
+    pub visits: BTreeMap<Name, u32>,
     /// Frontier nodes whose `interrupt before` was already answered: they run without pausing.
     /// (Read from checkpoints that named it `released`, as earlier versions wrote.)
     #[serde(alias = "released")]
-    pub approved: Vec<String>,
+    pub approved: Vec<Name>,
     /// Failures waiting for their `on_error` handler (which is in the frontier).
     pub failures: Vec<NodeFailure>,
     /// At a pause: the questions asked, so that a branch forked from it asks them again
@@ -240,20 +252,60 @@ pub struct Checkpoint {
     /// Waiting joins some of whose sources are done: the node joined into → those sources, in
     /// declaration order.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub joins: BTreeMap<String, Vec<String>>,
+    pub joins: BTreeMap<Name, Vec<Name>>,
     /// Branches sent for the next super-step, with their inputs, in the order they run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sends: Vec<crate::node::SendTo>,
     /// Subgraph nodes in the frontier whose child run was answered after a pause: the node →
     /// the child run it continues when it runs.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub children: BTreeMap<String, RunId>,
+    pub children: BTreeMap<Name, RunId>,
     /// The topology that wrote it ([`CompiledGraph::fingerprint`](crate::CompiledGraph::fingerprint)).
-    pub graph_fingerprint: String,
+    pub graph_fingerprint: Name,
     /// The state's Rust type (`std::any::type_name`), so another state type is refused.
-    pub state_type: String,
+    pub state_type: Name,
     /// When it was written.
     pub created_at: Timestamp,
+}
+
+impl Checkpoint {
+    /// The committed state, read as `T` (the graph's state type).
+    ///
+    /// ```
+    /// # use trellis::checkpoint::{Checkpoint, CheckpointLabel};
+    /// #[derive(serde::Deserialize)]
+    /// struct Count {
+    ///     n: u32,
+    /// }
+    ///
+    /// let checkpoint = Checkpoint {
+    ///     id: 1,
+    ///     run_id: trellis::RunId::new(),
+    ///     step: 0,
+    ///     nodes: Vec::new(),
+    ///     label: CheckpointLabel::Start,
+    ///     state: serde_json::json!({ "n": 3 }).into(),
+    ///     frontier: vec!["add".into()],
+    ///     visits: Default::default(),
+    ///     approved: Vec::new(),
+    ///     failures: Vec::new(),
+    ///     interrupts: Vec::new(),
+    ///     joins: Default::default(),
+    ///     sends: Vec::new(),
+    ///     children: Default::default(),
+    ///     graph_fingerprint: "9f2c4e1a7b3d5c60".into(),
+    ///     state_type: "demo::Count".into(),
+    ///     created_at: trellis::run::Timestamp::now(),
+    /// };
+    /// assert_eq!(checkpoint.state_as::<Count>().unwrap().n, 3);
+    /// assert_eq!(checkpoint.frontier, ["add"]);
+    /// ```
+    ///
+    /// # Errors
+    /// The stored state is not a `T`.
+    pub fn state_as<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        T::deserialize(&*self.state)
+    }
 }
 
 /// The part of a checkpoint that durable backends keep as one JSON column.
@@ -263,23 +315,23 @@ pub struct Checkpoint {
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 #[derive(Serialize, Deserialize)]
 pub(crate) struct Detail<'c> {
-    pub(crate) nodes: Cow<'c, [String]>,
-    pub(crate) frontier: Cow<'c, [String]>,
-    pub(crate) visits: Cow<'c, BTreeMap<String, u32>>,
+    pub(crate) nodes: Cow<'c, [Name]>,
+    pub(crate) frontier: Cow<'c, [Name]>,
+    pub(crate) visits: Cow<'c, BTreeMap<Name, u32>>,
     /// Stored as `released` by earlier versions.
     #[serde(alias = "released")]
-    pub(crate) approved: Cow<'c, [String]>,
+    pub(crate) approved: Cow<'c, [Name]>,
     pub(crate) failures: Cow<'c, [NodeFailure]>,
     #[serde(default, skip_serializing_if = "<[_]>::is_empty")]
     pub(crate) interrupts: Cow<'c, [Interrupt]>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub(crate) joins: Cow<'c, BTreeMap<String, Vec<String>>>,
+    pub(crate) joins: Cow<'c, BTreeMap<Name, Vec<Name>>>,
     #[serde(default, skip_serializing_if = "<[_]>::is_empty")]
     pub(crate) sends: Cow<'c, [crate::node::SendTo]>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub(crate) children: Cow<'c, BTreeMap<String, RunId>>,
-    pub(crate) graph_fingerprint: Cow<'c, str>,
-    pub(crate) state_type: Cow<'c, str>,
+    pub(crate) children: Cow<'c, BTreeMap<Name, RunId>>,
+    pub(crate) graph_fingerprint: Cow<'c, Name>,
+    pub(crate) state_type: Cow<'c, Name>,
 }
 
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
@@ -308,7 +360,7 @@ impl<'c> Detail<'c> {
             step: columns.step,
             nodes: self.nodes.into_owned(),
             label: columns.label,
-            state: columns.state,
+            state: Arc::new(columns.state),
             frontier: self.frontier.into_owned(),
             visits: self.visits.into_owned(),
             approved: self.approved.into_owned(),

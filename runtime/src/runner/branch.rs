@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::step::normalize;
 use super::{Phase, Run};
-use crate::checkpoint::{Checkpoint, CheckpointLabel, CheckpointRef, RunRecord, RunStatus};
+use crate::checkpoint::{Checkpoint, CheckpointLabel, CheckpointRef, Name, RunRecord, RunStatus};
 use crate::errors::RunError;
 use crate::event::Event;
 use crate::graph::CompiledGraph;
@@ -37,7 +37,7 @@ impl<S: GraphState> Run<S> {
         }
         let record = RunRecord {
             run_id,
-            graph: graph.name().to_owned(),
+            graph: graph.name().into(),
             status: if paused {
                 RunStatus::Paused
             } else {
@@ -48,7 +48,7 @@ impl<S: GraphState> Run<S> {
             last_node: checkpoint.nodes.last().cloned(),
             steps: checkpoint.step,
             // Read from the checkpoint.
-            state: serde_json::Value::Null,
+            state: Arc::new(serde_json::Value::Null),
             interrupts: if paused {
                 checkpoint.interrupts.clone()
             } else {
@@ -76,7 +76,7 @@ impl<S: GraphState> Run<S> {
     pub(crate) async fn record_start(
         &mut self,
         label: CheckpointLabel,
-        ran: &[String],
+        ran: &[Name],
     ) -> Result<(), RunError> {
         let topology = Arc::clone(&self.graph.topology);
         let ran: Vec<usize> = ran.iter().filter_map(|n| topology.find(n).ok()).collect();

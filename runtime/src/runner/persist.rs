@@ -1,9 +1,10 @@
 //! Recording a run: its pauses, its end, its failure, and the checkpoint of every step.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::{Advanced, Phase, Run};
-use crate::checkpoint::{Checkpoint, CheckpointLabel, RunRecord, RunStatus};
+use crate::checkpoint::{Checkpoint, CheckpointLabel, Name, RunRecord, RunStatus};
 use crate::errors::RunError;
 use crate::event::Event;
 use crate::id::Timestamp;
@@ -69,19 +70,18 @@ impl<S: GraphState> Run<S> {
     pub(super) fn record(
         &self,
         status: RunStatus,
-        state: serde_json::Value,
+        state: Arc<serde_json::Value>,
         now: Timestamp,
         error: Option<String>,
     ) -> RunRecord {
         let nodes = &self.graph.topology.nodes;
         RunRecord {
             run_id: self.scope.run_id.clone(),
-            // `String::from`, not `to_string`: an `Arc<str>`'s goes through `Display`.
-            graph: String::from(&*self.scope.graph),
+            graph: Name::from(&self.scope.graph),
             status,
             created_at: self.created_at,
             updated_at: now,
-            last_node: self.last_node.map(|i| String::from(&*nodes[i].name)),
+            last_node: self.last_node.map(|i| Name::from(&nodes[i].name)),
             steps: self.step,
             state,
             interrupts: if status == RunStatus::Paused {
@@ -93,18 +93,22 @@ impl<S: GraphState> Run<S> {
             transitions: self.transitions,
             // Every write names its writer, so that the store can refuse a writer that lost
             // its claim (see `Checkpointer::save_step`).
-            owner: Some(String::from(&*self.owner)),
+            owner: Some(Name::from(&self.owner)),
             lease_until: (status == RunStatus::Running).then(|| now.plus(self.lease)),
             parent: self.parent.clone(),
         }
     }
 
-    pub(super) fn state_json(&self) -> Result<serde_json::Value, RunError> {
-        serde_json::to_value(&*self.state).map_err(|source| RunError::State {
-            run_id: self.scope.run_id.clone(),
-            action: "written as",
-            source,
-        })
+    /// The state as JSON, shared by the record and the checkpoint written together.
+    pub(super) fn state_json(&self) -> Result<Arc<serde_json::Value>, RunError> {
+        match serde_json::to_value(&*self.state) {
+            Ok(state) => Ok(Arc::new(state)),
+            Err(source) => Err(RunError::State {
+                run_id: self.scope.run_id.clone(),
+                action: "written as",
+                source,
+            }),
+        }
     }
 
     /// Writes a checkpoint and the run record together, when the graph has a checkpointer.
@@ -136,9 +140,9 @@ impl<S: GraphState> Run<S> {
         };
         let state = self.state_json()?;
         let nodes = &self.graph.topology.nodes;
-        // `String::from`, not `to_string`: an `Arc<str>`'s goes through `Display`, growing.
-        let name = |i: usize| String::from(&*nodes[i].name);
-        let names = |list: &[usize]| -> Vec<String> { list.iter().map(|&i| name(i)).collect() };
+        // Shared with the graph: a checkpoint's names cost no copy.
+        let name = |i: usize| Name::from(&nodes[i].name);
+        let names = |list: &[usize]| -> Vec<Name> { list.iter().map(|&i| name(i)).collect() };
         let now = Timestamp::now();
         let checkpoint = Checkpoint {
             id: self.checkpoints + 1,
@@ -146,7 +150,7 @@ impl<S: GraphState> Run<S> {
             step: self.step,
             nodes: names(ran),
             label,
-            state: state.clone(),
+            state: Arc::clone(&state),
             frontier: names(&self.frontier),
             visits: self
                 .visits
@@ -172,7 +176,9 @@ impl<S: GraphState> Run<S> {
             sends: self
                 .sends
                 .iter()
-                .map(|(i, input)| crate::node::SendTo::json(name(*i), (**input).clone()))
+                .map(|(i, input)| {
+                    crate::node::SendTo::json(String::from(name(*i)), (**input).clone())
+                })
                 .collect(),
             children: self
                 .children
@@ -180,7 +186,7 @@ impl<S: GraphState> Run<S> {
                 .map(|(i, child)| (name(*i), child.clone()))
                 .collect(),
             graph_fingerprint: self.graph.topology.fingerprint.clone(),
-            state_type: std::any::type_name::<S>().to_owned(),
+            state_type: self.graph.topology.state_type.clone(),
             created_at: now,
         };
         let record = self.record(status, state, now, error);

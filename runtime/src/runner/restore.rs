@@ -100,12 +100,11 @@ impl<S: GraphState> Run<S> {
             .iter()
             .map(|(node, child)| Ok((find(node)?, child.clone())))
             .collect::<Result<Vec<_>, RunError>>()?;
-        let state: S =
-            serde_json::from_value(checkpoint.state).map_err(|source| RunError::State {
-                run_id: run_id.clone(),
-                action: "read from",
-                source,
-            })?;
+        let state: S = S::deserialize(&*checkpoint.state).map_err(|source| RunError::State {
+            run_id: run_id.clone(),
+            action: "read from",
+            source,
+        })?;
         Ok(Run {
             scope: Arc::new(RunScope {
                 run_id: run_id.clone(),

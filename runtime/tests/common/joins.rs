@@ -49,7 +49,7 @@ pub async fn a_join_waits_across_a_pause(
         .unwrap();
     assert_eq!(
         pause.joins.get("summarize").map(Vec::as_slice),
-        Some(&["web".to_owned()][..]),
+        Some(&["web".into()][..]),
         "the join remembers that `web` is done"
     );
     let done = research_graph(Arc::clone(&second))

@@ -260,7 +260,7 @@ pub async fn hand_to_a_gone_owner(
         .expect("loads")
         .expect("stored");
     let mut gone = record.clone();
-    gone.owner = Some("another-machine:1:1".to_owned());
+    gone.owner = Some("another-machine:1:1".into());
     gone.lease_until =
         Some(trellis::run::Timestamp::parse("2000-01-01T00:00:00Z").expect("a time"));
     assert!(

@@ -103,8 +103,8 @@ pub async fn history_is_newest_first_with_typed_states(store: Arc<dyn Checkpoint
                 s.checkpoint,
                 s.step,
                 s.label.to_string(),
-                s.ran.clone(),
-                s.next.clone(),
+                s.ran.iter().map(ToString::to_string).collect(),
+                s.next.iter().map(ToString::to_string).collect(),
                 s.state.log.clone(),
             )
         })

@@ -347,7 +347,7 @@ impl Checkpointer for PostgresCheckpointer {
             &run.status.as_str(),
             &run.updated_at.datetime(),
             &run.error,
-            &run.owner,
+            &run.owner.as_deref(),
             &run.lease_until.map(Timestamp::datetime),
             &previous_owner,
         ];
@@ -367,7 +367,10 @@ impl Checkpointer for PostgresCheckpointer {
             ));
         }
         // The runtime gives both the same state: store it once, in the checkpoint.
-        let same_as = (run.state == checkpoint.state).then_some(checkpoint.id);
+        // The same allocation, as the runtime passes it: no need to compare the two values.
+        let same_as = (std::sync::Arc::ptr_eq(&run.state, &checkpoint.state)
+            || run.state == checkpoint.state)
+            .then_some(checkpoint.id);
         let record = RunParams::of(run, same_as)?;
         let row = CheckpointParams::of(checkpoint)?;
         let params = record.params(&[
@@ -375,7 +378,7 @@ impl Checkpointer for PostgresCheckpointer {
             &row.step,
             &row.label,
             &row.created_at,
-            &checkpoint.state,
+            &*checkpoint.state,
             &row.detail,
         ]);
         if self.execute(SAVE_STEP, &params).await.map_err(backend)? == 1 {

@@ -10,6 +10,7 @@ use crate::checkpoint::{
     parent_of,
 };
 use crate::id::{RunId, Timestamp};
+use crate::name::Name;
 
 /// A run record as bind parameters ($1–$16 of `UPSERT_RUN` and friends).
 pub(super) struct RunParams {
@@ -36,21 +37,21 @@ impl RunParams {
     pub(super) fn of(run: &RunRecord, same_as: Option<u64>) -> Result<Self, CheckpointError> {
         Ok(RunParams {
             run_id: run.run_id.to_string(),
-            graph: run.graph.clone(),
+            graph: run.graph.as_str().to_owned(),
             status: run.status.as_str(),
             created_at: run.created_at.datetime(),
             updated_at: run.updated_at.datetime(),
-            last_node: run.last_node.clone(),
+            last_node: run.last_node.as_deref().map(str::to_owned),
             steps: big(run.steps),
             state: match same_as {
                 Some(_) => None,
-                None => Some(run.state.clone()),
+                None => Some((*run.state).clone()),
             },
             state_checkpoint: same_as.map(big),
             interrupts: json("run interrupts", &run.interrupts)?,
             error: run.error.clone(),
             transitions: big(run.transitions),
-            owner: run.owner.clone(),
+            owner: run.owner.as_deref().map(str::to_owned),
             lease_until: run.lease_until.map(Timestamp::datetime),
             parent_run: run.parent.as_ref().map(|p| p.run_id.to_string()),
             parent_checkpoint: run.parent.as_ref().map(|p| big(p.checkpoint)),
@@ -232,19 +233,20 @@ pub(super) fn decode_run(row: &Row) -> Result<RunRecord, CheckpointError> {
     let transitions: i64 = column(row, 10, &what)?;
     let interrupts: serde_json::Value = column(row, 7, &what)?;
     Ok(RunRecord {
-        graph: column(row, 1, &what)?,
+        graph: column::<String>(row, 1, &what)?.into(),
         status,
         created_at: Timestamp::from_datetime(column(row, 3, &what)?),
         updated_at: Timestamp::from_datetime(column(row, 4, &what)?),
-        last_node: column(row, 5, &what)?,
+        last_node: column::<Option<String>>(row, 5, &what)?.map(Name::from),
         steps: u64::try_from(steps).map_err(|e| corrupt(what("steps"), e))?,
         state: state
+            .map(std::sync::Arc::new)
             .ok_or_else(|| corrupt(what("state"), "no state, and no checkpoint holding it"))?,
         interrupts: serde_json::from_value(interrupts)
             .map_err(|e| corrupt(what("interrupts"), e))?,
         error: column(row, 8, &what)?,
         transitions: u64::try_from(transitions).map_err(|e| corrupt(what("transitions"), e))?,
-        owner: column(row, 11, &what)?,
+        owner: column::<Option<String>>(row, 11, &what)?.map(Name::from),
         lease_until: column::<Option<time::OffsetDateTime>>(row, 12, &what)?
             .map(Timestamp::from_datetime),
         parent: parent_of(column(row, 13, &what)?, column(row, 14, &what)?, &what)?,

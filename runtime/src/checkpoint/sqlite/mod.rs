@@ -425,7 +425,7 @@ impl Checkpointer for SqliteCheckpointer {
         let status = run.status.as_str();
         let updated_at = run.updated_at.to_string();
         let error = run.error.clone();
-        let owner = run.owner.clone();
+        let owner = run.owner.as_deref().map(str::to_owned);
         let lease_until = run.lease_until.map(|t| t.to_string());
         let previous = previous_owner.map(str::to_owned);
         self.with(move |connection| {
@@ -467,7 +467,8 @@ impl Checkpointer for SqliteCheckpointer {
         }
         // The runtime gives both the same state: serialize and store it once, in the checkpoint.
         let state = json("checkpoint state", &checkpoint.state)?;
-        let same_as = (run.state == checkpoint.state)
+        // The same allocation, as the runtime passes it: no need to compare the two values.
+        let same_as = (Arc::ptr_eq(&run.state, &checkpoint.state) || run.state == checkpoint.state)
             .then(|| i64::try_from(checkpoint.id).unwrap_or(i64::MAX));
         // An ordinary step of a running run changes only what the checkpoint records (its
         // state, step, time) and the run's last node and transitions, which it carries too:
@@ -481,7 +482,7 @@ impl Checkpointer for SqliteCheckpointer {
             && run.steps == checkpoint.step;
         let mut row = checkpoint_row(checkpoint, state)?;
         row.progress = Some((
-            run.last_node.clone(),
+            run.last_node.as_deref().map(str::to_owned),
             i64::try_from(run.transitions).unwrap_or(i64::MAX),
         ));
         let known = Arc::clone(&self.known);
@@ -499,7 +500,7 @@ impl Checkpointer for SqliteCheckpointer {
                 _ => read_stored(&transaction, row.run_id.as_str())?,
             };
             if let Some(stored) = &stored
-                && stored.owner != run.owner
+                && stored.owner.as_deref() != run.owner.as_deref()
             {
                 return Err(CheckpointError::Fenced {
                     run_id: run.run_id.clone(),

@@ -11,6 +11,7 @@ use crate::checkpoint::{
     parent_of,
 };
 use crate::id::{RunId, Timestamp};
+use crate::name::Name;
 
 /// The columns of a run record, ready to bind.
 pub(super) struct RunRow {
@@ -43,19 +44,19 @@ pub(super) fn run_row(run: &RunRecord, same_as: Option<i64>) -> Result<RunRow, C
     };
     Ok(RunRow {
         run_id: run.run_id.to_string(),
-        graph: run.graph.clone(),
+        graph: run.graph.as_str().to_owned(),
         status: run.status.as_str(),
         created_at: run.created_at.to_string(),
         created_us: run.created_at.unix_micros(),
         updated_at: run.updated_at.to_string(),
-        last_node: run.last_node.clone(),
+        last_node: run.last_node.as_deref().map(str::to_owned),
         steps: i64::try_from(run.steps).unwrap_or(i64::MAX),
         state,
         state_checkpoint: same_as,
         interrupts: json("run interrupts", &run.interrupts)?,
         error: run.error.clone(),
         transitions: i64::try_from(run.transitions).unwrap_or(i64::MAX),
-        owner: run.owner.clone(),
+        owner: run.owner.as_deref().map(str::to_owned),
         lease_until: run.lease_until.map(|t| t.to_string()),
         parent_run: run.parent.as_ref().map(|p| p.run_id.to_string()),
         parent_checkpoint: run
@@ -281,11 +282,11 @@ pub(super) fn decode_run(row: &Row<'_>) -> rusqlite::Result<Result<RunRecord, Ch
                 .map_err(|e| corrupt(what(column), e))
         };
         Ok(RunRecord {
-            graph: graph.unwrap_or_default(),
+            graph: graph.unwrap_or_default().into(),
             status,
             created_at: time("created_at", created_at)?,
             updated_at: time("updated_at", updated_at)?,
-            last_node,
+            last_node: last_node.map(Name::from),
             steps: u64::try_from(steps).map_err(|e| corrupt(what("steps"), e))?,
             state: serde_json::from_str(state.as_deref().unwrap_or_default())
                 .map_err(|e| corrupt(what("state"), e))?,
@@ -293,7 +294,7 @@ pub(super) fn decode_run(row: &Row<'_>) -> rusqlite::Result<Result<RunRecord, Ch
                 .map_err(|e| corrupt(what("interrupts"), e))?,
             error,
             transitions: u64::try_from(transitions).map_err(|e| corrupt(what("transitions"), e))?,
-            owner,
+            owner: owner.map(Name::from),
             lease_until: lease_until
                 .map(|t| Timestamp::parse(&t).map_err(|e| corrupt(what("lease_until"), e)))
                 .transpose()?,
@@ -415,17 +416,17 @@ mod tests {
     fn running(now: Timestamp, lease: Duration) -> RunRecord {
         RunRecord {
             run_id: RunId::new(),
-            graph: "Loop".to_owned(),
+            graph: "Loop".into(),
             status: RunStatus::Running,
             created_at: now,
             updated_at: now,
             last_node: None,
             steps: 1,
-            state: serde_json::Value::Null,
+            state: serde_json::Value::Null.into(),
             interrupts: Vec::new(),
             error: None,
             transitions: 1,
-            owner: Some("me".to_owned()),
+            owner: Some("me".into()),
             lease_until: Some(now.plus(lease)),
             parent: None,
         }
@@ -434,10 +435,10 @@ mod tests {
     /// The row as `run` wrote it, its lease running until `lease_until`.
     fn stored(run: &RunRecord, lease_until: Timestamp) -> Stored {
         Stored {
-            owner: run.owner.clone(),
+            owner: run.owner.as_deref().map(str::to_owned),
             running: true,
             state_in_checkpoint: true,
-            graph: run.graph.clone(),
+            graph: run.graph.as_str().to_owned(),
             created_us: run.created_at.unix_micros(),
             lease: StoredLease::Until(lease_until),
             seq: Some(1),
