@@ -15,10 +15,17 @@ pub enum Scale {
     Smoke,
 }
 
-/// How many samples a measurement takes, and how long it first warms up.
+/// How many samples a measurement takes, over how long, and how long it first warms up.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Samples {
+    /// At least this many samples.
     pub(crate) count: usize,
+    /// And more, until the samples span this long. This machine has slow stretches of a few
+    /// hundred milliseconds, in the middle of a process too (`interrupt_resume` at ~10.5 µs a
+    /// cycle for 200 ms, 7.3 before and after): 101 samples of a quick workload take ~75 ms,
+    /// and one stretch could cover them all. Over a second, it is a minority of the samples
+    /// and the median does not move.
+    span: Duration,
     /// Runs before the samples, at least one: until this much time has passed. A process's
     /// first tens of milliseconds can run a workload at half speed (seen in one process in
     /// five on this machine: ~16 µs a cycle for `interrupt_resume`'s first 30–40 samples, ~9
@@ -30,6 +37,7 @@ impl Samples {
     /// One sample after one warm-up run.
     pub(crate) const ONE: Samples = Samples {
         count: 1,
+        span: Duration::ZERO,
         warm_up: Duration::ZERO,
     };
 
@@ -39,6 +47,16 @@ impl Samples {
             warm_up: Duration::ZERO,
             ..self
         }
+    }
+
+    /// `count` samples or more, until they span `span`.
+    fn take<T, E>(self, mut sample: impl FnMut() -> Result<T, E>) -> Result<Vec<T>, E> {
+        let mut taken = Vec::with_capacity(self.count);
+        let started = Instant::now();
+        while taken.len() < self.count || started.elapsed() < self.span {
+            taken.push(sample()?);
+        }
+        Ok(taken)
     }
 
     fn warm_up<E>(self, mut run: impl FnMut() -> Result<(), E>) -> Result<(), E> {
@@ -58,10 +76,14 @@ impl Scale {
         match self {
             Scale::Full => Samples {
                 count: full,
+                span: Duration::from_secs(1),
                 warm_up: Duration::from_millis(200),
             },
+            // A smoke run in CI: its figures are a check that the workloads run at speed, not
+            // the ones the targets are judged by.
             Scale::Quick => Samples {
                 count: full.div_ceil(8).max(3),
+                span: Duration::ZERO,
                 warm_up: Duration::from_millis(50),
             },
             Scale::Smoke => Samples::ONE,
@@ -94,12 +116,8 @@ pub(crate) fn alternate<E>(
         ours()?;
         floor().map(drop)
     })?;
-    let count = samples.count;
-    let (mut a, mut b) = (Vec::with_capacity(count), Vec::with_capacity(count));
-    for _ in 0..count {
-        a.push(ours()?);
-        b.push(floor()?);
-    }
+    let pairs = samples.take(|| Ok((ours()?, floor()?)))?;
+    let (a, b) = pairs.into_iter().unzip();
     Ok((median(a), median(b)))
 }
 
@@ -110,11 +128,7 @@ pub(crate) fn alone<E>(
     mut ours: impl FnMut() -> Result<Duration, E>,
 ) -> Result<Duration, E> {
     samples.warm_up(|| ours().map(drop))?;
-    let mut times = Vec::with_capacity(samples.count);
-    for _ in 0..samples.count {
-        times.push(ours()?);
-    }
-    Ok(median(times))
+    Ok(median(samples.take(&mut ours)?))
 }
 
 /// Nanoseconds per unit.
@@ -157,7 +171,7 @@ mod tests {
         let (mut a, mut b) = (0, 0);
         let four = Samples {
             count: 4,
-            warm_up: Duration::ZERO,
+            ..Samples::ONE
         };
         alternate::<()>(
             four,
@@ -174,36 +188,85 @@ mod tests {
         assert_eq!((a, b), (5, 5), "one warm-up and four samples each");
     }
 
-    #[test]
-    fn the_warm_up_lasts_its_time_and_runs_at_least_once() {
-        // Judged by when each run started and ended, not by how many fit: a loaded machine
-        // sleeps longer than asked, and a count of runs made this test fail under CI's load.
-        let warm_up = Duration::from_millis(20);
-        let mut spans: Vec<(Instant, Instant)> = Vec::new();
-        let started = Instant::now();
-        let samples = Samples { count: 3, warm_up };
+    /// When each run of a 2 ms workload measured with `samples` began and ended, and when the
+    /// measurement was called. Timing tests judge by these, not by how many runs fit: a loaded
+    /// machine sleeps longer than asked, and a count of runs failed under CI's load.
+    fn sleeping_runs(samples: Samples) -> (Instant, Vec<(Instant, Instant)>) {
+        let mut runs = Vec::new();
+        let called = Instant::now();
         alone::<()>(samples, || {
             let start = Instant::now();
             std::thread::sleep(Duration::from_millis(2));
-            spans.push((start, Instant::now()));
+            runs.push((start, Instant::now()));
             Ok(Duration::from_millis(2))
         })
         .unwrap();
-        let warm_ups = spans.len() - 3;
-        assert!(warm_ups >= 1, "at least one warm-up run");
-        let (first_sample, _) = spans[warm_ups];
-        assert!(
-            first_sample - started >= warm_up,
-            "the samples began {:?} after the call, before the warm-up's {warm_up:?} passed",
-            first_sample - started
-        );
-        let deadline = spans[0].0 + warm_up;
-        let needless = spans[..warm_ups - 1]
+        (called, runs)
+    }
+
+    /// How many of `runs`, all but the last, ended after `deadline`: a run that began after the
+    /// time it was run for had passed.
+    fn needless(runs: &[(Instant, Instant)], deadline: Instant) -> usize {
+        let all_but_last = &runs[..runs.len().saturating_sub(1)];
+        all_but_last
             .iter()
             .filter(|(_, end)| *end >= deadline)
-            .count();
+            .count()
+    }
+
+    #[test]
+    fn samples_go_on_until_they_span_their_time_and_no_longer() {
+        let span = Duration::from_millis(20);
+        let samples = Samples {
+            count: 3,
+            span,
+            ..Samples::ONE
+        };
+        let (called, runs) = sleeping_runs(samples);
+        let returned = Instant::now();
+        // `Samples::ONE` warms up with one run; the samples follow it.
+        let taken = &runs[1..];
+        assert!(taken.len() >= 3, "at least the count: {}", taken.len());
+        assert!(returned - called >= span, "the samples spanned their time");
         assert_eq!(
-            needless, 0,
+            needless(taken, taken[0].0 + span),
+            0,
+            "a sample began after the span had passed"
+        );
+        // Many samples of a quick workload: the count, not the span, says when to stop.
+        let mut count = 0;
+        let many = Samples {
+            count: 5,
+            ..Samples::ONE
+        };
+        alone::<()>(many, || {
+            count += 1;
+            Ok(Duration::ZERO)
+        })
+        .unwrap();
+        assert_eq!(count, 1 + 5, "one warm-up run and the count");
+    }
+
+    #[test]
+    fn the_warm_up_lasts_its_time_and_runs_at_least_once() {
+        let warm_up = Duration::from_millis(20);
+        let samples = Samples {
+            count: 3,
+            warm_up,
+            ..Samples::ONE
+        };
+        let (called, runs) = sleeping_runs(samples);
+        let warm_ups = runs.len() - 3;
+        assert!(warm_ups >= 1, "at least one warm-up run");
+        let (first_sample, _) = runs[warm_ups];
+        assert!(
+            first_sample - called >= warm_up,
+            "the samples began {:?} after the call, before the warm-up's {warm_up:?} passed",
+            first_sample - called
+        );
+        assert_eq!(
+            needless(&runs[..warm_ups], runs[0].0 + warm_up),
+            0,
             "a warm-up run began after the warm-up's time had passed"
         );
         let mut runs = 0;
