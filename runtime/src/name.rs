@@ -13,7 +13,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// [`RunRecord`](crate::checkpoint::RunRecord): a node's, the graph's, the owner's.
 ///
 /// A run writes the same few names into every checkpoint; as `String`s each checkpoint copied
-/// each of them, about a third of the allocations of a step in memory. A clone of a `Name` is a
+/// each of them, over a quarter of the allocations of an interrupt-and-resume cycle in memory. A clone of a `Name` is a
 /// reference count. It reads as a `&str` (through `Deref`), compares with `str`, `&str` and
 /// `String`, looks up a map keyed by names with a `&str`, and is written as a JSON string.
 ///

@@ -109,6 +109,14 @@ impl RunRecord {
     pub fn state_as<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
         T::deserialize(&*self.state)
     }
+
+    /// Whether this record holds `checkpoint`'s state, so that a durable store writes it once.
+    /// The runtime passes one shared allocation to both: the values are compared only when it
+    /// does not.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    pub(crate) fn shares_state_with(&self, checkpoint: &Checkpoint) -> bool {
+        Arc::ptr_eq(&self.state, &checkpoint.state) || self.state == checkpoint.state
+    }
 }
 
 /// One checkpoint of one run: where a branch was forked from.

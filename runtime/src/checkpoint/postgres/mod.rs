@@ -367,10 +367,7 @@ impl Checkpointer for PostgresCheckpointer {
             ));
         }
         // The runtime gives both the same state: store it once, in the checkpoint.
-        // The same allocation, as the runtime passes it: no need to compare the two values.
-        let same_as = (std::sync::Arc::ptr_eq(&run.state, &checkpoint.state)
-            || run.state == checkpoint.state)
-            .then_some(checkpoint.id);
+        let same_as = run.shares_state_with(checkpoint).then_some(checkpoint.id);
         let record = RunParams::of(run, same_as)?;
         let row = CheckpointParams::of(checkpoint)?;
         let params = record.params(&[

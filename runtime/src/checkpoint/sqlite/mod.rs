@@ -467,8 +467,8 @@ impl Checkpointer for SqliteCheckpointer {
         }
         // The runtime gives both the same state: serialize and store it once, in the checkpoint.
         let state = json("checkpoint state", &checkpoint.state)?;
-        // The same allocation, as the runtime passes it: no need to compare the two values.
-        let same_as = (Arc::ptr_eq(&run.state, &checkpoint.state) || run.state == checkpoint.state)
+        let same_as = run
+            .shares_state_with(checkpoint)
             .then(|| i64::try_from(checkpoint.id).unwrap_or(i64::MAX));
         // An ordinary step of a running run changes only what the checkpoint records (its
         // state, step, time) and the run's last node and transitions, which it carries too:
