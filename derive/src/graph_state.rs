@@ -321,9 +321,13 @@ fn generate(
             Reducer::Extend => None,
         }
         .map(|path| quote!(#[serde(skip_serializing_if = #path)]));
+        // Read back (a parent keeps its updates while a subgraph on its state waits) with a
+        // field it left out empty.
         let shape = match &f.shape {
-            FieldShape::Named(None) => quote!(#skip),
-            FieldShape::Named(Some(rename)) => quote!(#skip #[serde(rename = #rename)]),
+            FieldShape::Named(None) => quote!(#skip #[serde(default)]),
+            FieldShape::Named(Some(rename)) => {
+                quote!(#skip #[serde(default, rename = #rename)])
+            }
             FieldShape::Skipped => quote!(#[serde(skip)]),
         };
         quote! { #[doc = #doc] #shape #vis #name: #field_ty }
@@ -459,8 +463,14 @@ fn generate(
     );
     quote! {
         #[doc = #update_doc]
-        #[derive(::core::clone::Clone, #krate::__private::serde::Serialize)]
+        #[derive(
+            ::core::clone::Clone,
+            #krate::__private::serde::Serialize,
+            #krate::__private::serde::Deserialize,
+        )]
         #[serde(crate = #serde_crate)]
+        // The state's own bounds (a `GraphState` is `DeserializeOwned`) are what reading needs.
+        #[serde(bound(deserialize = ""))]
         #container_serde
         #vis struct #update #generics #where_clause {
             #(#update_fields,)*

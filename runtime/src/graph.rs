@@ -121,6 +121,17 @@ pub(crate) struct NodeSpec<S: GraphState> {
     pub(crate) subgraph: Option<Arc<dyn crate::subgraph::Subgraph<S>>>,
 }
 
+impl<S: GraphState> NodeSpec<S> {
+    /// Whether the node runs a graph on this very state, whose final state its run takes.
+    pub(crate) fn runs_same_state(&self) -> bool {
+        self.subgraph.as_ref().is_some_and(|subgraph| {
+            subgraph
+                .as_any()
+                .is::<crate::subgraph::SubgraphNode<S, S>>()
+        })
+    }
+}
+
 pub(crate) struct Topology<S: GraphState> {
     pub(crate) name: Arc<str>,
     pub(crate) nodes: Vec<NodeSpec<S>>,

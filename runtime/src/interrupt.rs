@@ -94,6 +94,20 @@ impl Interrupt {
         let question = question.map_or(default, str::to_owned);
         Interrupt::new(node, step, point, InterruptRequest::new(kind, question))
     }
+
+    /// The interrupt of sent branch `branch` of its node: `node@step#branch`, so that sibling
+    /// branches' are told apart.
+    pub(crate) fn of_branch(mut self, branch: usize) -> Self {
+        self.id = format!("{}#{branch}", self.id);
+        self
+    }
+
+    /// Whether a sent branch asked it ([`of_branch`](Self::of_branch)).
+    pub(crate) fn is_of_branch(&self) -> bool {
+        self.id
+            .rsplit_once('#')
+            .is_some_and(|(_, branch)| branch.parse::<usize>().is_ok())
+    }
 }
 
 /// A person's answer to an approval, ready-made for the common case: a state with a field

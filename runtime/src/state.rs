@@ -17,8 +17,10 @@ use serde::de::DeserializeOwned;
 /// [`apply`]: GraphState::apply
 pub trait GraphState: Clone + Serialize + DeserializeOwned + Send + Sync + 'static {
     /// What a node returns to change the state. `Clone` and `Serialize` so that a stream can
-    /// show each node's update ([`StreamMode::Updates`](crate::stream::StreamMode::Updates)).
-    type Update: Clone + Serialize + Send + 'static;
+    /// show each node's update ([`StreamMode::Updates`](crate::stream::StreamMode::Updates));
+    /// `Deserialize` so that the updates a run commits while a subgraph on its state waits for
+    /// an answer are kept in its checkpoint, and merged after the child's final state.
+    type Update: Clone + Serialize + DeserializeOwned + Send + 'static;
 
     /// Folds one super-step's updates into `self`, in the order given (declaration order), each
     /// with the name of the node that produced it.

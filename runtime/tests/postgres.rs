@@ -508,6 +508,37 @@ async fn replaying_a_pause_inside_a_subgraph_copies_the_child() {
     common::subgraphs::replaying_a_pause_inside_a_subgraph_copies_the_child(store).await;
 }
 
+#[cfg_attr(
+    not(postgres_tests),
+    ignore = "needs PostgreSQL: set TRELLIS_TEST_POSTGRES_URL (`.ci/postgres start DIR` gives one)"
+)]
+#[tokio::test]
+async fn a_siblings_write_outlives_a_pause_inside_a_subgraph_through_another_pool() {
+    let url = database_url();
+    for depth in [1, 2] {
+        let schema = fresh_schema();
+        let first: Arc<dyn Checkpointer> = Arc::new(store_in(&url, &schema).await);
+        let second: Arc<dyn Checkpointer> = Arc::new(store_in(&url, &schema).await);
+        common::subgraphs::a_siblings_write_outlives_a_pause_inside_a_subgraph(
+            first, second, depth,
+        )
+        .await;
+    }
+}
+
+#[cfg_attr(
+    not(postgres_tests),
+    ignore = "needs PostgreSQL: set TRELLIS_TEST_POSTGRES_URL (`.ci/postgres start DIR` gives one)"
+)]
+#[tokio::test]
+async fn a_sent_branch_resumes_to_itself_with_its_input_through_another_pool() {
+    let url = database_url();
+    let schema = fresh_schema();
+    let first: Arc<dyn Checkpointer> = Arc::new(store_in(&url, &schema).await);
+    let second: Arc<dyn Checkpointer> = Arc::new(store_in(&url, &schema).await);
+    common::sends::a_sent_branch_resumes_to_itself_with_its_input(first, second).await;
+}
+
 /// The second process of the test below: set by it, this test resumes the paused run.
 const SECOND_PROCESS: &str = "TRELLIS_TEST_SUBGRAPH_RESUME_PG";
 

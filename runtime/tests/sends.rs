@@ -348,3 +348,16 @@ async fn sent_branches_wait_across_a_pause_in_sqlite_through_a_second_store() {
     let (first, second) = common::sqlite_pair(&scratch);
     common::sends::sent_branches_wait_across_a_pause(first, second).await;
 }
+
+#[tokio::test]
+async fn a_sent_branch_resumes_to_itself_with_its_input_in_memory() {
+    let store: Arc<dyn Checkpointer> = Arc::new(InMemoryCheckpointer::new());
+    common::sends::a_sent_branch_resumes_to_itself_with_its_input(Arc::clone(&store), store).await;
+}
+
+#[tokio::test]
+async fn a_sent_branch_resumes_to_itself_with_its_input_in_sqlite() {
+    let scratch = common::scratch("sends-resume");
+    let (first, second) = common::sqlite_pair(&scratch);
+    common::sends::a_sent_branch_resumes_to_itself_with_its_input(first, second).await;
+}

@@ -554,3 +554,56 @@ async fn a_pause_inside_a_subgraph_is_resumed_by_another_os_process() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_siblings_write_outlives_a_pause_inside_a_subgraph_in_memory() {
+    for depth in [1, 2] {
+        let store: Arc<dyn Checkpointer> = Arc::new(InMemoryCheckpointer::new());
+        common::subgraphs::a_siblings_write_outlives_a_pause_inside_a_subgraph(
+            Arc::clone(&store),
+            store,
+            depth,
+        )
+        .await;
+    }
+}
+
+#[tokio::test]
+async fn a_siblings_write_outlives_a_pause_inside_a_subgraph_in_sqlite() {
+    for depth in [1, 2] {
+        let scratch = common::scratch("subgraph-sibling");
+        let (first, second) = common::sqlite_pair(&scratch);
+        common::subgraphs::a_siblings_write_outlives_a_pause_inside_a_subgraph(
+            first, second, depth,
+        )
+        .await;
+    }
+}
+
+#[tokio::test]
+async fn without_a_pause_the_siblings_write_is_kept_the_same_way() {
+    let store: Arc<dyn Checkpointer> = Arc::new(InMemoryCheckpointer::new());
+    let mut child = GraphBuilder::<Ticket>::new("Quick");
+    child
+        .add_node_fn("check", |_, _| async { Ok(log("check")) })
+        .add_edge(START, "check")
+        .add_edge("check", END);
+    let mut builder = GraphBuilder::<Ticket>::new("Parallel");
+    builder
+        .add_node_fn("plan", |_, _| async { Ok(log("plan")) })
+        .add_subgraph("inner", child.compile().unwrap())
+        .add_node_fn("outer", |_, _| async {
+            Ok(TicketUpdate::default()
+                .verdict(Some("outer's".to_owned()))
+                .log("outer")
+                .into())
+        })
+        .add_edge(START, "plan")
+        .add_fork("plan", ["inner", "outer"])
+        .add_edge("inner", END)
+        .add_edge("outer", END);
+    let graph = builder.compile().unwrap().with_checkpointer(store);
+    let done = graph.invoke(ticket("x")).await.unwrap();
+    assert_eq!(done.state().log, ["plan", "check", "outer"]);
+    assert_eq!(done.state().verdict.as_deref(), Some("outer's"));
+}

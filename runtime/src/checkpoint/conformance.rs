@@ -174,6 +174,10 @@ pub fn sample_checkpoint(run_id: &RunId, id: u64) -> Checkpoint {
             "research".into(),
             RunId::from(format!("{run_id}/research@3")),
         )]),
+        pending: vec![super::PendingUpdate {
+            node: "draft".into(),
+            update: json!({ "log": ["ü"], "draft": "«x»" }),
+        }],
         graph_fingerprint: "9f2c4e1a7b3d5c60".into(),
         state_type: "support::Ticket".into(),
         created_at: at("2026-03-04T05:06:07.123456Z"),

@@ -53,6 +53,7 @@ impl Detail<'_> {
             self.children.is_empty(),
             &*self.children,
         )?;
+        optional(&mut out, "pending", self.pending.is_empty(), &*self.pending)?;
         out.push_str(",\"graph_fingerprint\":");
         string(&mut out, &self.graph_fingerprint)?;
         out.push_str(",\"state_type\":");
@@ -162,6 +163,7 @@ mod tests {
             joins: Cow::Owned(BTreeMap::new()),
             sends: Cow::Borrowed(&[]),
             children: Cow::Owned(BTreeMap::new()),
+            pending: Cow::Borrowed(&[]),
             graph_fingerprint: Cow::Owned(Name::from("9f2c4e1a7b3d5c60")),
             state_type: Cow::Owned(Name::from("bench::Counter")),
         });

@@ -227,6 +227,16 @@ impl<'de> Deserialize<'de> for CheckpointLabel {
     }
 }
 
+/// An update a run committed while a subgraph node on its own state waited: the node that
+/// returned it (or whose question it answers) and the update as JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PendingUpdate {
+    /// The node.
+    pub node: Name,
+    /// The update, as the state's update type writes it.
+    pub update: serde_json::Value,
+}
+
 /// Everything needed to continue a run from one moment of it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Checkpoint {
@@ -268,6 +278,11 @@ pub struct Checkpoint {
     /// the child run it continues when it runs.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub children: BTreeMap<Name, RunId>,
+    /// While a subgraph node on the run's own state waits for an answer: the updates the run
+    /// committed since the child paused, in order, merged again after the child's final state
+    /// when it completes (its final state does not hold them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending: Vec<PendingUpdate>,
     /// The topology that wrote it ([`CompiledGraph::fingerprint`](crate::CompiledGraph::fingerprint)).
     pub graph_fingerprint: Name,
     /// The state's Rust type (`std::any::type_name`), so another state type is refused.
@@ -301,6 +316,7 @@ impl Checkpoint {
     ///     joins: Default::default(),
     ///     sends: Vec::new(),
     ///     children: Default::default(),
+    ///     pending: Vec::new(),
     ///     graph_fingerprint: "9f2c4e1a7b3d5c60".into(),
     ///     state_type: "demo::Count".into(),
     ///     created_at: trellis::run::Timestamp::now(),
@@ -338,6 +354,8 @@ pub(crate) struct Detail<'c> {
     pub(crate) sends: Cow<'c, [crate::node::SendTo]>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub(crate) children: Cow<'c, BTreeMap<Name, RunId>>,
+    #[serde(default, skip_serializing_if = "<[_]>::is_empty")]
+    pub(crate) pending: Cow<'c, [PendingUpdate]>,
     pub(crate) graph_fingerprint: Cow<'c, Name>,
     pub(crate) state_type: Cow<'c, Name>,
 }
@@ -355,6 +373,7 @@ impl<'c> Detail<'c> {
             joins: Cow::Borrowed(&checkpoint.joins),
             sends: Cow::Borrowed(&checkpoint.sends),
             children: Cow::Borrowed(&checkpoint.children),
+            pending: Cow::Borrowed(&checkpoint.pending),
             graph_fingerprint: Cow::Borrowed(&checkpoint.graph_fingerprint),
             state_type: Cow::Borrowed(&checkpoint.state_type),
         }
@@ -377,6 +396,7 @@ impl<'c> Detail<'c> {
             joins: self.joins.into_owned(),
             sends: self.sends.into_owned(),
             children: self.children.into_owned(),
+            pending: self.pending.into_owned(),
             graph_fingerprint: self.graph_fingerprint.into_owned(),
             state_type: self.state_type.into_owned(),
             created_at: columns.created_at,

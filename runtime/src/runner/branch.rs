@@ -131,6 +131,7 @@ impl<S: GraphState> Run<S> {
         self.approved.clear();
         self.failures.clear();
         self.children.clear();
+        self.pending.clear();
         self.last_node = Some(index);
         Ok(())
     }

@@ -10,6 +10,7 @@ use tracing::Instrument;
 
 use crate::cancel::CancellationToken;
 use crate::checkpoint::CheckpointRef;
+use crate::checkpoint::PendingUpdate;
 use crate::errors::RunError;
 use crate::graph::CompiledGraph;
 use crate::id::{RunId, Timestamp};
@@ -156,6 +157,10 @@ pub struct Run<S: GraphState> {
     /// Subgraph nodes whose child was answered after a pause: the child run each continues
     /// when it runs again.
     children: Vec<(usize, RunId)>,
+    /// While a subgraph node on this state waits for an answer: the updates committed since
+    /// its child paused, merged again after the child's final state (`Checkpoint::pending`).
+    /// As JSON: an update need not be `Sync`, and these are written to every checkpoint.
+    pending: Vec<PendingUpdate>,
 }
 
 impl<S: GraphState> Run<S> {
@@ -200,6 +205,7 @@ impl<S: GraphState> Run<S> {
             arrived: vec![Vec::new(); graph_joins],
             sends: Vec::new(),
             children: Vec::new(),
+            pending: Vec::new(),
         }
     }
 

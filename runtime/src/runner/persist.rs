@@ -185,6 +185,7 @@ impl<S: GraphState> Run<S> {
                 .iter()
                 .map(|(i, child)| (name(*i), child.clone()))
                 .collect(),
+            pending: self.pending.clone(),
             graph_fingerprint: self.graph.topology.fingerprint.clone(),
             state_type: self.graph.topology.state_type.clone(),
             created_at: now,

@@ -143,6 +143,7 @@ impl<S: GraphState> Run<S> {
             arrived,
             sends,
             children,
+            pending: checkpoint.pending,
         })
     }
 }

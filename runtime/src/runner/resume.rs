@@ -112,12 +112,20 @@ impl<S: ApplyResume> Run<S> {
             }
         }
         let streamed = self.copy_updates(|| updates.clone());
+        // A child on this state that goes on does not hold the answers: kept for its end.
+        let holds = asked_children
+            .iter()
+            .any(|&(i, _)| nodes[i].runs_same_state());
+        let held = holds.then(|| updates.clone());
         Arc::make_mut(&mut self.state)
             .apply(updates)
             .map_err(|conflict| RunError::MergeConflict {
                 step: self.step,
                 conflict,
             })?;
+        if let Some(held) = held {
+            self.hold(&held)?;
+        }
         if let Some(updates) = streamed {
             self.send_updates(self.step, updates);
         }
@@ -136,7 +144,12 @@ impl<S: ApplyResume> Run<S> {
                 InterruptPoint::Before => self.approved.push(i),
                 InterruptPoint::After => {}
                 InterruptPoint::Node => match interrupt.request.resume_to.as_deref() {
-                    Some(to) if to == &*spec.name => next.push(i),
+                    // A sent branch was sent anew with its input when it asked.
+                    Some(to) if to == &*spec.name => {
+                        if !interrupt.is_of_branch() {
+                            next.push(i);
+                        }
+                    }
                     Some(to) => {
                         let target = spec
                             .edge

@@ -12,8 +12,10 @@ use crate::errors::RunError;
 use crate::event::Event;
 use crate::graph::{Edge, Target, Topology, Visits};
 use crate::interrupt::{Interrupt, InterruptPoint};
+use crate::name::Name;
 use crate::node::{Command, NodeContext, NodeFailure, NodeResult};
 use crate::state::GraphState;
+use serde::Deserialize;
 
 /// What a step did, on the path every step takes: the error boxed, so that the result is two
 /// words, not nine — each layer of the step (the node's step, the super-step, the loop of them)
@@ -85,6 +87,9 @@ struct Rare {
     /// state, which becomes the run's before the step's updates are merged, and a second such
     /// node of the step, a conflict).
     replaced: Option<Replaced>,
+    /// A subgraph node on the run's own state paused: the step's updates are held for when its
+    /// child completes (`Run::pending`).
+    holds: bool,
     cancelled: bool,
 }
 
@@ -105,12 +110,15 @@ type Replaced = (usize, Arc<dyn std::any::Any + Send + Sync>, Option<usize>);
 /// The activations of a step that runs sent branches: node, and input for a branch.
 type Activations = Vec<(usize, Option<Arc<serde_json::Value>>)>;
 
-/// A sent branch's interrupt: `node@step#branch`, so that sibling branches' are told apart.
-fn of_branch(mut interrupt: Interrupt, branch: Option<usize>) -> Interrupt {
-    if let Some(branch) = branch {
-        interrupt.id = format!("{}#{branch}", interrupt.id);
+/// A sent branch of a step: its place among the node's branches, and its input.
+type Branch<'a> = Option<(usize, &'a Arc<serde_json::Value>)>;
+
+/// A sent branch's interrupt is told apart from its siblings' ([`Interrupt::of_branch`]).
+fn of_branch(interrupt: Interrupt, branch: Branch<'_>) -> Interrupt {
+    match branch {
+        Some((branch, _)) => interrupt.of_branch(branch),
+        None => interrupt,
     }
-    interrupt
 }
 
 fn node_span<S: GraphState>(topology: &Topology<S>, i: usize, step: u64) -> tracing::Span {
@@ -679,9 +687,9 @@ impl<S: GraphState> Run<S> {
             // A branch's interrupt is told apart from its siblings' by its place among them.
             let mut branch = vec![0usize; nodes.len()];
             for (&(i, ref input), activation) in all.iter().zip(results) {
-                let which = input.as_ref().map(|_| {
+                let which = input.as_ref().map(|input| {
                     branch[i] += 1;
-                    branch[i] - 1
+                    (branch[i] - 1, input)
                 });
                 self.absorb(
                     topology,
@@ -757,8 +765,13 @@ impl<S: GraphState> Run<S> {
 
         // Copies for the stream, sent once the merge has committed them.
         let streamed = self.copy_updates(|| updates.to_vec());
+        let held = rare
+            .as_ref()
+            .is_some_and(|rare| rare.holds)
+            .then(|| updates.to_vec());
         if let Some(replaced) = rare.as_mut().and_then(|rare| rare.replaced.take()) {
             self.state = self.replace(topology, step, replaced, updates)?;
+            self.pending.clear();
         } else {
             let merged = match updates {
                 Updates::None => Ok(()),
@@ -768,6 +781,9 @@ impl<S: GraphState> Run<S> {
                 Updates::Many(all) => Arc::make_mut(&mut self.state).apply(all),
             };
             merged.map_err(|conflict| RunError::MergeConflict { step, conflict })?;
+        }
+        if let Some(held) = held {
+            self.hold(&held)?;
         }
         if let Some(updates) = streamed {
             self.send_updates(step, updates);
@@ -884,7 +900,9 @@ impl<S: GraphState> Run<S> {
     }
 
     /// The state after a step in which subgraph nodes on this state type completed: the
-    /// child's final state, with the step's other updates merged into it. Two such nodes in one
+    /// child's final state, with the updates the run committed while the child waited for an
+    /// answer (`pending`, each as its own step merged it) and then the step's other updates
+    /// merged into it, as if the child's whole run had been this step. Two such nodes in one
     /// step conflict, as two whole-state updates would.
     #[cold]
     #[inline(never)]
@@ -912,6 +930,17 @@ impl<S: GraphState> Run<S> {
                 run_id: self.scope.run_id.clone(),
                 expected: std::any::type_name::<S>(),
             })?;
+        for held in &self.pending {
+            let update =
+                S::Update::deserialize(&held.update).map_err(|source| RunError::State {
+                    run_id: self.scope.run_id.clone(),
+                    action: "read from",
+                    source,
+                })?;
+            Arc::make_mut(&mut state)
+                .apply_one(&held.node, update)
+                .map_err(|conflict| RunError::MergeConflict { step, conflict })?;
+        }
         let merged = match updates {
             Updates::None => Ok(()),
             Updates::One(node, update) => Arc::make_mut(&mut state).apply_one(node, update),
@@ -919,6 +948,24 @@ impl<S: GraphState> Run<S> {
         };
         merged.map_err(|conflict| RunError::MergeConflict { step, conflict })?;
         Ok(state)
+    }
+
+    /// Keeps `updates`, just merged, for when the child on this state that waits completes.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn hold(&mut self, updates: &[(&str, S::Update)]) -> Result<(), RunError> {
+        for (node, update) in updates {
+            let update = serde_json::to_value(update).map_err(|source| RunError::State {
+                run_id: self.scope.run_id.clone(),
+                action: "written as",
+                source,
+            })?;
+            self.pending.push(crate::checkpoint::PendingUpdate {
+                node: Name::from(*node),
+                update,
+            });
+        }
+        Ok(())
     }
 
     /// For subgraph node `i` answered after a pause: the child run it continues.
@@ -975,7 +1022,7 @@ impl<S: GraphState> Run<S> {
         observed: bool,
         result: Result<NodeResult<S::Update>, Stop>,
         report: Report,
-        branch: Option<usize>,
+        branch: Branch<'_>,
         absorbed: &mut Absorbed<'t, S::Update>,
     ) -> Result<(), RunError> {
         let nodes = &topology.nodes;
@@ -1069,7 +1116,7 @@ impl<S: GraphState> Run<S> {
         i: usize,
         step: u64,
         command: Command,
-        branch: Option<usize>,
+        branch: Branch<'_>,
         absorbed: &mut Absorbed<'t, S::Update>,
     ) -> Result<bool, RunError> {
         let nodes = &topology.nodes;
@@ -1112,6 +1159,13 @@ impl<S: GraphState> Run<S> {
                     declared(to)?;
                 }
                 let interrupt = Interrupt::new(&spec.name, step, InterruptPoint::Node, request);
+                // A branch that resumes to itself runs again with its own input: sent anew,
+                // for the step after the answer.
+                if let Some((_, input)) = branch
+                    && interrupt.request.resume_to.as_deref() == Some(&*spec.name)
+                {
+                    absorbed.rare().sends.push((i, i, Arc::clone(input)));
+                }
                 absorbed
                     .rare()
                     .interrupts
@@ -1149,6 +1203,9 @@ impl<S: GraphState> Run<S> {
         absorbed: &mut Absorbed<'_, S::Update>,
     ) -> bool {
         if let Some((child, asked)) = &nested.paused {
+            if self.graph.topology.nodes[i].runs_same_state() {
+                absorbed.rare().holds = true;
+            }
             let segment = child
                 .as_str()
                 .strip_prefix(self.scope.run_id.as_str())

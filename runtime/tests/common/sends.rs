@@ -4,8 +4,12 @@
 
 use std::sync::Arc;
 
+use serde::{Deserialize, Serialize};
 use trellis::checkpoint::Checkpointer;
-use trellis::{CompiledGraph, END, GraphBuilder, NodeOptions, START, SendTo};
+use trellis::{
+    CompiledGraph, END, GraphBuilder, GraphState, InterruptRequest, NodeOptions, NodeResult, START,
+    SendTo,
+};
 
 use super::{Answer, Ticket, TicketUpdate};
 
@@ -101,4 +105,80 @@ pub async fn sent_branches_wait_across_a_pause(
     assert!(last.sends.is_empty());
     let record = second.load_run(paused.run_id()).await.unwrap().unwrap();
     assert_eq!(record.transitions, 4, "three branches and `publish`");
+}
+
+/// A batch whose second item needs a person's approval: `work` asks, resuming to itself.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, GraphState)]
+pub struct Approvals {
+    pub items: u32,
+    #[reducer(append)]
+    pub done: Vec<u32>,
+    #[answer]
+    pub decision: Option<trellis::Decision>,
+}
+
+/// `work` for each item; item 1 asks first and, answered, runs again with its own input.
+/// `runs` counts each item's activations.
+pub fn asking_batch(
+    store: Arc<dyn Checkpointer>,
+    runs: Arc<std::sync::Mutex<Vec<u32>>>,
+) -> trellis::CompiledGraph<Approvals> {
+    let mut builder = GraphBuilder::<Approvals>::new("Approvals");
+    builder
+        .add_node_fn("work", move |state, ctx| {
+            let runs = Arc::clone(&runs);
+            async move {
+                let item: u32 = ctx.input()?;
+                runs.lock().unwrap().push(item);
+                if item == 1 && state.decision.is_none() {
+                    return Ok(NodeResult::Interrupt(
+                        InterruptRequest::new("approval", "item 1?").resume_to("work"),
+                    ));
+                }
+                Ok(ApprovalsUpdate::default().done(item).into())
+            }
+        })
+        .add_send(
+            START,
+            |batch: &Approvals, _: &trellis::Visits<'_>| {
+                (0..batch.items)
+                    .map(|item| SendTo::new("work", &item).unwrap())
+                    .collect()
+            },
+            ["work"],
+        )
+        .add_edge("work", END);
+    builder.compile().unwrap().with_checkpointer(store)
+}
+
+/// The branch that asked runs again with its own input after the answer (in a second store:
+/// another process); its siblings, done at the pause, do not run again.
+pub async fn a_sent_branch_resumes_to_itself_with_its_input(
+    first: Arc<dyn Checkpointer>,
+    second: Arc<dyn Checkpointer>,
+) {
+    let runs = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let batch = Approvals {
+        items: 3,
+        ..Approvals::default()
+    };
+    let paused = asking_batch(first, Arc::clone(&runs))
+        .invoke(batch)
+        .await
+        .unwrap();
+    assert!(paused.is_paused());
+    assert_eq!(paused.state().done, [0, 2]);
+    let id = paused.interrupts()[0].id.clone();
+    assert_eq!(id, "work@1#1");
+    let done = asking_batch(second, Arc::clone(&runs))
+        .resume_each(paused.run_id(), [(id, trellis::Decision::Approve)])
+        .await
+        .unwrap();
+    assert!(!done.is_paused());
+    assert_eq!(done.state().done, [0, 2, 1]);
+    assert_eq!(
+        *runs.lock().unwrap(),
+        [0, 1, 2, 1],
+        "only the asking branch again"
+    );
 }

@@ -259,3 +259,76 @@ pub fn this_test_again(test: &str, env: &str, value: String) -> std::process::Co
         .env(env, value);
     command
 }
+
+/// A fork of the same-state `Review` graph (`inner`, `depth` levels down) beside `outer`, which
+/// writes `verdict` and counts a review; both join at `after`. LangGraph's
+/// `test_nested_graph_interrupts_parallel`.
+pub fn parallel_graph(store: Arc<dyn Checkpointer>, depth: usize) -> CompiledGraph<Ticket> {
+    let mut inner = review_graph();
+    for level in 1..depth {
+        let mut wrapper = GraphBuilder::<Ticket>::new(format!("Level{level}"));
+        wrapper
+            .add_subgraph("nested", inner)
+            .add_edge(START, "nested")
+            .add_edge("nested", END);
+        inner = wrapper.compile().unwrap();
+    }
+    let mut builder = GraphBuilder::<Ticket>::new("Parallel");
+    builder
+        .add_node_fn("plan", |_, _| async { Ok(log("plan")) })
+        .add_subgraph("inner", inner)
+        .add_node_fn("outer", |_, _| async {
+            Ok(TicketUpdate::default()
+                .verdict(Some("outer's".to_owned()))
+                .reviews(1)
+                .log("outer")
+                .into())
+        })
+        .add_node_fn("after", |_, _| async { Ok(log("after")) })
+        .add_edge(START, "plan")
+        .add_fork("plan", ["inner", "outer"])
+        .add_join(["inner", "outer"], "after")
+        .add_edge("after", END);
+    builder.compile().unwrap().with_checkpointer(store)
+}
+
+/// The sibling's write, committed at the child's pause, survives the child's completion after
+/// the resume (in a second store: another process), as it does without a pause.
+pub async fn a_siblings_write_outlives_a_pause_inside_a_subgraph(
+    first: Arc<dyn Checkpointer>,
+    second: Arc<dyn Checkpointer>,
+    depth: usize,
+) {
+    let paused = parallel_graph(first, depth)
+        .invoke(super::ticket("refund"))
+        .await
+        .unwrap();
+    assert!(paused.is_paused());
+    assert_eq!(paused.state().log, ["plan", "outer"]);
+    assert_eq!(paused.state().verdict.as_deref(), Some("outer's"));
+    let id = paused.interrupts()[0].id.clone();
+    let done = parallel_graph(second, depth)
+        .resume_each(paused.run_id(), [(id, Answer::Approve)])
+        .await
+        .unwrap();
+    assert!(!done.is_paused());
+    let state = done.state();
+    assert_eq!(
+        state.verdict.as_deref(),
+        Some("outer's"),
+        "the sibling's overwrite is kept"
+    );
+    assert_eq!(state.reviews, 1, "the sibling's sum is kept");
+    assert_eq!(
+        state.log,
+        [
+            "plan",
+            "check",
+            "answered approve@2",
+            "approved",
+            "outer",
+            "after"
+        ],
+        "the child's final state, then the sibling's update, as without a pause"
+    );
+}
