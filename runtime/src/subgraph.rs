@@ -201,6 +201,11 @@ impl<P: GraphState, C: GraphState> SubgraphNode<P, C> {
         Run::from_checkpoint(graph, record, checkpoint)
     }
 
+    /// The status of the stored child `run_id`, if it is stored.
+    async fn status(&self, nest: &Nest, run_id: &RunId) -> Result<Option<RunStatus>, RunError> {
+        Ok(nest.store.load_run(run_id).await?.map(|record| record.status))
+    }
+
     async fn drive(
         &self,
         parent: &P,
@@ -209,16 +214,37 @@ impl<P: GraphState, C: GraphState> SubgraphNode<P, C> {
         resume: Option<RunId>,
     ) -> Result<Outcome<C>, RunError> {
         let mut run = match resume {
+            // A child answered after a pause, failed since and retried with its parent: it goes
+            // on from its own last committed checkpoint, its answer kept.
+            Some(run_id) if self.status(nest, &run_id).await? == Some(RunStatus::Failed) => {
+                let run = self.nested(nest).take_up(&run_id).await?;
+                if run.is_paused() {
+                    return Ok(run.into_outcome());
+                }
+                run
+            }
             Some(run_id) => self.reopen(nest, &run_id, RunStatus::Running).await?,
             None => {
                 let mut segment = format!("{}@{}", ctx.node(), ctx.step());
                 if ctx.attempt() > 1 {
                     segment = format!("{segment}.{}", ctx.attempt());
                 }
-                let run_id = RunId::from(format!("{}/{segment}", ctx.run_id()));
+                // A child that failed stays in its parent's history; a step retried with its
+                // run (`CompiledGraph::retry`) runs a fresh one beside it: `~2`, `~3`, ….
+                let mut run_id = RunId::from(format!("{}/{segment}", ctx.run_id()));
+                let mut stored = nest.store.load_run(&run_id).await?;
+                let mut again = 1;
+                while stored
+                    .as_ref()
+                    .is_some_and(|record| record.status == RunStatus::Failed)
+                {
+                    again += 1;
+                    run_id = RunId::from(format!("{}/{segment}~{again}", ctx.run_id()));
+                    stored = nest.store.load_run(&run_id).await?;
+                }
                 // A process that stopped mid-step left this child behind: take it up where it
                 // stands rather than run it twice.
-                match nest.store.load_run(&run_id).await? {
+                match stored {
                     Some(record) if record.status == RunStatus::Completed => {
                         let state =
                             C::deserialize(&*record.state).map_err(|source| RunError::State {

@@ -234,7 +234,7 @@ impl<S: GraphState> CompiledGraph<S> {
 
     /// A failed run claimed by this process from its last committed checkpoint, its `retry`
     /// checkpoint written.
-    async fn take_up(&self, run_id: &RunId) -> Result<Run<S>, RunError> {
+    pub(crate) async fn take_up(&self, run_id: &RunId) -> Result<Run<S>, RunError> {
         let store = self.store_for(run_id)?;
         let record = self.record_of(store.as_ref(), run_id).await?;
         if record.status != RunStatus::Failed {

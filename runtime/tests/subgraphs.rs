@@ -607,3 +607,61 @@ async fn without_a_pause_the_siblings_write_is_kept_the_same_way() {
     assert_eq!(done.state().log, ["plan", "check", "outer"]);
     assert_eq!(done.state().verdict.as_deref(), Some("outer's"));
 }
+
+#[tokio::test]
+async fn retrying_a_run_whose_subgraph_failed_runs_a_fresh_child_and_keeps_the_failed_one() {
+    let down = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let flag = Arc::clone(&down);
+    let mut child = GraphBuilder::<Ticket>::new("Flaky");
+    child
+        .add_node_fn("call", move |_, _| {
+            let down = flag.load(std::sync::atomic::Ordering::SeqCst);
+            async move {
+                if down {
+                    Err(NodeError::msg("provider down"))
+                } else {
+                    Ok(log("called"))
+                }
+            }
+        })
+        .add_edge(START, "call")
+        .add_edge("call", END);
+    let mut parent = GraphBuilder::<Ticket>::new("Desk");
+    parent
+        .add_node_fn("open", |_, _| async { Ok(log("open")) })
+        .add_subgraph("flaky", child.compile().unwrap())
+        .add_edge(START, "open")
+        .add_edge("open", "flaky")
+        .add_edge("flaky", END);
+    let store: Arc<dyn Checkpointer> = Arc::new(InMemoryCheckpointer::new());
+    let graph = parent
+        .compile()
+        .unwrap()
+        .with_checkpointer(Arc::clone(&store));
+    let mut events = graph.subscribe();
+    graph.invoke(Ticket::default()).await.unwrap_err();
+    let failed = common::drain(&mut events)
+        .into_iter()
+        .find_map(|event| match event {
+            trellis::event::Event::RunFailed { run_id, .. } if run_id.namespace().count() == 0 => {
+                Some(run_id)
+            }
+            _ => None,
+        })
+        .expect("the parent failed");
+    down.store(false, std::sync::atomic::Ordering::SeqCst);
+    let done = graph.retry(&failed).await.unwrap();
+    assert_eq!(done.state().log, ["open", "called"]);
+    let first = trellis::RunId::from(format!("{failed}/flaky@2"));
+    let second = trellis::RunId::from(format!("{failed}/flaky@2~2"));
+    let status = |record: Option<trellis::checkpoint::RunRecord>| record.map(|r| r.status);
+    assert_eq!(
+        status(store.load_run(&first).await.unwrap()),
+        Some(trellis::checkpoint::RunStatus::Failed),
+        "the failed child stays in history"
+    );
+    assert_eq!(
+        status(store.load_run(&second).await.unwrap()),
+        Some(trellis::checkpoint::RunStatus::Completed)
+    );
+}
