@@ -260,6 +260,35 @@ pub(crate) struct RunScope {
     /// For a subgraph's run whose top-level run is streamed with its events: where its own
     /// events go besides the bus (the top-level run's stream), passed down to its children.
     pub(crate) forward: Option<EventSink>,
+    /// For a run streamed with its updates: where a subgraph node's child on the run's own
+    /// state sends each update it merges (the subgraph node, its step, the update).
+    pub(crate) updates: Option<UpdateSink>,
+    /// For a subgraph's child on its parent's state, in a parent streamed with its updates:
+    /// where each update the child merges goes.
+    pub(crate) to_parent: Option<ParentSink>,
+}
+
+/// Takes a child run's merged updates (its parent's update type, erased) to the parent.
+#[derive(Clone)]
+pub(crate) struct ParentSink(pub(crate) Arc<dyn Fn(&(dyn std::any::Any + Send)) + Send + Sync>);
+
+impl fmt::Debug for ParentSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ParentSink")
+    }
+}
+
+/// Takes the updates of a subgraph's child on its parent's state into the parent's stream: the
+/// subgraph node, the parent's step, and the update (the parent's update type, erased).
+#[derive(Clone)]
+pub(crate) struct UpdateSink(
+    pub(crate) Arc<dyn Fn(usize, u64, &(dyn std::any::Any + Send)) + Send + Sync>,
+);
+
+impl fmt::Debug for UpdateSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("UpdateSink")
+    }
 }
 
 /// Takes a subgraph run's events into the stream of the run it belongs to.

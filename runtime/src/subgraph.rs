@@ -203,7 +203,11 @@ impl<P: GraphState, C: GraphState> SubgraphNode<P, C> {
 
     /// The status of the stored child `run_id`, if it is stored.
     async fn status(&self, nest: &Nest, run_id: &RunId) -> Result<Option<RunStatus>, RunError> {
-        Ok(nest.store.load_run(run_id).await?.map(|record| record.status))
+        Ok(nest
+            .store
+            .load_run(run_id)
+            .await?
+            .map(|record| record.status))
     }
 
     async fn drive(
@@ -283,6 +287,9 @@ impl<P: GraphState, C: GraphState> SubgraphNode<P, C> {
         run = run
             .with_cancellation(ctx.cancellation().clone())
             .forwarding(ctx.run.forward.clone());
+        if matches!(self.output, Output::Replace) {
+            run = run.updating(ctx.run.updates.clone(), ctx.node, ctx.step());
+        }
         if !run.interrupts().is_empty() {
             // Still paused (a stopped process had written the pause): ask again.
             return Ok(run.into_outcome());

@@ -310,3 +310,40 @@ async fn stream_modes_combine_and_convert() {
     );
     assert!(!StreamModes::default().contains(StreamMode::Events));
 }
+
+#[tokio::test]
+async fn a_subgraph_on_the_runs_state_streams_its_updates_as_its_own() {
+    let mut child = GraphBuilder::<Ticket>::new("Triage");
+    child
+        .add_node_fn("classify", |_, _| async {
+            Ok(TicketUpdate::default()
+                .category(Some("billing".to_owned()))
+                .into())
+        })
+        .add_node_fn("tag", |_, _| async { Ok(log("tag")) })
+        .add_edge(START, "classify")
+        .add_edge("classify", "tag")
+        .add_edge("tag", END);
+    let mut parent = GraphBuilder::<Ticket>::new("Desk");
+    parent
+        .add_node_fn("open", |_, _| async { Ok(log("open")) })
+        .add_subgraph("triage", child.compile().unwrap())
+        .add_edge(START, "open")
+        .add_edge("open", "triage")
+        .add_edge("triage", END);
+    let mut stream = parent
+        .compile()
+        .unwrap()
+        .stream(ticket("hi"), StreamMode::Updates);
+    let items = collect(&mut stream).await;
+    assert_eq!(
+        json_of(&items),
+        [
+            json!({"mode": "updates", "step": 1, "node": "open", "update": {"log": ["open"]}}),
+            json!({"mode": "updates", "step": 2, "node": "triage", "update": {"category": "billing"}}),
+            json!({"mode": "updates", "step": 2, "node": "triage", "update": {"log": ["tag"]}}),
+        ]
+    );
+    let outcome = stream.finish().await.expect("completes");
+    assert_eq!(outcome.state().category.as_deref(), Some("billing"));
+}

@@ -180,6 +180,8 @@ impl<S: GraphState> Run<S> {
                 names: Arc::clone(&graph.topology.names),
                 custom: None,
                 forward: None,
+                updates: None,
+                to_parent: None,
                 nest: graph.nest(),
             }),
             graph,

@@ -113,6 +113,8 @@ impl<S: GraphState> Run<S> {
                 names: Arc::clone(&topology.names),
                 custom: None,
                 forward: None,
+                updates: None,
+                to_parent: None,
                 nest: graph.nest(),
             }),
             graph,

@@ -468,12 +468,13 @@ impl<S: GraphState> Run<S> {
 
     /// Whether node `i`, alone in its step, can take [`step_alone`](Self::step_alone): a plain
     /// node (one attempt, no timeout) that asks nothing after it, in a run that nobody observes
-    /// or streams, with nothing pending for the node (an approval, a failure to handle, a child
+    /// or streams (nor a parent streams the updates of), with nothing pending for the node (an approval, a failure to handle, a child
     /// to continue) and no node of the graph that asks before it runs.
     #[inline]
     fn runs_alone(&self, topology: &Topology<S>, i: usize) -> bool {
         topology.alone[i]
             && self.stream.is_none()
+            && self.scope.to_parent.is_none()
             && self.approved.is_empty()
             && self.failures.is_empty()
             && self.children.is_empty()

@@ -16,7 +16,7 @@ use super::{Advanced, Outcome, Run};
 use crate::errors::RunError;
 use crate::event::Event;
 use crate::id::RunId;
-use crate::node::{CustomSink, EventSink, RunScope};
+use crate::node::{CustomSink, EventSink, ParentSink, RunScope, UpdateSink};
 use crate::state::{ApplyResume, GraphState};
 
 /// What a [`RunStream`] carries, as LangGraph's `stream_mode` names it; several combine with
@@ -27,7 +27,9 @@ pub enum StreamMode {
     /// run's state with its answers), then after every super-step.
     Values,
     /// Each node's update, once its super-step has merged them, in declaration order (a
-    /// resume's answers too, as updates of the node that asked).
+    /// resume's answers too, as updates of the node that asked). A subgraph node on the run's
+    /// own state sends its child's updates as its own, each as the child merges it (the child
+    /// ran the same state's update type), during the node's step.
     Updates,
     /// What nodes send with [`NodeContext::emit`](crate::NodeContext::emit), as they send it.
     Custom,
@@ -206,7 +208,9 @@ impl<S: GraphState> Run<S> {
         &self,
         updates: impl FnOnce() -> Vec<(&'a str, S::Update)>,
     ) -> Option<Vec<(&'a str, S::Update)>> {
-        if self.stream.is_some() && self.streams(StreamMode::Updates) {
+        if (self.stream.is_some() && self.streams(StreamMode::Updates))
+            || self.scope.to_parent.is_some()
+        {
             Some(updates())
         } else {
             None
@@ -216,6 +220,11 @@ impl<S: GraphState> Run<S> {
     #[cold]
     #[inline(never)]
     pub(super) fn send_updates(&self, step: u64, updates: Vec<(&str, S::Update)>) {
+        if let Some(to_parent) = &self.scope.to_parent {
+            for (_, update) in &updates {
+                (to_parent.0)(update);
+            }
+        }
         for (node, update) in updates {
             self.send(StreamMode::Updates, || StreamItem::Updates {
                 step,
@@ -260,6 +269,22 @@ impl<S: GraphState> Run<S> {
         self
     }
 
+    /// A subgraph's child run on its parent's state, whose updates the parent streams as node
+    /// `node`'s of its step `step` (as do the child's own children on that state).
+    pub(crate) fn updating(mut self, updates: Option<UpdateSink>, node: usize, step: u64) -> Self {
+        if let Some(UpdateSink(sink)) = updates {
+            let up = Arc::clone(&sink);
+            self.scope = Arc::new(RunScope {
+                to_parent: Some(ParentSink(Arc::new(move |update| up(node, step, update)))),
+                updates: Some(UpdateSink(Arc::new(move |_, _, update| {
+                    sink(node, step, update);
+                }))),
+                ..(*self.scope).clone()
+            });
+        }
+        self
+    }
+
     /// This run, driven as a stream of `modes` from where it stands.
     pub(crate) fn into_stream(mut self, modes: StreamModes) -> RunStream<S> {
         let (sender, items) = mpsc::unbounded_channel();
@@ -275,6 +300,24 @@ impl<S: GraphState> Run<S> {
             }));
             self.scope = Arc::new(RunScope {
                 custom: Some(sink),
+                ..(*self.scope).clone()
+            });
+        }
+        if modes.contains(StreamMode::Updates) && self.graph.topology.nests {
+            // A subgraph node on this state streams its child's updates as its own.
+            let updates = sender.clone();
+            let names = Arc::clone(&self.scope.names);
+            let sink = UpdateSink(Arc::new(move |node, step, update| {
+                if let Some(update) = update.downcast_ref::<S::Update>() {
+                    let _ = updates.send(StreamItem::Updates {
+                        step,
+                        node: names[node].to_string(),
+                        update: update.clone(),
+                    });
+                }
+            }));
+            self.scope = Arc::new(RunScope {
+                updates: Some(sink),
                 ..(*self.scope).clone()
             });
         }
