@@ -131,19 +131,9 @@ async fn attempts<S: GraphState>(
         if delay.is_zero() {
             continue;
         }
-        // Without a timer in the runtime tokio panics making the sleep: that is this node's
-        // failure (as for a timeout), not the caller's panic. Boxed: a timer is large, and
-        // inline it would grow every activation's future (copied whole on the hot path) for the
-        // sake of the rare retry.
-        let sleep = match catch_unwind(|| Box::pin(tokio::time::sleep(delay))) {
+        let sleep = match timer(delay, "before retrying") {
             Ok(sleep) => sleep,
-            Err(panic) => {
-                let error = NodeError::msg(format!(
-                    "cannot wait {delay:?} before retrying: {}",
-                    panic_message(&*panic)
-                ));
-                break Err(failure(&error, &ctx, attempt));
-            }
+            Err(error) => break Err(failure(&error, &ctx, attempt)),
         };
         if Box::pin(race(sleep, cancel)).await.is_none() {
             break Err(Stop::Cancelled);
@@ -157,6 +147,21 @@ async fn attempts<S: GraphState>(
             nested: ctx.nested.take(),
         },
     }
+}
+
+/// A sleep of `limit`, for a node's timeout or backoff (`purpose`). Boxed: a timer is large,
+/// and inline it would grow every activation's future (copied whole on the hot path).
+///
+/// One rule for both: a runtime without tokio's timer panics making the sleep, and that panic
+/// is the node's failure (`panicked: cannot wait 10ms before retrying: …`; a panic, so not
+/// retried), not its caller's.
+fn timer(limit: Duration, purpose: &str) -> Result<Pin<Box<tokio::time::Sleep>>, NodeError> {
+    catch_unwind(|| Box::pin(tokio::time::sleep(limit))).map_err(|panic| {
+        NodeError::Panicked(format!(
+            "cannot wait {limit:?} {purpose}: {}",
+            panic_message(&*panic)
+        ))
+    })
 }
 
 /// One attempt: `Err(None)` when cancelled, `Err(Some(_))` when it failed, timed out or panicked.
@@ -184,14 +189,10 @@ pub(crate) fn start<'a, S: GraphState>(
     if cancel.is_cancelled() {
         return Err(None);
     }
-    // Made before the node starts, so the limit counts from here. Without a timer in the
-    // runtime tokio panics here; that panic becomes this node's error.
+    // Made before the node starts, so the limit counts from here.
     let deadline = match timeout {
         None => None,
-        Some(limit) => match catch_unwind(|| Box::pin(tokio::time::sleep(limit))) {
-            Ok(sleep) => Some((sleep, limit)),
-            Err(panic) => return Err(Some(NodeError::Panicked(panic_message(&*panic)))),
-        },
+        Some(limit) => Some((timer(limit, "for its timeout")?, limit)),
     };
     let work = begin(node, state, ctx)?;
     Ok(Attempt {

@@ -542,7 +542,8 @@ async fn a_deferred_handler_keeps_its_failure_until_it_runs() {
 }
 
 /// A runtime without timers (`Builder::new_current_thread()` without `enable_time`) cannot wait
-/// for a backoff or time a node out: the node fails with the reason, the caller does not panic.
+/// for a backoff or time a node out: one rule for both, the node fails with tokio's panic (a
+/// panic, not retried) and says what it could not wait for; the caller does not panic.
 #[test]
 fn without_timers_a_backoff_or_a_timeout_fails_the_node_not_the_caller() {
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -564,18 +565,52 @@ fn without_timers_a_backoff_or_a_timeout_fails_the_node_not_the_caller() {
         panic!("expected a node failure, got {error:?}");
     };
     assert_eq!((failure.node.as_str(), failure.attempts), ("call", 1));
+    assert_eq!(failure.kind, FailureKind::Panicked);
     assert!(
         failure
             .message
-            .starts_with("cannot wait 10ms before retrying:"),
+            .starts_with("panicked: cannot wait 10ms before retrying: "),
         "{}",
         failure.message
     );
-    let timed = flaky(NodeOptions::new().timeout(Duration::from_secs(1)));
+    let timed = flaky(
+        NodeOptions::new()
+            .timeout(Duration::from_secs(1))
+            .retry(2, Duration::ZERO),
+    );
     let error = runtime
         .block_on(timed.invoke(ticket("")))
         .expect_err("the node fails");
-    assert!(matches!(error, RunError::Node(_)), "{error:?}");
+    let RunError::Node(timed_out) = &error else {
+        panic!("expected a node failure, got {error:?}");
+    };
+    assert_eq!(
+        (timed_out.kind, timed_out.attempts),
+        (FailureKind::Panicked, 1),
+        "the same kind, and not retried"
+    );
+    assert!(
+        timed_out
+            .message
+            .starts_with("panicked: cannot wait 1s for its timeout: "),
+        "{}",
+        timed_out.message
+    );
+    let reason = |message: &str| {
+        message
+            .split_once(": ")
+            .unwrap()
+            .1
+            .split_once(": ")
+            .unwrap()
+            .1
+            .to_owned()
+    };
+    assert_eq!(
+        reason(&failure.message),
+        reason(&timed_out.message),
+        "tokio's own words, for both"
+    );
 }
 
 /// A run of `graph` that fails, and what it left: its error, its record's state and step, and
