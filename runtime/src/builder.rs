@@ -802,6 +802,27 @@ where
     })
 }
 
+/// The most declared nodes an E0202 help lists.
+const LISTED: usize = 8;
+
+/// The graph's nodes as a help lists them: `` `a`, `b`, `c` `` (the first few, then how many
+/// more), in declaration order.
+fn declared_list(blueprint: &Blueprint) -> String {
+    let nodes = &blueprint.nodes;
+    if nodes.is_empty() {
+        return "none is declared yet".to_owned();
+    }
+    let mut listed: Vec<String> = nodes
+        .iter()
+        .take(LISTED)
+        .map(|node| format!("`{}`", node.id.as_str()))
+        .collect();
+    if nodes.len() > LISTED {
+        listed.push(format!("and {} more", nodes.len() - LISTED));
+    }
+    listed.join(", ")
+}
+
 /// What to do about a violation, in the builder's terms.
 fn help(violation: &Violation, blueprint: &Blueprint) -> String {
     let node = |at: usize| blueprint.nodes[at].id.as_str();
@@ -830,7 +851,10 @@ fn help(violation: &Violation, blueprint: &Blueprint) -> String {
                 "END" => "the end of a branch is `trellis::END` (spelled `__end__`)".to_owned(),
                 _ => match did_you_mean(name, blueprint.nodes.iter().map(|n| n.id.as_str())) {
                     Some(known) => format!("did you mean `{known}`?"),
-                    None => format!("declare it with `add_node(\"{name}\", …)`"),
+                    None => format!(
+                        "declare it with `add_node(\"{name}\", …)`, or use a declared node: {}",
+                        declared_list(blueprint)
+                    ),
                 },
             }
         }

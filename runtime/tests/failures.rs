@@ -56,6 +56,35 @@ fn unknown_and_dangling_nodes_are_compile_errors_with_the_language_codes() {
 }
 
 #[test]
+fn an_undeclared_name_near_no_declared_one_is_answered_with_the_declared_nodes() {
+    let mut builder = GraphBuilder::<Ticket>::new("Broken");
+    builder
+        .add_node_fn("draft", noop())
+        .add_node_fn("review", noop())
+        .add_edge(START, "draft")
+        .add_edge("draft", "publish")
+        .add_edge("review", END);
+    let error = builder.compile().unwrap_err();
+    assert_eq!(
+        error.diagnostics[0].help.as_deref(),
+        Some(
+            "declare it with `add_node(\"publish\", …)`, or use a declared node: `draft`, `review`"
+        )
+    );
+    let mut many = GraphBuilder::<Ticket>::new("Many");
+    for name in ["a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9"] {
+        many.add_node_fn(name, noop()).add_edge(name, END);
+    }
+    many.add_edge(START, "zzzzzz");
+    let error = many.compile().unwrap_err();
+    let help = error.diagnostics[0].help.clone().unwrap();
+    assert!(
+        help.ends_with("`a0`, `a1`, `a2`, `a3`, `a4`, `a5`, `a6`, `a7`, and 2 more"),
+        "{help}"
+    );
+}
+
+#[test]
 fn every_builder_rule_reports_its_code() {
     let case = |build: &dyn Fn(&mut GraphBuilder<Ticket>)| {
         let mut builder = GraphBuilder::<Ticket>::new("Case");
