@@ -67,6 +67,13 @@ impl Client {
             .expect("the server answers (no crash, no hang)")
     }
 
+    /// A frame around `body` as written, whatever its bytes.
+    fn send_raw(&mut self, body: &[u8]) {
+        write!(self.stdin, "Content-Length: {}\r\n\r\n", body.len()).expect("writes");
+        self.stdin.write_all(body).expect("writes");
+        self.stdin.flush().expect("flushes");
+    }
+
     fn notify(&mut self, method: &str, params: Value) {
         self.send(&json!({ "jsonrpc": "2.0", "method": method, "params": params }));
     }
@@ -531,5 +538,93 @@ fn a_file_with_broken_syntax_keeps_the_server_serving() {
         .replace("classify\n", "classify;\n")
         .replace("nowhere", "END");
     assert_eq!(client.change(5, &fixed), Vec::<Value>::new());
+    client.shut_down();
+}
+
+#[test]
+fn hover_and_completion_after_accented_text_answer_and_a_malformed_message_is_skipped() {
+    let text = "/// Größe — prüfen\ngraph Support {\n    node prüf;\n    node draft { interrupt before \"Prêt — ok?\"; }\n    START -> draft;\n    draft -> END;\n}\n";
+    let mut client = Client::start();
+    client.open(text);
+    for (line, written) in text.split('\n').enumerate() {
+        for character in 0..=written.encode_utf16().count() as u32 + 1 {
+            client.at("textDocument/hover", line as u32, character, json!({}));
+            client.at("textDocument/completion", line as u32, character, json!({}));
+        }
+    }
+    // A lone surrogate in the JSON, then bytes that are not UTF-8: each skipped, not fatal.
+    client.send_raw(
+        br#"{"jsonrpc":"2.0","method":"textDocument/didChange","params":{"t":"\ud800"}}"#,
+    );
+    client.send_raw(b"{\"jsonrpc\":\"2.0\",\"id\":99,\"method\":\"\xff\"}");
+    let symbols = client.request(
+        "textDocument/documentSymbol",
+        json!({ "textDocument": { "uri": URI } }),
+    );
+    assert_eq!(
+        symbols[0]["name"], "Support",
+        "still serving, the document as it was"
+    );
+    client.shut_down();
+}
+
+#[test]
+fn a_burst_of_changes_is_analysed_once_at_its_newest_version() {
+    let mut client = Client::start();
+    let file = |n: usize| {
+        let mut text = String::from("graph Big {\n    START -> n0;\n");
+        for i in 0..n {
+            text.push_str(&format!("    node n{i};\n    n{i} -> n{};\n", i + 1));
+        }
+        text.push_str(&format!("    node n{n};\n    n{n} -> END;\n}}\n"));
+        text
+    };
+    client.open(&file(2_000));
+    // 200 changes sent at once, the last one with a typo.
+    for version in 2..=201 {
+        let text = if version == 201 {
+            file(2_000).replace("n7 -> n8;", "n7 -> n8x;")
+        } else {
+            file(2_000 + version as usize)
+        };
+        client.notify(
+            "textDocument/didChange",
+            json!({
+                "textDocument": { "uri": URI, "version": version },
+                "contentChanges": [{ "text": text }],
+            }),
+        );
+    }
+    let hover = client.call(
+        "textDocument/hover",
+        json!({ "textDocument": { "uri": URI }, "position": { "line": 1, "character": 14 } }),
+    );
+    let mut published = 0;
+    let last = loop {
+        let found = match client
+            .notifications
+            .iter()
+            .position(|n| n["method"] == "textDocument/publishDiagnostics")
+        {
+            Some(at) => client.notifications.remove(at),
+            None => client.receive(),
+        };
+        if found["method"] != "textDocument/publishDiagnostics" {
+            continue;
+        }
+        published += 1;
+        if found["params"]["version"] == 201 {
+            break found;
+        }
+    };
+    assert_eq!(last["params"]["diagnostics"][0]["code"], "E0202");
+    assert!(
+        published < 200,
+        "changes waiting behind newer ones are not analysed ({published} published)"
+    );
+    assert!(
+        hover.get("result").is_some() || hover["error"]["code"] == -32801,
+        "a request behind newer changes is answered, or told the content changed: {hover}"
+    );
     client.shut_down();
 }

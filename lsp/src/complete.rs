@@ -9,10 +9,10 @@ use crate::analysis::Analysis;
 
 pub(crate) fn complete(analysis: &Analysis, offset: usize) -> Vec<CompletionItem> {
     let text = &analysis.text;
-    let offset = offset.min(text.len());
-    let word_start = text[..offset]
-        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .map_or(0, |at| at + 1);
+    let word = crate::text::word_at(text, offset, |c: char| {
+        c.is_ascii_alphanumeric() || c == '_'
+    });
+    let (word_start, offset) = (word.start, offset.min(text.len()).max(word.start));
     let Some(tokens) = code_before(text, word_start) else {
         return Vec::new(); // In a comment or a string.
     };

@@ -24,14 +24,8 @@ pub(crate) fn explain(code: Code) -> Option<String> {
 
 /// The code spelled at `offset` in `text` (`E0202` in a comment, say), if any.
 pub(crate) fn code_at(text: &str, offset: usize) -> Option<Code> {
-    let is_word = |c: char| c.is_ascii_alphanumeric();
-    let start = text[..offset.min(text.len())]
-        .rfind(|c: char| !is_word(c))
-        .map_or(0, |at| at + 1);
-    let end = text[start..]
-        .find(|c: char| !is_word(c))
-        .map_or(text.len(), |at| start + at);
-    Code::parse(&text[start..end])
+    let word = crate::text::word_at(text, offset, |c: char| c.is_ascii_alphanumeric());
+    Code::parse(&text[word])
 }
 
 #[cfg(test)]
@@ -52,5 +46,10 @@ mod tests {
         let text = "// see E0202 here";
         assert_eq!(code_at(text, 9), Some(Code::E0202));
         assert_eq!(code_at(text, 3), None);
+        let accented = "// ü E0202 — é";
+        for offset in 0..=accented.len() + 1 {
+            code_at(accented, offset);
+        }
+        assert_eq!(code_at("// üE0202", 6), Some(Code::E0202));
     }
 }

@@ -5,7 +5,10 @@
 //! It speaks LSP over stdio ([`serve_stdio`]) or any [`lsp_server::Connection`] ([`serve`]),
 //! with positions in UTF-16 code units as the protocol requires. Each change re-reads the whole
 //! document (full sync): the front end checks a 1,000-node file in a few milliseconds, so there
-//! is no incremental state to get wrong.
+//! is no incremental state to get wrong. Changes that arrive while one is analysed are
+//! coalesced: only the newest text of a document is analysed, and a request made before a
+//! newer change is answered `ContentModified`. Over stdio, a message that is not valid JSON
+//! (a lone surrogate, bytes that are not UTF-8) is logged to stderr and skipped.
 //!
 //! ```
 //! use lsp_server::{Connection, Message, Notification, Request};
@@ -43,6 +46,7 @@ mod hover;
 mod navigate;
 mod server;
 mod text;
+mod transport;
 
 use lsp_server::Connection;
 
@@ -68,7 +72,7 @@ pub enum LspError {
 /// # Errors
 /// As [`serve`]; and [`LspError::Io`] when stdio fails.
 pub fn serve_stdio() -> Result<(), LspError> {
-    let (connection, io) = Connection::stdio();
+    let (connection, io) = transport::stdio();
     serve(&connection)?;
     drop(connection);
     io.join()?;

@@ -1,11 +1,11 @@
 //! The message loop: documents opened and changed, diagnostics published after each change,
 //! requests answered one at a time in the order they came.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, Response};
 use lsp_types::notification::{
-    DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, Notification as _,
+    Cancel, DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, Notification as _,
     PublishDiagnostics,
 };
 use lsp_types::request::{
@@ -55,17 +55,42 @@ pub(crate) struct Server {
 
 impl Server {
     /// Serves until the client shuts the server down.
+    ///
+    /// Messages are taken in order, with everything already waiting read first: a change to a
+    /// document that a newer change (or its closing) waits behind is not analysed (full sync:
+    /// the newer one holds the whole text), a request on a document that a newer change waits
+    /// behind is answered `ContentModified`, and one cancelled by a waiting `$/cancelRequest`
+    /// is answered `RequestCanceled` — so a burst of keystrokes costs one analysis, not one each.
     pub(crate) fn run(&mut self, connection: &Connection) -> Result<(), LspError> {
-        for message in &connection.receiver {
+        let mut waiting: VecDeque<Message> = VecDeque::new();
+        loop {
+            if waiting.is_empty() {
+                match connection.receiver.recv() {
+                    Ok(message) => waiting.push_back(message),
+                    Err(_) => return Ok(()),
+                }
+            }
+            waiting.extend(connection.receiver.try_iter());
+            let Some(message) = waiting.pop_front() else {
+                continue;
+            };
             match message {
                 Message::Request(request) => {
                     if connection.handle_shutdown(&request)? {
                         return Ok(());
                     }
-                    let response = self.request(request);
+                    let response = match stale(&request, &waiting) {
+                        Some((code, reason)) => {
+                            Response::new_err(request.id, code as i32, reason.to_owned())
+                        }
+                        None => self.request(request),
+                    };
                     connection.sender.send(Message::Response(response))?;
                 }
                 Message::Notification(notification) => {
+                    if superseded(&notification, &waiting) {
+                        continue;
+                    }
                     if let Some(published) = self.notification(notification) {
                         connection.sender.send(Message::Notification(published))?;
                     }
@@ -73,7 +98,6 @@ impl Server {
                 Message::Response(_) => {}
             }
         }
-        Ok(())
     }
 
     /// A notification; the diagnostics to publish when a document changed.
@@ -241,6 +265,46 @@ impl Server {
     }
 }
 
+/// The document a message is about (`params.textDocument.uri`), if any.
+fn document_of(params: &serde_json::Value) -> Option<&str> {
+    params.get("textDocument")?.get("uri")?.as_str()
+}
+
+/// Whether a message waiting in `queue` replaces the text of document `uri`.
+fn changed_later(uri: &str, queue: &VecDeque<Message>) -> bool {
+    queue.iter().any(|message| {
+        matches!(message, Message::Notification(later)
+            if (later.method == DidChangeTextDocument::METHOD
+                || later.method == DidCloseTextDocument::METHOD)
+                && document_of(&later.params) == Some(uri))
+    })
+}
+
+/// Whether a change notification is superseded by a newer change of its document waiting in
+/// `queue` (full sync: the newer one holds the whole text).
+fn superseded(notification: &Notification, queue: &VecDeque<Message>) -> bool {
+    notification.method == DidChangeTextDocument::METHOD
+        && document_of(&notification.params).is_some_and(|uri| changed_later(uri, queue))
+}
+
+/// Why a request is not worth answering: cancelled by a `$/cancelRequest` waiting in `queue`,
+/// or about a document that a change waiting in `queue` replaces.
+fn stale(request: &Request, queue: &VecDeque<Message>) -> Option<(ErrorCode, &'static str)> {
+    let id = serde_json::to_value(&request.id).ok()?;
+    let cancelled = queue.iter().any(|message| {
+        matches!(message, Message::Notification(cancel)
+            if cancel.method == Cancel::METHOD && cancel.params.get("id") == Some(&id))
+    });
+    if cancelled {
+        return Some((ErrorCode::RequestCanceled, "cancelled by the client"));
+    }
+    let uri = document_of(&request.params)?;
+    changed_later(uri, queue).then_some((
+        ErrorCode::ContentModified,
+        "the document changed since the request was made",
+    ))
+}
+
 fn refused(reason: String) -> (ErrorCode, String) {
     (ErrorCode::RequestFailed, reason)
 }
@@ -262,4 +326,105 @@ fn publish(
             version,
         },
     )
+}
+
+#[cfg(test)]
+mod every_position {
+    //! Every request at every UTF-16 position of any text answers: a response, never a panic
+    //! (the editor sends them all, and a server that dies takes the user's diagnostics along).
+
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    use super::*;
+
+    /// Pieces of `.graph` text and of what people write in it: accents, dashes, emoji (a
+    /// surrogate pair in UTF-16), line ends of both kinds, unclosed comments and strings.
+    fn pieces() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            Just("graph G {".to_owned()),
+            Just("}".to_owned()),
+            Just("node a;".to_owned()),
+            Just("node ü { interrupt before \"Prêt — ok?\"; }".to_owned()),
+            Just("START -> a;".to_owned()),
+            Just("a -> b | END;".to_owned()),
+            Just("a -> a | a | a;".to_owned()),
+            Just("a & b -> c;".to_owned()),
+            Just("/// Größe 😀 E0202".to_owned()),
+            Just("// é\u{1D11E}".to_owned()),
+            Just("/* ü".to_owned()),
+            Just("\"ß".to_owned()),
+            Just("\r\n".to_owned()),
+            Just("\n".to_owned()),
+            Just(" ".to_owned()),
+            any::<char>().prop_map(String::from),
+            "[a-z_ü—😀]{1,4}".prop_map(|s| s),
+        ];
+        prop::collection::vec(piece, 0..14).prop_map(|pieces| pieces.concat())
+    }
+
+    fn request(server: &Server, method: &str, params: serde_json::Value) -> Response {
+        let request = Request::new(lsp_server::RequestId::from(1), method.to_owned(), params);
+        server.request(request)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+        #[test]
+        fn every_request_at_every_position_answers(text in pieces()) {
+            let mut server = Server::default();
+            let uri = "file:///g.graph";
+            server
+                .notification(Notification::new(
+                    DidOpenTextDocument::METHOD.to_owned(),
+                    json!({ "textDocument": {
+                        "uri": uri, "languageId": "trellis", "version": 1, "text": text,
+                    }}),
+                ))
+                .expect("diagnostics are published");
+            let document = json!({ "uri": uri });
+            let lines: Vec<&str> = text.split('\n').collect();
+            for (line, written) in lines.iter().enumerate() {
+                let units = written.encode_utf16().count();
+                // One past the end of each line too, and a line past the last.
+                for character in 0..=units + 1 {
+                    let at = json!({ "line": line, "character": character });
+                    let position = json!({ "textDocument": document, "position": at });
+                    for method in [
+                        HoverRequest::METHOD,
+                        GotoDefinition::METHOD,
+                        Completion::METHOD,
+                        PrepareRenameRequest::METHOD,
+                    ] {
+                        request(&server, method, position.clone());
+                    }
+                    let mut references = position.clone();
+                    references["context"] = json!({ "includeDeclaration": true });
+                    request(&server, References::METHOD, references);
+                    let mut rename = position.clone();
+                    rename["newName"] = json!("renamed");
+                    request(&server, Rename::METHOD, rename);
+                    let range = json!({ "start": { "line": 0, "character": 0 }, "end": at });
+                    let actions = json!({
+                        "textDocument": document,
+                        "range": range,
+                        "context": { "diagnostics": [] },
+                    });
+                    let answer = request(&server, CodeActionRequest::METHOD, actions);
+                    prop_assert!(answer.response_result.is_ok(), "{:?}", answer.response_result);
+                }
+            }
+            let beyond = json!({ "textDocument": document,
+                "position": { "line": lines.len() + 1, "character": 3 } });
+            request(&server, HoverRequest::METHOD, beyond);
+            let whole = json!({ "textDocument": document });
+            let symbols = request(&server, DocumentSymbolRequest::METHOD, whole);
+            prop_assert!(symbols.response_result.is_ok(), "{:?}", symbols.response_result);
+            let formatting = json!({ "textDocument": document,
+                "options": { "tabSize": 4, "insertSpaces": true } });
+            let formatted = request(&server, Formatting::METHOD, formatting);
+            prop_assert!(formatted.response_result.is_ok(), "{:?}", formatted.response_result);
+        }
+    }
 }

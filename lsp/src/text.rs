@@ -60,6 +60,29 @@ impl Lines {
     }
 }
 
+/// The byte range of the word around `offset` whose characters are `is_word` (empty between two
+/// non-word characters), at character boundaries whatever `offset` and the text: every byte
+/// offset of any text is input.
+pub(crate) fn word_at(
+    text: &str,
+    offset: usize,
+    is_word: impl Fn(char) -> bool,
+) -> std::ops::Range<usize> {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let start = text[..offset]
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| !is_word(c))
+        .map_or(0, |(at, c)| at + c.len_utf8());
+    let end = text[offset..]
+        .find(|c: char| !is_word(c))
+        .map_or(text.len(), |at| offset + at);
+    start..end
+}
+
 fn to_u32(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
@@ -67,6 +90,20 @@ fn to_u32(n: usize) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_word_is_found_beside_any_character_at_any_offset() {
+        let text = "üE0202—x";
+        let word = |at| word_at(text, at, |c: char| c.is_ascii_alphanumeric());
+        assert_eq!(word(2), 2..7, "after a two-byte letter");
+        assert_eq!(word(1), 0..0, "inside it: its start");
+        assert_eq!(
+            word(8),
+            2..7,
+            "inside an em dash: its start, the end of the word"
+        );
+        assert_eq!(word(text.len() + 3), 10..11);
+    }
 
     #[test]
     fn columns_count_utf16_units_and_round_trip() {
