@@ -146,7 +146,7 @@ pub struct ServeOptions {
     /// The address (127.0.0.1:8080 by default). Anything but a loopback address needs a token.
     pub addr: SocketAddr,
     /// A bearer token every request must carry (`Authorization: Bearer …`, or
-    /// `?access_token=…` for the browser's event streams).
+    /// `?access_token=…` for the browser's event streams). An empty or blank one is none.
     pub token: Option<String>,
     /// The largest request body accepted, in bytes (1 MiB by default).
     pub body_limit: usize,
@@ -223,7 +223,9 @@ impl Server {
     /// # Errors
     /// [`ServerError::TokenRequired`] for an address off this machine without a token;
     /// [`ServerError::Bind`].
-    pub async fn serve(self, options: ServeOptions) -> Result<Running, ServerError> {
+    pub async fn serve(self, mut options: ServeOptions) -> Result<Running, ServerError> {
+        // A blank token would let `?access_token=` with nothing in it through: it is none.
+        options.token = options.token.filter(|token| !token.trim().is_empty());
         if !options.addr.ip().is_loopback() && options.token.is_none() {
             return Err(ServerError::TokenRequired(options.addr));
         }

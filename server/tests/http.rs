@@ -436,6 +436,24 @@ async fn a_token_is_required_off_this_machine_and_checked_when_set() {
         refused.to_string(),
         "binding 0.0.0.0:0 (not a loopback address) requires a bearer token: set `ServeOptions::token`"
     );
+    // An empty or blank token is no token: refused the same way.
+    for blank in ["", "  \t"] {
+        let refused = trellis_server::Server::builder(store())
+            .build()
+            .expect("builds")
+            .serve(ServeOptions {
+                addr: "0.0.0.0:0".parse().expect("addr"),
+                token: Some(blank.to_owned()),
+                ..ServeOptions::default()
+            })
+            .await
+            .err()
+            .expect("refused to start");
+        assert_eq!(
+            refused.to_string(),
+            "binding 0.0.0.0:0 (not a loopback address) requires a bearer token: set `ServeOptions::token`"
+        );
+    }
 
     let running = serve(
         store(),
