@@ -41,6 +41,21 @@ pub struct GraphSpans {
     pub edges: Vec<EdgeSpans>,
 }
 
+impl GraphSpans {
+    /// Where the value of `limit` is written: what an error about the limit points at (the
+    /// one place that decides it), if it is written.
+    pub fn limit(&self, limit: trellis_graph::Limit) -> Option<Span> {
+        use trellis_graph::Limit;
+        match limit {
+            Limit::MaxSteps => self.max_steps,
+            Limit::MaxVisits(node) => self.nodes.get(node)?.max_visits,
+            Limit::Retry(node) => self.nodes.get(node)?.retry,
+            Limit::Timeout(node) => self.nodes.get(node)?.timeout,
+            Limit::MaxConcurrency(node) => self.nodes.get(node)?.max_concurrency,
+        }
+    }
+}
+
 /// Where a node's name and attribute values are written.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct NodeSpans {

@@ -122,3 +122,27 @@ fn each_fix_removes_its_diagnostic() {
         );
     }
 }
+
+#[test]
+fn every_zero_limit_is_reported_at_its_value() {
+    for (written, value) in [
+        ("max_steps 0;", "0"),
+        ("node a { max_visits 0; }", "0"),
+        ("node a { retry 0; }", "0"),
+        ("node a { timeout 0s; }", "0s"),
+        ("node a { input u8; max_concurrency 0; }", "0"),
+    ] {
+        let text = format!(
+            "graph G {{ {written} node b; START -> b -> END; }}",
+            written = written.replace("node a", "node c")
+        );
+        let checked = check(&text);
+        let zero: Vec<&str> = checked
+            .diagnostics
+            .iter()
+            .filter(|d| d.code.as_str() == "E0002")
+            .map(|d| &text[d.span.start..d.span.end])
+            .collect();
+        assert_eq!(zero, [value], "{written}");
+    }
+}

@@ -31,29 +31,23 @@ pub(super) fn diagnostic(
             .with_label(node_span(*first), "first declared here")
             .with_help("remove one declaration, or rename one of the nodes"),
         Violation::ZeroLimit { limit } => {
-            let (span, label, help) = match *limit {
-                Limit::MaxSteps => (spans.max_steps, "too small", "write 1 or more"),
-                Limit::MaxVisits(node) => {
-                    (spans.nodes[node].max_visits, "too small", "write 1 or more")
-                }
-                Limit::Retry(node) => (
-                    spans.nodes[node].retry,
+            let (label, help) = match *limit {
+                Limit::MaxSteps | Limit::MaxVisits(_) => ("too small", "write 1 or more"),
+                Limit::Retry(_) => (
                     "too small",
                     "write 1 or more, or leave `retry` out for no retries",
                 ),
-                Limit::Timeout(node) => (
-                    spans.nodes[node].timeout,
+                Limit::Timeout(_) => (
                     "zero duration",
                     "give a positive duration, such as `1s`, or leave `timeout` out",
                 ),
                 Limit::MaxConcurrency(_) => (
-                    None,
                     "too small",
                     "write 1 or more, or leave `max_concurrency` out to run every branch at once",
                 ),
             };
             let fallback = limit.node().map_or(spans.name, node_span);
-            new(span.unwrap_or(fallback), label).with_help(help)
+            new(spans.limit(*limit).unwrap_or(fallback), label).with_help(help)
         }
         Violation::Undeclared { reference } => {
             let (span, terminal) = match *reference {
