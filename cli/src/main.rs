@@ -216,11 +216,12 @@ fn human_style() -> HumanStyle {
 fn print_human(source: &Source, diagnostics: &[Diagnostic]) {
     let style = human_style();
     let mut stderr = std::io::stderr().lock();
+    let index = trellis_dsl::LineIndex::new(&source.text);
     for diagnostic in diagnostics {
         let _ = writeln!(
             stderr,
             "{}",
-            render::human(diagnostic, &source.name, &source.text, style)
+            render::human(diagnostic, &source.name, &index, style)
         );
     }
 }
@@ -241,11 +242,12 @@ fn check(
         match format {
             CheckFormat::Human => print_human(&source, &checked.diagnostics),
             CheckFormat::Json => {
+                let index = trellis_dsl::LineIndex::new(&source.text);
                 for diagnostic in &checked.diagnostics {
                     writeln!(
                         stdout,
                         "{}",
-                        render::json_line(diagnostic, &source.name, &source.text)
+                        render::json_line(diagnostic, &source.name, &index)
                     )
                     .map_err(UsageError::Stdout)?;
                 }

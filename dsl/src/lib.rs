@@ -82,7 +82,7 @@ pub use blueprint::{EdgeSpans, GraphSpans, Module, NodeSpans};
 pub use diagnostic::{Diagnostic, Fix, Label, Span};
 pub use format::{FormatError, format};
 pub use lexeme::{Lexeme, LexemeKind, lexemes};
-pub use position::{LineColumn, LineIndex};
+pub use position::{LineColumn, LineIndex, LineTable};
 /// The graph rules' types, re-exported: the blueprint IR and the diagnostic codes.
 pub use trellis_graph::{
     Blueprint, Code, Edge, EdgeKind, Endpoint, InterruptPoint, JSON_FORMAT, MetaValue, Node,

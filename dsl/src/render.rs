@@ -33,12 +33,15 @@ struct JsonLabel<'a> {
 /// ```
 /// let text = "graph G { node a; START -> b; a -> END; }";
 /// let checked = trellis_dsl::check(text);
-/// let line = trellis_dsl::render::json_line(&checked.diagnostics[0], "g.graph", text);
+/// let index = trellis_dsl::LineIndex::new(text);
+/// let line = trellis_dsl::render::json_line(&checked.diagnostics[0], "g.graph", &index);
 /// assert!(line.starts_with(r#"{"severity":"error","code":"E0202","#));
 /// assert!(line.contains(r#""line":1,"column":28,"end_line":1,"end_column":29"#));
 /// ```
-pub fn json_line(diagnostic: &Diagnostic, file: &str, text: &str) -> String {
-    let index = LineIndex::new(text);
+///
+/// The text's [`LineIndex`] is made once for all of its diagnostics: made per diagnostic, it
+/// made a file's report quadratic in its size.
+pub fn json_line(diagnostic: &Diagnostic, file: &str, index: &LineIndex<'_>) -> String {
     let start = index.line_column(diagnostic.span.start);
     let end = index.line_column(diagnostic.span.end);
     let line = JsonLine {
@@ -90,9 +93,18 @@ impl Default for HumanStyle {
 
 /// One diagnostic as a rustc-style report: code, message, the source snippet with the caret under
 /// the place, labels and help.
+///
+/// The text's [`LineIndex`] is made once for all of its diagnostics: each report reads only
+/// the lines it shows (miette alone reads the text from its start for each one, and a file of
+/// thousands of warnings took seconds).
 #[cfg(feature = "render")]
-pub fn human(diagnostic: &Diagnostic, file: &str, text: &str, style: HumanStyle) -> String {
-    use miette::{GraphicalReportHandler, GraphicalTheme, NamedSource};
+pub fn human(
+    diagnostic: &Diagnostic,
+    file: &str,
+    index: &LineIndex<'_>,
+    style: HumanStyle,
+) -> String {
+    use miette::{GraphicalReportHandler, GraphicalTheme};
 
     let theme = if style.color {
         GraphicalTheme::unicode()
@@ -104,7 +116,7 @@ pub fn human(diagnostic: &Diagnostic, file: &str, text: &str, style: HumanStyle)
         .with_links(false);
     let report = WithSource {
         diagnostic,
-        source: NamedSource::new(file, text.to_owned()),
+        source: Indexed { file, index },
     };
     let mut out = String::new();
     if handler.render_report(&mut out, &report).is_err() {
@@ -123,7 +135,51 @@ pub fn human(diagnostic: &Diagnostic, file: &str, text: &str, style: HumanStyle)
 #[cfg(feature = "render")]
 struct WithSource<'a> {
     diagnostic: &'a Diagnostic,
-    source: miette::NamedSource<String>,
+    source: Indexed<'a>,
+}
+
+/// A named source whose spans are read through its line index: only the lines around a span
+/// are handed to miette, which then counts from their start, not the file's.
+#[cfg(feature = "render")]
+struct Indexed<'a> {
+    file: &'a str,
+    index: &'a LineIndex<'a>,
+}
+
+#[cfg(feature = "render")]
+impl miette::SourceCode for Indexed<'_> {
+    fn read_span<'b>(
+        &'b self,
+        span: &miette::SourceSpan,
+        context_lines_before: usize,
+        context_lines_after: usize,
+    ) -> Result<Box<dyn miette::SpanContents<'b> + 'b>, miette::MietteError> {
+        let text = self.index.text();
+        let first = self.index.line_column(span.offset()).line - 1;
+        let last = self.index.line_column(span.offset() + span.len()).line - 1;
+        let from_line = first.saturating_sub(context_lines_before);
+        let start = self.index.line_start(from_line).unwrap_or(0);
+        let end = self
+            .index
+            .line_start(last + context_lines_after + 1)
+            .unwrap_or(text.len());
+        let window = &text[start..end];
+        let inner = miette::SourceSpan::new(
+            span.offset().saturating_sub(start).into(),
+            span.len().min(window.len()),
+        );
+        let read = window.read_span(&inner, context_lines_before, context_lines_after)?;
+        let shown =
+            miette::SourceSpan::new((read.span().offset() + start).into(), read.span().len());
+        Ok(Box::new(miette::MietteSpanContents::new_named(
+            self.file.to_owned(),
+            read.data(),
+            shown,
+            read.line() + from_line,
+            read.column(),
+            read.line_count(),
+        )))
+    }
 }
 
 #[cfg(feature = "render")]

@@ -79,12 +79,21 @@ fn rendered_reports() {
         };
         let mut snapshot = String::new();
         for diagnostic in &checked.diagnostics {
-            snapshot.push_str(&render::human(diagnostic, &file, &text, style));
+            snapshot.push_str(&render::human(
+                diagnostic,
+                &file,
+                &trellis_dsl::LineIndex::new(&text),
+                style,
+            ));
             snapshot.push('\n');
         }
         snapshot.push_str("---- json ----\n");
         for diagnostic in &checked.diagnostics {
-            snapshot.push_str(&render::json_line(diagnostic, &file, &text));
+            snapshot.push_str(&render::json_line(
+                diagnostic,
+                &file,
+                &trellis_dsl::LineIndex::new(&text),
+            ));
             snapshot.push('\n');
         }
         insta::assert_snapshot!(stem.clone(), snapshot);

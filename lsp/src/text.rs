@@ -2,33 +2,26 @@
 //! as the protocol requires.
 
 use lsp_types::{Position, Range};
-use trellis_dsl::Span;
+use trellis_dsl::{LineTable, Span};
 
-/// The start of every line of one text.
+/// The start of every line of one text, and its wide characters: the language's own
+/// [`LineTable`], so that a position is found without recounting its line (a line of 8,000
+/// diagnostics stays linear).
 #[derive(Debug)]
 pub(crate) struct Lines {
-    starts: Vec<usize>,
+    table: LineTable,
 }
 
 impl Lines {
     pub(crate) fn new(text: &str) -> Self {
-        let starts = std::iter::once(0)
-            .chain(text.match_indices('\n').map(|(at, _)| at + 1))
-            .collect();
-        Lines { starts }
+        Lines {
+            table: LineTable::new(text),
+        }
     }
 
     /// The position of a byte offset (clamped to the text, and back to a character boundary).
     pub(crate) fn position(&self, text: &str, offset: usize) -> Position {
-        let mut offset = offset.min(text.len());
-        while !text.is_char_boundary(offset) {
-            offset -= 1;
-        }
-        let line = self.starts.partition_point(|&start| start <= offset) - 1;
-        let column: usize = text[self.starts[line]..offset]
-            .chars()
-            .map(char::len_utf16)
-            .sum();
+        let (line, column) = self.table.line_utf16(text, offset);
         Position::new(to_u32(line), to_u32(column))
     }
 
@@ -42,12 +35,12 @@ impl Lines {
     /// The byte offset of a position: a column past the line's end is its end; a line past the
     /// text's end is the text's end; a column inside a surrogate pair is the character's start.
     pub(crate) fn offset(&self, text: &str, position: Position) -> usize {
-        let Some(&start) = self.starts.get(position.line as usize) else {
+        let Some(start) = self.table.line_start(position.line as usize) else {
             return text.len();
         };
         let line_end = self
-            .starts
-            .get(position.line as usize + 1)
+            .table
+            .line_start(position.line as usize + 1)
             .map_or(text.len(), |next| next - 1);
         let mut units = 0;
         for (at, c) in text[start..line_end].char_indices() {
