@@ -270,7 +270,7 @@ pub(crate) struct RunScope {
 
 /// Takes a child run's merged updates (its parent's update type, erased) to the parent.
 #[derive(Clone)]
-pub(crate) struct ParentSink(pub(crate) Arc<dyn Fn(&(dyn std::any::Any + Send)) + Send + Sync>);
+pub(crate) struct ParentSink(pub(crate) Arc<dyn Fn(&ErasedUpdate) + Send + Sync>);
 
 impl fmt::Debug for ParentSink {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -281,9 +281,13 @@ impl fmt::Debug for ParentSink {
 /// Takes the updates of a subgraph's child on its parent's state into the parent's stream: the
 /// subgraph node, the parent's step, and the update (the parent's update type, erased).
 #[derive(Clone)]
-pub(crate) struct UpdateSink(
-    pub(crate) Arc<dyn Fn(usize, u64, &(dyn std::any::Any + Send)) + Send + Sync>,
-);
+pub(crate) struct UpdateSink(pub(crate) Arc<UpdateFn>);
+
+/// An update of the run's own state type, erased where the run's type is not known.
+pub(crate) type ErasedUpdate = dyn std::any::Any + Send;
+
+/// What an [`UpdateSink`] calls: the subgraph node, the parent's step, the update.
+pub(crate) type UpdateFn = dyn Fn(usize, u64, &ErasedUpdate) + Send + Sync;
 
 impl fmt::Debug for UpdateSink {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
