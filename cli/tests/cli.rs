@@ -618,3 +618,41 @@ fn inspect(url: &str, done: &trellis::RunId, paused: &trellis::RunId, branch: &t
         "error: no run 01NOSUCHRUN in the database"
     );
 }
+
+#[tokio::test]
+async fn a_cancelled_run_is_listed_and_shown_as_cancelled() {
+    #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+    struct Note(String);
+    impl trellis::WholeState for Note {}
+    let folder = scratch("cancelled");
+    let db = folder.path().join("runs.db");
+    let store = trellis::checkpoint::SqliteCheckpointer::open(&db).expect("opens");
+    let mut builder = trellis::GraphBuilder::<Note>::new("Notes");
+    builder
+        .add_node_fn("draft", |_, _| async { Ok(trellis::NodeResult::None) })
+        .add_edge(trellis::START, "draft")
+        .add_edge("draft", trellis::END)
+        .set_checkpointer(std::sync::Arc::new(store));
+    let graph = builder.compile().expect("valid graph");
+    let mut run = graph.start(Note::default());
+    run.cancellation().cancel();
+    let error = run.run_to_end().await.expect_err("cancelled");
+    assert!(
+        matches!(error, trellis::RunError::Cancelled { .. }),
+        "{error}"
+    );
+    let url = format!("sqlite:{}", db.display());
+    let list = stdout(&trellis(&[
+        "runs", "list", "--db", &url, "--format", "json",
+    ]));
+    let record: serde_json::Value = serde_json::from_str(list.trim()).expect("one JSON line");
+    assert_eq!(record["status"], "cancelled", "{record}");
+    let table = stdout(&trellis(&["runs", "list", "--db", &url]));
+    assert!(
+        table
+            .lines()
+            .nth(1)
+            .is_some_and(|line| line.contains(" cancelled ")),
+        "{table}"
+    );
+}

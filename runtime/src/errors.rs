@@ -155,6 +155,13 @@ pub enum RunError {
         /// The run.
         run_id: RunId,
     },
+    /// The run was cancelled; it cannot be resumed (but it can be retried:
+    /// [`CompiledGraph::retry`](crate::CompiledGraph::retry)).
+    #[error("run {run_id} was cancelled; a cancelled run is not resumed but retried")]
+    AlreadyCancelled {
+        /// The run.
+        run_id: RunId,
+    },
     /// The run is being executed (or another resume claimed it first).
     #[error("run {run_id} is running, not paused; only a paused run can be resumed")]
     StillRunning {

@@ -447,6 +447,7 @@ impl<S: GraphState> CompiledGraph<S> {
             status if status == wanted => {}
             RunStatus::Completed => return Err(RunError::AlreadyCompleted { run_id }),
             RunStatus::Failed => return Err(RunError::AlreadyFailed { run_id }),
+            RunStatus::Cancelled => return Err(RunError::AlreadyCancelled { run_id }),
             RunStatus::Running => return Err(RunError::StillRunning { run_id }),
             RunStatus::Paused => return Err(RunError::Paused { run_id }),
         }
@@ -517,6 +518,7 @@ impl<S: GraphState> CompiledGraph<S> {
                 RunStatus::Paused => return Err(RunError::Paused { run_id }),
                 RunStatus::Completed => return Err(RunError::AlreadyCompleted { run_id }),
                 RunStatus::Failed => return Err(RunError::AlreadyFailed { run_id }),
+                RunStatus::Cancelled => return Err(RunError::AlreadyCancelled { run_id }),
             }
             // Claim first, then read: a statement the gone owner sent just before it died may
             // still commit on a server, so what was read before the claim can be a step behind.

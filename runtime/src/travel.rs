@@ -237,7 +237,7 @@ impl<S: GraphState> CompiledGraph<S> {
     pub(crate) async fn take_up(&self, run_id: &RunId) -> Result<Run<S>, RunError> {
         let store = self.store_for(run_id)?;
         let record = self.record_of(store.as_ref(), run_id).await?;
-        if record.status != RunStatus::Failed {
+        if !matches!(record.status, RunStatus::Failed | RunStatus::Cancelled) {
             return Err(RunError::NotFailed {
                 run_id: record.run_id,
                 status: record.status,
@@ -263,10 +263,7 @@ impl<S: GraphState> CompiledGraph<S> {
             last_id,
         )?;
         // Of two processes retrying one run, one claims it; the other sees it is not failed.
-        if !store
-            .claim_run(&run.claim_record()?, RunStatus::Failed)
-            .await?
-        {
+        if !store.claim_run(&run.claim_record()?, record.status).await? {
             let status = store
                 .load_run(run_id)
                 .await?

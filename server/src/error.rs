@@ -93,6 +93,8 @@ impl From<RunError> for ApiError {
             RunError::RunNotFound { .. } => ApiError::not_found(error.to_string()),
             RunError::AlreadyCompleted { .. }
             | RunError::AlreadyFailed { .. }
+            | RunError::AlreadyCancelled { .. }
+            | RunError::Checkpoint(CheckpointError::Fenced { .. })
             | RunError::StillRunning { .. }
             | RunError::NotFailed { .. }
             | RunError::WrongGraph { .. } => ApiError::conflict(error.to_string()),

@@ -11,7 +11,7 @@ use std::time::Duration;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures_util::Stream;
 use serde_json::json;
-use trellis::checkpoint::{Checkpoint, RunStatus};
+use trellis::checkpoint::{Checkpoint, RunRecord};
 
 use crate::error::ApiError;
 use crate::state::App;
@@ -40,7 +40,15 @@ fn event(checkpoint: &Checkpoint) -> Event {
         .data(data.to_string())
 }
 
-/// The run's events after `after` (a checkpoint id), until the run completes or fails.
+/// The last event of a run's stream: `end`, with where the run stands (`completed`, `failed`
+/// or `cancelled`, and why) — so that a client knows the stream is over rather than dropped,
+/// and does not rejoin it (a cancel writes no checkpoint of its own to send).
+fn end(run: &RunRecord) -> Event {
+    let data = json!({ "run_id": run.run_id, "status": run.status, "error": run.error });
+    Event::default().event("end").data(data.to_string())
+}
+
+/// The run's events after `after` (a checkpoint id), until the run ends; then `end`.
 pub(crate) async fn stream(
     app: Arc<App>,
     run_id: String,
@@ -60,8 +68,8 @@ pub(crate) async fn stream(
                     return None;
                 }
                 // Read the status first: a run seen ended has written its last checkpoint.
-                let status = match app.store.load_run(&run_id).await {
-                    Ok(Some(run)) => run.status,
+                let run = match app.store.load_run(&run_id).await {
+                    Ok(Some(run)) => run,
                     _ => return None,
                 };
                 let checkpoints = app
@@ -74,7 +82,10 @@ pub(crate) async fn stream(
                     after = checkpoint.id;
                     queue.push(event(checkpoint));
                 }
-                ended = matches!(status, RunStatus::Completed | RunStatus::Failed);
+                ended = run.status.is_ended();
+                if ended {
+                    queue.push(end(&run));
+                }
                 if queue.is_empty() && !ended {
                     tokio::time::sleep(POLL).await;
                 }

@@ -163,17 +163,38 @@ impl App {
                 ));
             }
         };
-        served.answer(&run.run_id, answers).await?;
+        if let Err(error) = served.answer(&run.run_id, answers).await {
+            return Err(self.lost_race(&run, "answered", error).await);
+        }
         tracing::info!(target: "trellis_server", run_id, "run answered");
         self.run(run_id).await
     }
 
-    /// Retries a failed run (a cancelled one too) from its last committed checkpoint: queued
-    /// for the workers, or paused again when it failed while paused.
+    /// A refusal of `action` on `before` (the run as read first) that another request changed
+    /// meanwhile (a cancel beside a resume, two resumes): a 409 that says where the run stands
+    /// now. Any other error passes as it is.
+    async fn lost_race(&self, before: &RunRecord, action: &str, error: ApiError) -> ApiError {
+        if error.status != 409 {
+            return error;
+        }
+        let run_id = before.run_id.as_str();
+        match self.run(run_id).await {
+            Ok(now) if now.status != before.status => ApiError::conflict(format!(
+                "run {run_id} is {} now, and was not {action}: {error}",
+                now.status
+            )),
+            _ => error,
+        }
+    }
+
+    /// Retries a failed or cancelled run from its last committed checkpoint: queued for the
+    /// workers, or paused again when it ended while paused.
     pub(crate) async fn retry(&self, run_id: &str) -> Result<RunRecord, ApiError> {
         let run = self.run(run_id).await?;
         let served = self.graph(&run.graph)?;
-        served.retry(&run.run_id).await?;
+        if let Err(error) = served.retry(&run.run_id).await {
+            return Err(self.lost_race(&run, "retried", error).await);
+        }
         tracing::info!(target: "trellis_server", run_id, "run retried");
         self.run(run_id).await
     }
@@ -184,14 +205,14 @@ impl App {
         for _ in 0..5 {
             let run = self.run(run_id).await?;
             let mut cancelled = run.clone();
-            cancelled.status = RunStatus::Failed;
+            cancelled.status = RunStatus::Cancelled;
             cancelled.error = Some("cancelled by a request to the server".to_owned());
             cancelled.owner = None;
             cancelled.lease_until = None;
             cancelled.interrupts.clear();
             cancelled.updated_at = Timestamp::now();
             let done = match run.status {
-                RunStatus::Completed | RunStatus::Failed => {
+                RunStatus::Completed | RunStatus::Failed | RunStatus::Cancelled => {
                     return Err(ApiError::conflict(format!(
                         "run {run_id} already {}; there is nothing to cancel",
                         run.status
@@ -233,15 +254,9 @@ impl App {
 }
 
 pub(crate) fn parse_status(text: &str) -> Result<RunStatus, ApiError> {
-    Ok(match text {
-        "running" => RunStatus::Running,
-        "paused" => RunStatus::Paused,
-        "completed" => RunStatus::Completed,
-        "failed" => RunStatus::Failed,
-        other => {
-            return Err(ApiError::bad_request(format!(
-                "`{other}` is not a status: running, paused, completed or failed"
-            )));
-        }
+    RunStatus::parse(text).ok_or_else(|| {
+        ApiError::bad_request(format!(
+            "`{text}` is not a status: running, paused, completed, failed or cancelled"
+        ))
     })
 }

@@ -179,7 +179,7 @@ async fn the_same_flow_through_rest() {
         .await;
     assert_eq!(
         (status, cancelled["status"].clone()),
-        (200, json!("failed"))
+        (200, json!("cancelled"))
     );
     assert_eq!(cancelled["error"], "cancelled by a request to the server");
     let (status, again) = client
@@ -187,7 +187,7 @@ async fn the_same_flow_through_rest() {
         .await;
     assert_eq!(status, 409, "{again}");
 
-    // Retry: the cancelled run failed while paused, so it is paused again, asking the same;
+    // Retry: the run was cancelled while paused, so it is paused again, asking the same;
     // answered, it completes; a run that is not failed cannot be retried.
     let (status, retried) = client
         .post(&format!("/runs/{other}/retry"), &json!({}))
@@ -606,7 +606,7 @@ async fn a_run_cancelled_while_a_worker_executes_it_stays_cancelled() {
     // The worker's next checkpoint is refused: the run neither goes on nor comes back.
     tokio::time::sleep(std::time::Duration::from_millis(400)).await;
     let (_, after) = client.get(&format!("/runs/{run_id}")).await;
-    assert_eq!(after["status"], "failed", "{after}");
+    assert_eq!(after["status"], "cancelled", "{after}");
     assert_eq!(after["error"], "cancelled by a request to the server");
     assert_eq!(
         after["steps"].as_u64(),
@@ -619,5 +619,122 @@ async fn a_run_cancelled_while_a_worker_executes_it_stays_cancelled() {
         .await;
     let next_id = next["run_id"].as_str().expect("an id").to_owned();
     assert_eq!(client.settle(&next_id).await["status"], "completed");
+    running.shutdown().await;
+}
+
+/// A resume racing a cancel: whichever wins, the loser is told so with a 409 and the run's
+/// status, never a 500; a cancelled run says `cancelled`, and its event stream ends with an
+/// `end` event naming that status.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resume_racing_a_cancel_loses_with_a_409_and_the_run_says_cancelled() {
+    // SQLite, as `support serve` runs: a claim and the checkpoint after it are two writes, and
+    // a request can land between them (in memory nothing can).
+    let dir = std::env::temp_dir().join(format!("trellis-race-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    let sqlite = trellis::checkpoint::SqliteCheckpointer::open(dir.join("race.db")).expect("opens");
+    let running = serve(Arc::new(sqlite), ServeOptions::default()).await;
+    let client = Client::new(&running);
+    let mut outcomes = Vec::new();
+    for trial in 0..30 {
+        let (_, run) = client
+            .post(
+                "/runs",
+                &json!({"graph": "Jobs", "input": {"rounds": 1, "pause": true}}),
+            )
+            .await;
+        let run_id = run["run_id"].as_str().expect("an id").to_owned();
+        assert_eq!(client.settle(&run_id).await["status"], "paused");
+        let (resume_path, cancel_path) = (
+            format!("/runs/{run_id}/resume"),
+            format!("/runs/{run_id}/cancel"),
+        );
+        let (approve, nothing) = (json!({"answer": "approve"}), json!({}));
+        // One request sent a little after the other, by a different lead each time (either
+        // way round), so that some land inside the other.
+        let lead = |first: bool| {
+            let lead = if (trial % 2 == 0) == first {
+                0
+            } else {
+                50 * (trial / 2)
+            };
+            tokio::time::sleep(std::time::Duration::from_micros(lead))
+        };
+        let resume = async {
+            lead(true).await;
+            client.post(&resume_path, &approve).await
+        };
+        let cancel = async {
+            lead(false).await;
+            client.post(&cancel_path, &nothing).await
+        };
+        let ((resumed, answer), (cancelled, refusal)) = tokio::join!(resume, cancel);
+        for (status, body) in [(resumed, &answer), (cancelled, &refusal)] {
+            assert!(
+                status == 200 || status == 409,
+                "a lost race is a 409, never {status}: {body}"
+            );
+            if status == 409 {
+                assert_eq!(body["error"]["code"], "conflict", "{body}");
+                let message = body["error"]["message"].as_str().unwrap_or_default();
+                assert!(
+                    ["running", "paused", "completed", "cancelled"]
+                        .iter()
+                        .any(|status| message.contains(status)),
+                    "the message says where the run stands: {message}"
+                );
+            }
+        }
+        let settled = client.settle(&run_id).await;
+        if cancelled == 200 {
+            assert_eq!(settled["status"], "cancelled", "{settled}");
+            assert_eq!(refusal["status"], "cancelled", "{refusal}");
+        }
+        outcomes.push((resumed, cancelled));
+    }
+    assert!(
+        outcomes.iter().any(|&(_, cancel)| cancel == 200),
+        "some cancel won: {outcomes:?}"
+    );
+    running.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_event_stream_of_an_ended_run_ends_with_its_status() {
+    let running = serve(store(), ServeOptions::default()).await;
+    let client = Client::new(&running);
+    let (_, run) = client
+        .post(
+            "/runs",
+            &json!({"graph": "Jobs", "input": {"rounds": 1, "pause": true}}),
+        )
+        .await;
+    let run_id = run["run_id"].as_str().expect("an id").to_owned();
+    client.settle(&run_id).await;
+    let (status, _) = client
+        .post(&format!("/runs/{run_id}/cancel"), &json!({}))
+        .await;
+    assert_eq!(status, 200);
+    // From the start, and rejoined after the last event (as a browser rejoins).
+    for after in ["0", "99"] {
+        let text = client
+            .http
+            .get(format!("{}/runs/{run_id}/stream", client.base))
+            .header("Last-Event-ID", after)
+            .send()
+            .await
+            .expect("the stream answers")
+            .text()
+            .await
+            .expect("the stream ends");
+        let last = text
+            .trim_end()
+            .rsplit("\n\n")
+            .next()
+            .expect("an event")
+            .to_owned();
+        assert!(last.contains("event: end"), "{text}");
+        assert!(last.contains(r#""status":"cancelled""#), "{last}");
+    }
     running.shutdown().await;
 }

@@ -6,7 +6,9 @@ Run against a server of the support example (`.ci/run` starts one):
     python3 server/tests/studio.py http://127.0.0.1:PORT SHOTS_DIR
 
 It opens the page, sees the support graph drawn, starts a run, sees it pause at its question,
-clicks Approve and sees the run complete, taking a screenshot of each state into SHOTS_DIR.
+clicks Approve and sees the run complete; then starts another, cancels it at its question and
+sees it cancelled, its event stream ended and not rejoined; a screenshot of each state goes
+into SHOTS_DIR.
 It prints `studio: N passed, N failed` and exits non-zero when a step failed.
 """
 
@@ -65,7 +67,31 @@ def main(url, shots):
         assert '"sent": [' in by_id("state").text, by_id("state").text
         row = driver.find_element(By.CSS_SELECTOR, "tr.run.selected")
         assert "completed" in row.text, row.text
+        # The stream's last event says the run ended; the page closes it rather than rejoin.
+        wait.until(lambda d: "ended: completed" in by_id("events").text)
+        wait.until(lambda d: d.execute_script("return stream === null"))
         shot("4-completed")
+
+        text = by_id("input")
+        text.clear()
+        text.send_keys('{"text": "Where is my parcel?"}')
+        by_id("start").click()
+        wait.until(lambda d: by_id("run-status").text == "paused")
+        by_id("cancel").click()
+        wait.until(lambda d: by_id("run-status").text == "cancelled")
+        wait.until(lambda d: "ended: cancelled" in by_id("events").text)
+        assert by_id("cancel").get_attribute("hidden") is not None, "nothing left to cancel"
+        assert "cancelled by a request to the server" in by_id("run-error").text
+        row = driver.find_element(By.CSS_SELECTOR, "tr.run.selected")
+        assert "cancelled" in row.text, row.text
+        # An ended stream is not rejoined: after several of the browser's retry periods, the
+        # end is still shown once and no stream is open.
+        import time
+        time.sleep(7)
+        ends = by_id("events").text.count("ended:")
+        assert ends == 1, by_id("events").text
+        assert driver.execute_script("return stream === null")
+        shot("5-cancelled")
         print("studio: 1 passed, 0 failed")
         return 0
     except Exception:  # noqa: BLE001 - any failure is reported with a screenshot

@@ -229,9 +229,10 @@ async fn run(command: Command, db: &StoreUrl) -> Result<(), Box<dyn std::error::
                 RunStatus::Completed => {
                     return Err(format!("run {} is already complete", record.run_id).into());
                 }
-                RunStatus::Failed => {
+                RunStatus::Failed | RunStatus::Cancelled => {
                     let why = record.error.unwrap_or_default();
-                    return Err(format!("run {} failed: {why}", record.run_id).into());
+                    let ended = record.status;
+                    return Err(format!("run {} {ended}: {why}", record.run_id).into());
                 }
                 RunStatus::Paused => {
                     println!("resuming paused run {}", record.run_id);

@@ -41,19 +41,48 @@ pub enum RunStatus {
     Paused,
     /// Reached its end.
     Completed,
-    /// Stopped by an error or a cancellation.
+    /// Stopped by an error.
     Failed,
+    /// Stopped on purpose: its cancellation token, or a cancel request to a server. Like a
+    /// failed run, it goes on only when retried.
+    Cancelled,
 }
 
 impl RunStatus {
-    /// The status as stored: `running`, `paused`, `completed`, `failed`.
+    /// Every status, in the order a run can reach them.
+    pub const ALL: [RunStatus; 5] = [
+        RunStatus::Running,
+        RunStatus::Paused,
+        RunStatus::Completed,
+        RunStatus::Failed,
+        RunStatus::Cancelled,
+    ];
+
+    /// The status as stored: `running`, `paused`, `completed`, `failed`, `cancelled`.
     pub fn as_str(self) -> &'static str {
         match self {
             RunStatus::Running => "running",
             RunStatus::Paused => "paused",
             RunStatus::Completed => "completed",
             RunStatus::Failed => "failed",
+            RunStatus::Cancelled => "cancelled",
         }
+    }
+
+    /// The status spelled `text` ([`as_str`](Self::as_str)), if there is one.
+    pub fn parse(text: &str) -> Option<RunStatus> {
+        RunStatus::ALL
+            .into_iter()
+            .find(|status| status.as_str() == text)
+    }
+
+    /// Whether the run has ended: completed, failed or cancelled (only a retry takes a failed
+    /// or cancelled one up again).
+    pub fn is_ended(self) -> bool {
+        matches!(
+            self,
+            RunStatus::Completed | RunStatus::Failed | RunStatus::Cancelled
+        )
     }
 }
 

@@ -48,13 +48,12 @@ impl<S: GraphState> Run<S> {
     pub(super) async fn fail(&mut self, error: &RunError) {
         self.phase = Phase::Failed;
         let text = error.to_string();
+        let status = match error {
+            RunError::Cancelled { .. } => RunStatus::Cancelled,
+            _ => RunStatus::Failed,
+        };
         if let Err(save_error) = self
-            .save(
-                CheckpointLabel::Failed,
-                RunStatus::Failed,
-                &[],
-                Some(text.clone()),
-            )
+            .save(CheckpointLabel::Failed, status, &[], Some(text.clone()))
             .await
         {
             tracing::error!(target: "trellis", run_id = %self.scope.run_id, error = %save_error, "cannot record the failed run");

@@ -131,7 +131,7 @@ impl<S: GraphState> Run<S> {
                 RunStatus::Paused => Phase::Paused,
                 RunStatus::Running => Phase::Running,
                 RunStatus::Completed => Phase::Completed,
-                RunStatus::Failed => Phase::Failed,
+                RunStatus::Failed | RunStatus::Cancelled => Phase::Failed,
             },
             created_at: record.created_at,
             checkpoints: checkpoint.id,

@@ -221,12 +221,11 @@ pub(super) fn decode_run(row: &Row) -> Result<RunRecord, CheckpointError> {
     let run_id: String = column(row, 0, &|c| format!("column `{c}` of a run"))?;
     let what = |c: &str| format!("column `{c}` of run {run_id}");
     let status: String = column(row, 2, &what)?;
-    let status = match status.as_str() {
-        "running" => RunStatus::Running,
-        "paused" => RunStatus::Paused,
-        "completed" => RunStatus::Completed,
-        "failed" => RunStatus::Failed,
-        other => return Err(corrupt(what("status"), format!("unknown status {other:?}"))),
+    let Some(status) = RunStatus::parse(&status) else {
+        return Err(corrupt(
+            what("status"),
+            format!("unknown status {status:?}"),
+        ));
     };
     let state: Option<serde_json::Value> = column(row, 6, &what)?;
     let steps: i64 = column(row, 9, &what)?;

@@ -270,12 +270,12 @@ pub(super) fn decode_run(row: &Row<'_>) -> rusqlite::Result<Result<RunRecord, Ch
         ] = text;
         let run_id = run_id.unwrap_or_default();
         let what = |column: &str| format!("column `{column}` of run {run_id}");
-        let status = match status.as_deref() {
-            Some("running") => RunStatus::Running,
-            Some("paused") => RunStatus::Paused,
-            Some("completed") => RunStatus::Completed,
-            Some("failed") => RunStatus::Failed,
-            other => return Err(corrupt(what("status"), format!("unknown status {other:?}"))),
+        let status = match status.as_deref().and_then(RunStatus::parse) {
+            Some(status) => status,
+            None => {
+                let unknown = format!("unknown status {status:?}");
+                return Err(corrupt(what("status"), unknown));
+            }
         };
         let time = |column: &str, value: Option<String>| {
             Timestamp::parse(value.as_deref().unwrap_or_default())
