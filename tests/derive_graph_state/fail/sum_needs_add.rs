@@ -1,9 +1,13 @@
 use serde::{Deserialize, Serialize};
 
+/// A title: text, which has no `+=` of its own kind.
+#[derive(Clone, Serialize, Deserialize)]
+struct Title(String);
+
 #[derive(Clone, Serialize, Deserialize, trellis::GraphState)]
 struct Ticket {
     #[reducer(sum)]
-    title: String,
+    title: Title,
 }
 
 fn main() {}
