@@ -51,6 +51,7 @@ publish = false
 
 [dependencies]
 trellis = {{ path = "{runtime}" }}
+serde = {{ version = "1", features = ["derive"] }}
 
 [build-dependencies]
 trellis-codegen = {{ path = "{codegen}" }}
@@ -282,5 +283,88 @@ fn graph_mistakes_reach_cargo_check_where_they_are_and_edits_rebuild() {
 
     edit(&dir, "graphs/included.graph", INCLUDED);
     assert!(cargo_check(&dir, true).success);
+
+    // Code that uses the generated modules correctly, through both doors, while a graph
+    // misspells a routed target: one error, at the misspelling; none in the correct code.
+    edit(&dir, "graphs/built.graph", ROUTED);
+    edit(
+        &dir,
+        "graphs/included.graph",
+        &ROUTED.replace("graph Built", "graph Included"),
+    );
+    edit(&dir, "src/main.rs", ROUTED_MAIN);
+    assert!(
+        cargo_check(&dir, true).success,
+        "the routed fixture checks: {}",
+        cargo_check(&dir, false).stderr
+    );
+    for (file, graph) in [
+        ("graphs/built.graph", "Built"),
+        ("graphs/included.graph", "Included"),
+    ] {
+        let misspelt = ROUTED
+            .replace("graph Built", &format!("graph {graph}"))
+            .replace("assess -> pay | decline;", "assess -> pyy | decline;");
+        edit(&dir, file, &misspelt);
+        the_one(
+            &cargo_check(&dir, true),
+            "error",
+            &["E0202: node `pyy` is not declared", "did you mean `pay`?"],
+        );
+        edit(&dir, file, &misspelt.replace("pyy", "pay"));
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A graph with a router, for code that implements its handlers.
+const ROUTED: &str = "\
+graph Built {
+    node assess;
+    node pay;
+    node decline;
+    START -> assess;
+    assess -> pay | decline;
+    pay -> END;
+    decline -> END;
+}
+";
+
+/// Handlers for `ROUTED` through build.rs (`built`) and `include_graph!` (`included`), naming
+/// the route variants a router returns.
+const ROUTED_MAIN: &str = r#"
+trellis::include_generated!("built");
+trellis::include_graph!("graphs/included.graph");
+
+#[derive(Clone, Default, serde::Serialize, serde::Deserialize)]
+struct Claim(u32);
+impl trellis::WholeState for Claim {}
+
+struct Desk;
+
+macro_rules! desk {
+    ($module:ident) => {
+        #[trellis::async_trait]
+        impl $module::Handlers for Desk {
+            type State = Claim;
+            async fn assess(&self, _: std::sync::Arc<Claim>, _: &mut trellis::NodeContext) -> $module::NodeOutput<Claim> {
+                Ok(trellis::NodeResult::None)
+            }
+            async fn pay(&self, _: std::sync::Arc<Claim>, _: &mut trellis::NodeContext) -> $module::NodeOutput<Claim> {
+                Ok(trellis::NodeResult::None)
+            }
+            async fn decline(&self, _: std::sync::Arc<Claim>, _: &mut trellis::NodeContext) -> $module::NodeOutput<Claim> {
+                Ok(trellis::NodeResult::None)
+            }
+            fn route_assess(&self, claim: &Claim, _: &trellis::Visits<'_>) -> $module::AssessRoute {
+                if claim.0 < 100 { $module::AssessRoute::Pay } else { $module::AssessRoute::Decline }
+            }
+        }
+    };
+}
+desk!(built);
+desk!(included);
+
+fn main() {
+    let _ = (built::build(Desk), included::build(Desk));
+}
+"#;

@@ -239,7 +239,17 @@ pub(crate) fn graph(
         })
         .collect();
     let declared = Declared::new(blueprint, &nodes, mode);
-    let routes = routes(blueprint, &declared);
+    // A skeleton's routes also name every declared node and END: the user's code names the
+    // target it meant (`Route::Pay`) when the graph misspells it (`pyy`), and that adds no error.
+    let meant: Vec<Endpoint> = match mode {
+        Mode::Full => Vec::new(),
+        Mode::Skeleton => nodes
+            .iter()
+            .map(|n| Endpoint::Node(n.node.id.clone()))
+            .chain([Endpoint::End])
+            .collect(),
+    };
+    let routes = routes(blueprint, &declared, &meant);
     let sends = sends(blueprint, &nodes, &declared);
     let subgraphs = subgraph_nodes(blueprint, spans, module_graphs, paths);
 
@@ -286,7 +296,7 @@ pub(crate) fn graph(
     }
     node_enum(code, name, &nodes);
     for route in &routes {
-        route_enum(code, route);
+        route_enum(code, route, mode);
     }
     for send in &sends {
         send_enum(code, send);
@@ -398,8 +408,13 @@ impl<'a> Declared<'a> {
     }
 }
 
-/// The routers' edges: one route enum and method per conditional edge.
-fn routes<'b>(blueprint: &'b Blueprint, declared: &Declared<'_>) -> Vec<Route<'b>> {
+/// The routers' edges: one route enum and method per conditional edge, with a variant per
+/// target and per endpoint of `meant` (a skeleton's declared nodes).
+fn routes<'b>(
+    blueprint: &'b Blueprint,
+    declared: &Declared<'_>,
+    meant: &[Endpoint],
+) -> Vec<Route<'b>> {
     let mut route_names = HashSet::new();
     let mut routes = Vec::new();
     let conditionals = blueprint
@@ -424,7 +439,8 @@ fn routes<'b>(blueprint: &'b Blueprint, declared: &Declared<'_>) -> Vec<Route<'b
         }
         let mut variants = Vec::new();
         let mut seen = HashSet::new();
-        for target in edge.targets.iter().filter(|t| declared.names(t)) {
+        let targets = edge.targets.iter().filter(|t| declared.names(t));
+        for target in targets.chain(meant) {
             let name = match target {
                 Endpoint::End => "End".to_owned(),
                 Endpoint::Node(id) => rust_names::variant(id),
@@ -546,11 +562,15 @@ fn node_enum(code: &mut Code<'_>, graph: &str, nodes: &[NodeNames<'_>]) {
     put!(code, "}}");
 }
 
-fn route_enum(code: &mut Code<'_>, route: &Route<'_>) {
+fn route_enum(code: &mut Code<'_>, route: &Route<'_>, mode: Mode) {
     code.doc_line(format_args!(
         " Where `{}` may lead: its router returns one of these, so it cannot name an undeclared target.",
         route.from.as_str()
     ));
+    // A skeleton names more targets than its routers use.
+    if mode == Mode::Skeleton {
+        put!(code, "#[allow(dead_code)]");
+    }
     put!(code, "#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]");
     put!(code, "pub enum {} {{", route.enum_name);
     for (variant, target) in &route.variants {
