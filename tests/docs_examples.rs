@@ -185,3 +185,35 @@ fn joins_run_as_the_language_reference_says() {
         "once, when the branches arrive together"
     );
 }
+
+/// Every page of `docs/` (but the getting-started guide, which its own test follows) has its
+/// Rust examples run as doctests (`src/lib.rs` includes it), and none is left out with `ignore`.
+#[test]
+fn every_rust_example_in_the_docs_is_compiled() {
+    let lib = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs"))
+        .expect("the doctest crate");
+    for document in documents() {
+        let name = document
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        if document.parent().and_then(Path::file_name) != Some("docs".as_ref())
+            || name == "getting-started.md"
+        {
+            continue;
+        }
+        assert!(
+            lib.contains(&format!("include_str!(\"../../docs/{name}\")")),
+            "docs/{name} is not among the doctests of tests/src/lib.rs"
+        );
+        let text = std::fs::read_to_string(&document).expect("a readable document");
+        for (number, line) in text.lines().enumerate() {
+            let info = line.trim_start().strip_prefix("```").unwrap_or_default();
+            assert!(
+                !(info.starts_with("rust") && info.contains("ignore")),
+                "docs/{name}:{}: a Rust example that is not compiled",
+                number + 1
+            );
+        }
+    }
+}
