@@ -116,7 +116,12 @@ impl<S: ApplyResume> Run<S> {
         let holds = asked_children
             .iter()
             .any(|&(i, _)| nodes[i].runs_same_state());
-        let held = holds.then(|| updates.clone());
+        let held = if holds {
+            let pairs = updates.iter().map(|(node, update)| (*node, update));
+            Some(self.pending_of(pairs)?)
+        } else {
+            None
+        };
         Arc::make_mut(&mut self.state)
             .apply(updates)
             .map_err(|conflict| RunError::MergeConflict {
@@ -124,7 +129,7 @@ impl<S: ApplyResume> Run<S> {
                 conflict,
             })?;
         if let Some(held) = held {
-            self.hold(&held)?;
+            self.pending.extend(held);
         }
         if let Some(updates) = streamed {
             self.send_updates(self.step, updates);

@@ -40,6 +40,17 @@ impl<'a, U: Clone> Updates<'a, U> {
 }
 
 impl<'a, U> Updates<'a, U> {
+    /// Each node with its update, borrowed, in order.
+    fn pairs(&self) -> Vec<(&'a str, &U)> {
+        match self {
+            Updates::None => Vec::new(),
+            Updates::One(node, update) => vec![(*node, update)],
+            Updates::Many(all) => all.iter().map(|(node, update)| (*node, update)).collect(),
+        }
+    }
+}
+
+impl<'a, U> Updates<'a, U> {
     // Inline: it is on every activation's path, and the first update only sets `One`.
     #[inline]
     fn push(&mut self, node: &'a str, update: U) {
@@ -468,8 +479,9 @@ impl<S: GraphState> Run<S> {
 
     /// Whether node `i`, alone in its step, can take [`step_alone`](Self::step_alone): a plain
     /// node (one attempt, no timeout) that asks nothing after it, in a run that nobody observes
-    /// or streams (nor a parent streams the updates of), with nothing pending for the node (an approval, a failure to handle, a child
-    /// to continue) and no node of the graph that asks before it runs.
+    /// or streams (nor a parent streams the updates of), with nothing pending for the node (an
+    /// approval, a failure to handle, a child to continue) and no node of the graph that asks
+    /// before it runs.
     #[inline]
     fn runs_alone(&self, topology: &Topology<S>, i: usize) -> bool {
         topology.alone[i]
@@ -766,10 +778,11 @@ impl<S: GraphState> Run<S> {
 
         // Copies for the stream, sent once the merge has committed them.
         let streamed = self.copy_updates(|| updates.to_vec());
-        let held = rare
-            .as_ref()
-            .is_some_and(|rare| rare.holds)
-            .then(|| updates.to_vec());
+        // Written out before the merge takes the updates (and only when a child waits).
+        let held = match &rare {
+            Some(rare) if rare.holds => Some(self.pending_of(updates.pairs())?),
+            _ => None,
+        };
         if let Some(replaced) = rare.as_mut().and_then(|rare| rare.replaced.take()) {
             self.state = self.replace(topology, step, replaced, updates)?;
             self.pending.clear();
@@ -784,7 +797,7 @@ impl<S: GraphState> Run<S> {
             merged.map_err(|conflict| RunError::MergeConflict { step, conflict })?;
         }
         if let Some(held) = held {
-            self.hold(&held)?;
+            self.pending.extend(held);
         }
         if let Some(updates) = streamed {
             self.send_updates(step, updates);
@@ -951,22 +964,28 @@ impl<S: GraphState> Run<S> {
         Ok(state)
     }
 
-    /// Keeps `updates`, just merged, for when the child on this state that waits completes.
+    /// `updates` as a run keeps them for when the child on its state that waits completes
+    /// (`Run::pending`).
     #[cold]
     #[inline(never)]
-    pub(super) fn hold(&mut self, updates: &[(&str, S::Update)]) -> Result<(), RunError> {
-        for (node, update) in updates {
-            let update = serde_json::to_value(update).map_err(|source| RunError::State {
-                run_id: self.scope.run_id.clone(),
-                action: "written as",
-                source,
-            })?;
-            self.pending.push(crate::checkpoint::PendingUpdate {
-                node: Name::from(*node),
-                update,
-            });
-        }
-        Ok(())
+    pub(super) fn pending_of<'u>(
+        &self,
+        updates: impl IntoIterator<Item = (&'u str, &'u S::Update)>,
+    ) -> Result<Vec<crate::checkpoint::PendingUpdate>, RunError> {
+        updates
+            .into_iter()
+            .map(|(node, update)| {
+                let update = serde_json::to_value(update).map_err(|source| RunError::State {
+                    run_id: self.scope.run_id.clone(),
+                    action: "written as",
+                    source,
+                })?;
+                Ok(crate::checkpoint::PendingUpdate {
+                    node: Name::from(node),
+                    update,
+                })
+            })
+            .collect()
     }
 
     /// For subgraph node `i` answered after a pause: the child run it continues.
