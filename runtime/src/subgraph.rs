@@ -218,9 +218,9 @@ impl<P: GraphState, C: GraphState> SubgraphNode<P, C> {
         resume: Option<RunId>,
     ) -> Result<Outcome<C>, RunError> {
         let mut run = match resume {
-            // A child answered after a pause, failed since and retried with its parent: it goes
-            // on from its own last committed checkpoint, its answer kept.
-            Some(run_id) if self.status(nest, &run_id).await? == Some(RunStatus::Failed) => {
+            // A child answered after a pause, failed (or cancelled) since and retried with its
+            // parent: it goes on from its own last committed checkpoint, its answer kept.
+            Some(run_id) if self.status(nest, &run_id).await?.is_some_and(stopped) => {
                 let run = self.nested(nest).take_up(&run_id).await?;
                 if run.is_paused() {
                     return Ok(run.into_outcome());
@@ -233,15 +233,13 @@ impl<P: GraphState, C: GraphState> SubgraphNode<P, C> {
                 if ctx.attempt() > 1 {
                     segment = format!("{segment}.{}", ctx.attempt());
                 }
-                // A child that failed stays in its parent's history; a step retried with its
-                // run (`CompiledGraph::retry`) runs a fresh one beside it: `~2`, `~3`, ….
+                // A child that failed (or was cancelled) stays in its parent's history; a step
+                // retried with its run (`CompiledGraph::retry`) runs a fresh one beside it:
+                // `~2`, `~3`, ….
                 let mut run_id = RunId::from(format!("{}/{segment}", ctx.run_id()));
                 let mut stored = nest.store.load_run(&run_id).await?;
                 let mut again = 1;
-                while stored
-                    .as_ref()
-                    .is_some_and(|record| record.status == RunStatus::Failed)
-                {
+                while stored.as_ref().is_some_and(|record| stopped(record.status)) {
                     again += 1;
                     run_id = RunId::from(format!("{}/{segment}~{again}", ctx.run_id()));
                     stored = nest.store.load_run(&run_id).await?;
@@ -338,6 +336,11 @@ impl<P: GraphState, C: GraphState> Node<P> for SubgraphNode<P, C> {
             }
         }
     }
+}
+
+/// Whether a child run stopped short of its end (failed or cancelled): only a retry takes it up.
+fn stopped(status: RunStatus) -> bool {
+    matches!(status, RunStatus::Failed | RunStatus::Cancelled)
 }
 
 /// What a run asks of its subgraph nodes without knowing their child's state type.

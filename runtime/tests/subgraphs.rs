@@ -665,3 +665,58 @@ async fn retrying_a_run_whose_subgraph_failed_runs_a_fresh_child_and_keeps_the_f
         Some(trellis::checkpoint::RunStatus::Completed)
     );
 }
+
+#[tokio::test]
+async fn retrying_a_run_whose_answered_subgraph_failed_goes_on_with_the_answer() {
+    let down = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let flag = Arc::clone(&down);
+    let mut child = GraphBuilder::<Ticket>::new("Review");
+    child
+        .add_node_fn("check", |_, _| async { Ok(log("check")) })
+        .add_node_fn_with(
+            "approve",
+            move |state, _| {
+                let down = flag.load(std::sync::atomic::Ordering::SeqCst);
+                async move {
+                    if down {
+                        return Err(NodeError::msg("mail server down"));
+                    }
+                    let said = if state.approved == Some(true) {
+                        "approved"
+                    } else {
+                        "held"
+                    };
+                    Ok(log(said))
+                }
+            },
+            NodeOptions::new().interrupt_before(),
+        )
+        .add_edge(START, "check")
+        .add_edge("check", "approve")
+        .add_edge("approve", END);
+    let mut parent = GraphBuilder::<Ticket>::new("Desk");
+    parent
+        .add_subgraph("review", child.compile().unwrap())
+        .add_edge(START, "review")
+        .add_edge("review", END);
+    let store: Arc<dyn Checkpointer> = Arc::new(InMemoryCheckpointer::new());
+    let graph = parent
+        .compile()
+        .unwrap()
+        .with_checkpointer(Arc::clone(&store));
+    let paused = graph.invoke(ticket("x")).await.unwrap();
+    let id = paused.interrupts()[0].id.clone();
+    let error = graph
+        .resume_each(paused.run_id(), [(id, Answer::Approve)])
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("mail server down"), "{error}");
+    down.store(false, std::sync::atomic::Ordering::SeqCst);
+    let done = graph.retry(paused.run_id()).await.unwrap();
+    assert!(!done.is_paused());
+    assert_eq!(
+        done.state().log,
+        ["check", "answered approve@2", "approved"],
+        "the child went on from its checkpoint, the answer kept, asking nothing again"
+    );
+}
