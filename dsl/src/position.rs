@@ -19,6 +19,9 @@ pub struct LineTable {
     /// Per character of more than one byte, in order: where it ends, and how many bytes more
     /// than characters, and than UTF-16 units, the text has up to there.
     wide: Vec<Wide>,
+    /// Where a `\r` stands alone (not before `\n`): a line break to miette, not to the
+    /// language (almost always none).
+    lone_returns: Vec<usize>,
 }
 
 /// A 1-based line and column; the column counts characters, not bytes.
@@ -60,6 +63,11 @@ impl<'a> LineIndex<'a> {
     pub fn line_start(&self, line: usize) -> Option<usize> {
         self.table.line_start(line)
     }
+
+    /// How many lone `\r` stand before `offset` (each a line break to miette).
+    pub(crate) fn lone_returns_before(&self, offset: usize) -> usize {
+        self.table.lone_returns_before(offset)
+    }
 }
 
 impl LineTable {
@@ -81,7 +89,24 @@ impl LineTable {
                 });
             }
         }
-        LineTable { line_starts, wide }
+        let lone_returns = if text.contains('\r') {
+            let bytes = text.as_bytes();
+            (0..bytes.len())
+                .filter(|&at| bytes[at] == b'\r' && bytes.get(at + 1) != Some(&b'\n'))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        LineTable {
+            line_starts,
+            wide,
+            lone_returns,
+        }
+    }
+
+    /// How many lone `\r` stand before `offset` (each a line break to miette).
+    pub(crate) fn lone_returns_before(&self, offset: usize) -> usize {
+        self.lone_returns.partition_point(|&at| at < offset)
     }
 
     /// The byte offset where 0-based line `line` starts, if the text has it.

@@ -157,11 +157,13 @@ impl miette::SourceCode for Indexed<'_> {
         let text = self.index.text();
         let first = self.index.line_column(span.offset()).line - 1;
         let last = self.index.line_column(span.offset() + span.len()).line - 1;
-        let from_line = first.saturating_sub(context_lines_before);
+        // A line more than the context on each side: miette reads its context from the window
+        // as it would from the whole text (a test holds the two to the same report).
+        let from_line = first.saturating_sub(context_lines_before + 1);
         let start = self.index.line_start(from_line).unwrap_or(0);
         let end = self
             .index
-            .line_start(last + context_lines_after + 1)
+            .line_start(last + context_lines_after + 2)
             .unwrap_or(text.len());
         let window = &text[start..end];
         let inner = miette::SourceSpan::new(
@@ -171,13 +173,16 @@ impl miette::SourceCode for Indexed<'_> {
         let read = window.read_span(&inner, context_lines_before, context_lines_after)?;
         let shown =
             miette::SourceSpan::new((read.span().offset() + start).into(), read.span().len());
+        // miette's lines before the window: the language's, and the lone `\r` it also breaks
+        // at. Its `line_count` counts from the text's start (it decides which snippets merge).
+        let lines_before = from_line + self.index.lone_returns_before(start);
         Ok(Box::new(miette::MietteSpanContents::new_named(
             self.file.to_owned(),
             read.data(),
             shown,
-            read.line() + from_line,
+            read.line() + lines_before,
             read.column(),
-            read.line_count(),
+            read.line_count() + lines_before,
         )))
     }
 }
@@ -219,5 +224,87 @@ impl miette::Diagnostic for WithSource<'_> {
 
     fn source_code(&self) -> Option<&dyn miette::SourceCode> {
         Some(&self.source)
+    }
+}
+
+#[cfg(all(test, feature = "render"))]
+mod tests {
+    use miette::{GraphicalReportHandler, GraphicalTheme, NamedSource};
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// What miette draws from the whole text, as `human` drew before it read through the
+    /// index: the reference `human` must match, byte for byte.
+    fn whole_text(diagnostic: &Diagnostic, file: &str, text: &str) -> String {
+        struct Whole<'a>(&'a Diagnostic, NamedSource<String>);
+        impl std::fmt::Debug for Whole<'_> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                std::fmt::Debug::fmt(self.0, f)
+            }
+        }
+        impl std::fmt::Display for Whole<'_> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                std::fmt::Display::fmt(self.0, f)
+            }
+        }
+        impl std::error::Error for Whole<'_> {}
+        impl miette::Diagnostic for Whole<'_> {
+            fn code<'b>(&'b self) -> Option<Box<dyn std::fmt::Display + 'b>> {
+                miette::Diagnostic::code(self.0)
+            }
+            fn severity(&self) -> Option<miette::Severity> {
+                miette::Diagnostic::severity(self.0)
+            }
+            fn help<'b>(&'b self) -> Option<Box<dyn std::fmt::Display + 'b>> {
+                miette::Diagnostic::help(self.0)
+            }
+            fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
+                miette::Diagnostic::labels(self.0)
+            }
+            fn source_code(&self) -> Option<&dyn miette::SourceCode> {
+                Some(&self.1)
+            }
+        }
+        let handler = GraphicalReportHandler::new_themed(GraphicalTheme::unicode_nocolor())
+            .with_width(HumanStyle::default().width)
+            .with_links(false);
+        let mut out = String::new();
+        let report = Whole(diagnostic, NamedSource::new(file, text.to_owned()));
+        handler.render_report(&mut out, &report).expect("renders");
+        out
+    }
+
+    fn pieces() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            Just("graph G {\n".to_owned()),
+            Just("}\n".to_owned()),
+            Just("    node a;\n".to_owned()),
+            Just("    node ü { interrupt before \"Prêt — ok?\"; }\n".to_owned()),
+            Just("    START -> a;\n".to_owned()),
+            Just("    a -> b | a | a;\n".to_owned()),
+            Just("    a & b -> c;\n".to_owned()),
+            Just("    /// Größe 😀\n".to_owned()),
+            Just("    node c { max_visits 0; }\n".to_owned()),
+            Just("\r\n".to_owned()),
+            Just("\r".to_owned()),
+            Just("\n\n".to_owned()),
+            "[a-z ü—😀;>-]{1,6}".prop_map(|s| s),
+        ];
+        prop::collection::vec(piece, 0..16).prop_map(|pieces| pieces.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+        #[test]
+        fn a_report_read_through_the_index_is_the_one_from_the_whole_text(text in pieces()) {
+            let checked = crate::check(&text);
+            let index = LineIndex::new(&text);
+            for diagnostic in &checked.diagnostics {
+                let ours = human(diagnostic, "g.graph", &index, HumanStyle::default());
+                prop_assert_eq!(ours, whole_text(diagnostic, "g.graph", &text));
+            }
+        }
     }
 }
