@@ -1,6 +1,7 @@
 //! `.graph` sources of any size, in the shapes the front end must stay linear on: a plain
 //! chain; a mixed graph where every rule has work to do; forks whose branches never join (the
-//! worst case of the join warning's search).
+//! worst case of the join warning's search); and, with diagnostics to report, forks that
+//! rejoin unevenly (a warning every ten nodes) and one line of thousands of targets.
 
 use std::fmt::Write as _;
 
@@ -87,6 +88,50 @@ pub(crate) fn forks(nodes: usize) -> String {
     text
 }
 
+/// The chain with, in every ten nodes, a conditional back edge into a node with `max_visits`
+/// (`n9 -> n10 | n0`) and a fork whose branches rejoin at different lengths (`n7 -> n8 & n9;
+/// n8 -> n9;`): a W0304 for every fork, as users' graphs have them while they are written.
+pub(crate) fn uneven(nodes: usize) -> String {
+    let mut text = header();
+    for i in 0..nodes {
+        let limit = if i % 10 == 0 {
+            " { max_visits 3; }"
+        } else {
+            ";"
+        };
+        let _ = writeln!(text, "    node n{i}{limit}");
+    }
+    text.push_str("\n    START -> n0;\n");
+    let mut i = 0;
+    while i + 1 < nodes {
+        if i % 10 == 7 && i + 2 < nodes {
+            let _ = writeln!(text, "    n{i} -> n{} & n{};", i + 1, i + 2);
+            let _ = writeln!(text, "    n{} -> n{};", i + 1, i + 2);
+            i += 2;
+            continue;
+        }
+        let _ = if i % 10 == 9 && i >= 10 {
+            writeln!(text, "    n{i} -> n{} | n{};", i + 1, i - 9)
+        } else {
+            writeln!(text, "    n{i} -> n{};", i + 1)
+        };
+        i += 1;
+    }
+    let _ = writeln!(text, "    n{} -> END;\n}}", nodes - 1);
+    text
+}
+
+/// One node whose one conditional edge names it `targets` times on one line
+/// (`a -> a | a | …;`): an E0206 for every target but the first, all on that line.
+pub(crate) fn one_long_line(targets: usize) -> String {
+    let mut text = String::from("graph Long {\n    node a;\n    START -> a;\n    a -> a");
+    for _ in 1..targets {
+        text.push_str(" | a");
+    }
+    text.push_str(";\n}\n");
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,5 +153,23 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn the_shapes_with_diagnostics_have_the_ones_they_are_for() {
+        let codes = |text: &str| -> Vec<String> {
+            let checked = trellis_dsl::check(text);
+            checked
+                .diagnostics
+                .iter()
+                .map(|d| d.code.to_string())
+                .collect()
+        };
+        let uneven = codes(&uneven(1_000));
+        assert_eq!(uneven.len(), 100, "a W0304 per fork: {uneven:?}");
+        assert!(uneven.iter().all(|code| code == "W0304"), "{uneven:?}");
+        let long = codes(&one_long_line(500));
+        assert_eq!(long.len(), 499, "an E0206 per repeated target");
+        assert!(long.iter().all(|code| code == "E0206"), "{long:?}");
     }
 }

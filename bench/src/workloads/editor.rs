@@ -1,6 +1,9 @@
 //! `editor`: what typing in a 1,000-node `.graph` file costs through `trellis lsp` — a change
 //! answered with its diagnostics, a hover, a completion — over the server's real message loop
-//! (an in-memory connection instead of stdio, so that pipes do not blur the figure).
+//! (an in-memory connection instead of stdio, so that pipes do not blur the figure); a file
+//! whose one line holds 8,000 targets, each a diagnostic (`long-line`: its diagnostics within
+//! 1 s); and 200 changes to a 10,000-line file sent at once, as fast typing sends them
+//! (`burst`: the last change's diagnostics within 1 s of it).
 
 use std::time::{Duration, Instant};
 
@@ -10,11 +13,15 @@ use serde_json::{Value, json};
 use super::{Bench, BenchError};
 use crate::measure::{alone, per};
 use crate::report::{Row, Target};
-use crate::shapes::mixed;
+use crate::shapes::{mixed, one_long_line};
 
 /// The bar: a change to a 1,000-node file answered within 20 ms (20 µs a node; the
 /// table counts per node, as `tooling` does).
 const CHANGE: Target = Target::Ns(20e3);
+/// The bars for the long line (1 s for its 8,000 targets) and the burst (the last
+/// change's diagnostics within 1 s of it).
+const LONG_LINE: Target = Target::Ns(1e9 / 8_000.0);
+const BURST: Target = Target::Ns(1e9);
 const W: &str = "editor";
 const URI: &str = "file:///bench/mixed.graph";
 
@@ -83,6 +90,12 @@ impl Client {
 
     /// Sends the document's new text and waits for the diagnostics of that version.
     fn change(&self, version: i32, text: &str, open: bool) -> Result<usize, BenchError> {
+        self.send_change(version, text, open)?;
+        self.diagnostics_of(version)
+    }
+
+    /// Sends the document's new text (opening it first when `open`), without waiting.
+    fn send_change(&self, version: i32, text: &str, open: bool) -> Result<(), BenchError> {
         let (method, params) = if open {
             let document = json!({
                 "uri": URI, "languageId": "trellis-graph", "version": version, "text": text,
@@ -99,7 +112,11 @@ impl Client {
         self.send(Message::Notification(Notification::new(
             method.to_owned(),
             params,
-        )))?;
+        )))
+    }
+
+    /// Waits for the diagnostics of `version` (those of earlier versions pass by): how many.
+    fn diagnostics_of(&self, version: i32) -> Result<usize, BenchError> {
         loop {
             if let Message::Notification(published) = self.receive()?
                 && published.params["version"] == version
@@ -183,5 +200,69 @@ pub(crate) fn editor(bench: &mut Bench<'_>) -> Result<(), BenchError> {
     bench.emit(row("change", change).judged(CHANGE));
     bench.emit(row("hover", hover));
     bench.emit(row("completion", completion));
+    long_line(bench)?;
+    burst(bench)
+}
+
+/// A file whose one line names one node `targets` times (`a -> a | a | …`): opened, and its
+/// diagnostics (one per repeated target) published.
+fn long_line(bench: &mut Bench<'_>) -> Result<(), BenchError> {
+    let targets = bench.scale.size(8_000, 500);
+    let text = one_long_line(targets);
+    let client = Client::start()?;
+    let mut version = 0;
+    let time = alone(bench.scale.samples(5), || {
+        version += 1;
+        let started = Instant::now();
+        let found = client.change(version, &text, version == 1)?;
+        if found + 1 != targets {
+            return Err(wrong(format!("{found} diagnostics for {targets} targets")));
+        }
+        Ok(started.elapsed())
+    })?;
+    client.stop()?;
+    let units = targets as u64;
+    bench.emit(
+        Row::new(W, "long-line", units, "target", per(time, units), None)
+            .with("whole_ms", (time.as_secs_f64() * 1e5).round() / 100.0)
+            .judged(LONG_LINE),
+    );
+    Ok(())
+}
+
+/// 200 changes to a file of 10,000 lines or more, sent at once: the time from the last one
+/// to its diagnostics (the server analyses the newest text, not each in turn).
+fn burst(bench: &mut Bench<'_>) -> Result<(), BenchError> {
+    const CHANGES: i32 = 200;
+    let nodes = bench.scale.size(4_500, 200);
+    let text = mixed(nodes);
+    let typed = text.replacen("START -> n0;", "START -> n0; ", 1);
+    let lines = text.lines().count();
+    let client = Client::start()?;
+    client.change(1, &text, true)?;
+    let mut version = 1;
+    let time = alone(bench.scale.samples(5), || {
+        for _ in 0..CHANGES {
+            version += 1;
+            let next = if version % 2 == 0 { &typed } else { &text };
+            client.send_change(version, next, false)?;
+        }
+        let last_sent = Instant::now();
+        client.diagnostics_of(version)?;
+        Ok::<_, BenchError>(last_sent.elapsed())
+    })?;
+    client.stop()?;
+    bench.emit(
+        Row::new(
+            W,
+            "burst",
+            lines as u64,
+            "burst",
+            time.as_nanos() as f64,
+            None,
+        )
+        .with("changes", CHANGES)
+        .judged(BURST),
+    );
     Ok(())
 }
