@@ -84,10 +84,18 @@ fn every_workload_measures_something_sensible() {
             "fmt",
             "export-json",
             "export-dot",
-            "export-mermaid"
+            "export-mermaid",
+            // Two sizes each in a smoke run (three in a full one).
+            "report-human",
+            "report-human",
+            "report-json",
+            "report-json"
         ]
     );
-    assert_eq!(variants("editor"), ["change", "hover", "completion"]);
+    assert_eq!(
+        variants("editor"),
+        ["change", "hover", "completion", "long-line", "burst"]
+    );
     // The executor's and the stores' workloads stand beside their floors; the rest have none.
     for row in &rows {
         let has_floor = !matches!(
