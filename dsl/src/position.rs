@@ -20,7 +20,8 @@ pub struct LineTable {
     /// than characters, and than UTF-16 units, the text has up to there.
     wide: Vec<Wide>,
     /// Where a `\r` stands alone (not before `\n`): a line break to miette, not to the
-    /// language (almost always none).
+    /// language (almost always none). Only reports need it.
+    #[cfg(feature = "render")]
     lone_returns: Vec<usize>,
 }
 
@@ -65,6 +66,7 @@ impl<'a> LineIndex<'a> {
     }
 
     /// How many lone `\r` stand before `offset` (each a line break to miette).
+    #[cfg(feature = "render")]
     pub(crate) fn lone_returns_before(&self, offset: usize) -> usize {
         self.table.lone_returns_before(offset)
     }
@@ -89,6 +91,7 @@ impl LineTable {
                 });
             }
         }
+        #[cfg(feature = "render")]
         let lone_returns = if text.contains('\r') {
             let bytes = text.as_bytes();
             (0..bytes.len())
@@ -100,11 +103,13 @@ impl LineTable {
         LineTable {
             line_starts,
             wide,
+            #[cfg(feature = "render")]
             lone_returns,
         }
     }
 
     /// How many lone `\r` stand before `offset` (each a line break to miette).
+    #[cfg(feature = "render")]
     pub(crate) fn lone_returns_before(&self, offset: usize) -> usize {
         self.lone_returns.partition_point(|&at| at < offset)
     }
