@@ -304,6 +304,7 @@ pub(crate) fn graph(
     handlers(
         code, blueprint, &names, &nodes, &routes, &sends, &subgraphs, mode,
     );
+    mappings(code, blueprint, &names, &subgraphs, mode);
     if mode == Mode::Full {
         adapter(code, &names, &nodes);
     }
@@ -312,9 +313,16 @@ pub(crate) fn graph(
         "Builds the graph on `handlers`. Infallible: the `.graph` source was validated when\n\
          this code was generated.",
     );
+    // A skeleton's build asks for no `Mappings`: the user's code may not have them when the
+    // graph's error is what made a subgraph look mapped.
+    let bound = if mode == Mode::Full && subgraphs.iter().any(|s| s.mapped.is_some()) {
+        "Handlers + Mappings"
+    } else {
+        "Handlers"
+    };
     put!(
         code,
-        "pub fn build<H: Handlers>(handlers: H) -> {krate}::CompiledGraph<{}> {{",
+        "pub fn build<H: {bound}>(handlers: H) -> {krate}::CompiledGraph<{}> {{",
         names.build_state
     );
     match mode {
@@ -737,38 +745,116 @@ fn handlers(
                 mode,
                 format_args!("fn {sub_method}(&self) -> {krate}::CompiledGraph<{state}>"),
             ),
-            Some(Mapped {
-                child,
-                input,
-                output,
-            }) => {
-                method(
-                    code,
-                    mode,
-                    format_args!("fn {sub_method}(&self) -> {krate}::CompiledGraph<{child}>"),
-                );
-                code.doc_line(format_args!(
-                    " The input of the graph `{}` runs, from the state.",
-                    node.id
-                ));
-                method(
-                    code,
-                    mode,
-                    format_args!("fn {input}(&self, state: &{state}) -> {child}"),
-                );
-                code.doc_line(format_args!(
-                    " The update `{}` makes, from the state and its graph's final state.",
-                    node.id
-                ));
-                method(
-                    code,
-                    mode,
-                    format_args!(
-                        "fn {output}(&self, state: &{state}, child: {child}) -> <{state} as {krate}::GraphState>::Update"
-                    ),
-                );
-            }
+            Some(Mapped { child, .. }) => method(
+                code,
+                mode,
+                format_args!("fn {sub_method}(&self) -> {krate}::CompiledGraph<{child}>"),
+            ),
         }
+    }
+    put!(code, "}}");
+}
+
+/// The `Mappings` trait: for each subgraph on another state type, the methods that map the
+/// state to the child's and the child's final state back to an update. It is a trait apart
+/// from `Handlers`, and `build` asks for it by a bound that names every state it maps
+/// between (its `States` parameter): when one of those types does not resolve (a misspelt
+/// `state`, which also makes a same-state subgraph look mapped), rustc reports that type and
+/// drops the bound, where methods missing from `Handlers` would add an error of their own.
+fn mappings(
+    code: &mut Code<'_>,
+    blueprint: &Blueprint,
+    names: &Names<'_>,
+    subgraphs: &[SubgraphNode],
+    mode: Mode,
+) {
+    let mapped: Vec<(&SubgraphNode, &Mapped)> = subgraphs
+        .iter()
+        .filter_map(|sub| sub.mapped.as_ref().map(|m| (sub, m)))
+        .collect();
+    if mapped.is_empty() {
+        return;
+    }
+    let (krate, state) = (names.krate, names.trait_state);
+    // A generic graph's state is `Self::State`, which a parameter's default cannot name.
+    let mut states: Vec<&str> = Vec::new();
+    if names.trait_state == "State" {
+        states.push("State");
+    }
+    for (_, m) in &mapped {
+        if !states.contains(&m.child.as_str()) {
+            states.push(&m.child);
+        }
+    }
+    let states = match states.as_slice() {
+        [one] => format!("({one},)"),
+        many => format!("({})", many.join(", ")),
+    };
+    code.doc(
+        "How the handlers map the state of each subgraph that runs on another state type:\n\
+         implement it beside [`Handlers`]. `States` names the types it maps between; leave it\n\
+         to its default.",
+    );
+    if mode == Mode::Skeleton {
+        put!(code, "#[allow(unused_variables)]");
+    }
+    let module = rust_names::module(&blueprint.name);
+    let ids: Vec<String> = mapped
+        .iter()
+        .map(|(sub, _)| format!("`{}`", blueprint.nodes[sub.at].id))
+        .collect();
+    let methods: Vec<String> = mapped
+        .iter()
+        .flat_map(|(_, m)| [format!("`{}`", m.input), format!("`{}`", m.output)])
+        .collect();
+    let message = format!(
+        "`{{Self}}` does not map the states of the subgraphs of `{}`",
+        blueprint.name
+    );
+    let label = format!(
+        "{} {} on another state type: `{module}::build` needs `{module}::Mappings`",
+        ids.join(", "),
+        if ids.len() == 1 { "runs" } else { "run" }
+    );
+    let note = format!(
+        "implement `{module}::Mappings` for `{{Self}}`: {}",
+        methods.join(", ")
+    );
+    put!(code, "#[diagnostic::on_unimplemented(");
+    put!(code, "message = {},", Lit(&message));
+    put!(code, "label = {},", Lit(&label));
+    put!(code, "note = {}", Lit(&note));
+    put!(code, ")]");
+    put!(code, "pub trait Mappings<States = {states}>: Handlers {{");
+    for (
+        sub,
+        Mapped {
+            child,
+            input,
+            output,
+        },
+    ) in mapped
+    {
+        code.doc_line(format_args!(
+            " The input of the graph `{}` runs, from the state.",
+            blueprint.nodes[sub.at].id
+        ));
+        method(
+            code,
+            mode,
+            format_args!("fn {input}(&self, state: &{state}) -> {child}"),
+        );
+        code.doc_line(format_args!(
+            " The update `{}` makes, from the state and its graph's final state.",
+            blueprint.nodes[sub.at].id
+        ));
+        method(
+            code,
+            mode,
+            format_args!(
+                "fn {output}(&self, state: &{state}, child: {child}) -> <{state} as {krate}::GraphState>::Update"
+            ),
+        );
     }
     put!(code, "}}");
 }

@@ -129,6 +129,12 @@ impl desk::Handlers for Clerk {
     fn lookup(&self) -> CompiledGraph<Found> {
         lookup::build(Searcher)
     }
+    fn count(&self) -> CompiledGraph<elsewhere::counting::State> {
+        elsewhere::counting::build(Tally)
+    }
+}
+
+impl desk::Mappings for Clerk {
     fn lookup_input(&self, work: &Work) -> Found {
         Found {
             query: work.log.join(" "),
@@ -137,9 +143,6 @@ impl desk::Handlers for Clerk {
     }
     fn lookup_output(&self, _: &Work, found: Found) -> WorkUpdate {
         WorkUpdate::default().log(found.hits.join(", "))
-    }
-    fn count(&self) -> CompiledGraph<elsewhere::counting::State> {
-        elsewhere::counting::build(Tally)
     }
     fn count_input(&self, work: &Work) -> Found {
         Found {
