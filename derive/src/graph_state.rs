@@ -55,7 +55,7 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
                 Ok(())
             } else {
                 let given = meta.path.get_ident().map(ToString::to_string).unwrap_or_default();
-                let hint = nearest(&given, &["update", "crate"])
+                let hint = trellis_graph::did_you_mean(&given, ["update", "crate"])
                     .map(|known| format!("did you mean `{known}`? "))
                     .unwrap_or_default();
                 Err(meta.error(format!(
@@ -217,7 +217,7 @@ fn reducer_of(field: &syn::Field) -> syn::Result<Reducer> {
                 Reducer::With(meta.value()?.parse()?)
             } else {
                 let given = meta.path.get_ident().map(ToString::to_string).unwrap_or_default();
-                let hint = nearest(&given, REDUCERS)
+                let hint = trellis_graph::did_you_mean(&given, REDUCERS.iter().copied())
                     .map(|known| format!("did you mean `{known}`? "))
                     .unwrap_or_default();
                 return Err(meta.error(format!(
@@ -232,30 +232,6 @@ fn reducer_of(field: &syn::Field) -> syn::Result<Reducer> {
 }
 
 const REDUCERS: &[&str] = &["overwrite", "append", "extend", "sum", "with"];
-
-/// The known word closest to `given` by edit distance, if it is close (a typo, not a guess).
-fn nearest(given: &str, known: &[&'static str]) -> Option<&'static str> {
-    let distance = |a: &str, b: &str| {
-        let b: Vec<char> = b.chars().collect();
-        let mut row: Vec<usize> = (0..=b.len()).collect();
-        for (i, ca) in a.chars().enumerate() {
-            let mut previous = row[0];
-            row[0] = i + 1;
-            for (j, &cb) in b.iter().enumerate() {
-                let substitution = previous + usize::from(ca != cb);
-                previous = row[j + 1];
-                row[j + 1] = substitution.min(row[j] + 1).min(previous + 1);
-            }
-        }
-        row[b.len()]
-    };
-    known
-        .iter()
-        .map(|k| (distance(given, k), *k))
-        .filter(|&(d, k)| d > 0 && d <= k.len().max(given.len()) / 3)
-        .min()
-        .map(|(_, k)| k)
-}
 
 /// `T` of a field written `Vec<T>` (or `…::Vec<T>`).
 fn vec_item(ty: &Type) -> Option<Type> {

@@ -1,4 +1,6 @@
 //! "Did you mean" suggestions: the nearest candidate by edit distance, as rustc picks them.
+//! The one place that decides, for the language's names and `#[derive(GraphState)]`'s options;
+//! the distance is `strsim`'s (a kept crate, already in the tree through clap).
 
 /// The longest word that gets a suggestion.
 const LONGEST_WORD: usize = 64;
@@ -29,7 +31,7 @@ pub fn did_you_mean<'c>(
         if candidate.chars().count().abs_diff(word.chars().count()) > limit {
             continue;
         }
-        let distance = edit_distance(word, candidate);
+        let distance = strsim::osa_distance(word, candidate);
         // Replacing every character is no typo (`b` is not a misspelled `a`).
         let plausible = distance <= limit && distance < word.chars().count();
         if plausible && best.is_none_or(|(d, _)| distance < d) {
@@ -39,43 +41,9 @@ pub fn did_you_mean<'c>(
     best.map(|(_, candidate)| candidate)
 }
 
-/// Optimal string alignment distance between two strings, by characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut before_previous = vec![0; b.len() + 1];
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    let mut current = vec![0; b.len() + 1];
-    for i in 1..=a.len() {
-        current[0] = i;
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut best = (previous[j] + 1)
-                .min(current[j - 1] + 1)
-                .min(previous[j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                best = best.min(before_previous[j - 2] + 1);
-            }
-            current[j] = best;
-        }
-        std::mem::swap(&mut before_previous, &mut previous);
-        std::mem::swap(&mut previous, &mut current);
-    }
-    previous[b.len()]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn distances() {
-        assert_eq!(edit_distance("", ""), 0);
-        assert_eq!(edit_distance("draft", "draft"), 0);
-        assert_eq!(edit_distance("draft", "drfat"), 1);
-        assert_eq!(edit_distance("lookup_invoce", "lookup_invoice"), 1);
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-    }
 
     #[test]
     fn suggests_the_nearest_plausible_name() {
