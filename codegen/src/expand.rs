@@ -358,7 +358,7 @@ fn module_doc(code: &mut Code<'_>, blueprint: &Blueprint, mode: Mode) {
         .as_deref()
         .is_some_and(|doc| doc.lines().next().is_some())
     {
-        put!(code, "///");
+        code.doc_line(format_args!(""));
     }
     if mode == Mode::Skeleton {
         return;

@@ -152,17 +152,23 @@ impl<'o> Code<'o> {
         }
     }
 
-    /// One doc comment line (its text as rustdoc sees it, leading space included).
+    /// One doc line (its text as rustdoc sees it, leading space included), as a `#[doc]`
+    /// attribute: a `///` comment that a macro's tokens carry shows in rust-analyzer's hover
+    /// with a stray leading `/`, and cannot hold a carriage return.
     pub(crate) fn doc_line(&mut self, args: fmt::Arguments<'_>) {
         self.indent();
-        let prefix = self.text.len();
-        self.text.push_str("///");
+        self.text.push_str("#[doc = \"");
+        // Written in place, and escaped afterwards only when it has to be (most lines are
+        // plain): a large graph has a doc line per item.
+        let start = self.text.len();
         let _ = self.text.write_fmt(args);
-        // A doc comment cannot hold a carriage return; an attribute can.
-        if self.text[prefix..].contains('\r') {
-            let line = self.text.split_off(prefix + 3);
-            self.text.truncate(prefix);
-            let _ = write!(self.text, "#[doc = {}]", Lit(&line));
+        if !is_plain(&self.text[start..]) {
+            let line = self.text.split_off(start);
+            self.text.truncate(start - 1);
+            let _ = write!(self.text, "{}", Lit(&line));
+            self.text.push(']');
+        } else {
+            self.text.push_str("\"]");
         }
         self.text.push('\n');
         self.lines += 1;
@@ -206,6 +212,12 @@ impl<'o> Code<'o> {
     }
 }
 
+/// Whether `text` stands in a string literal as it is: printable ASCII, no quote or backslash.
+fn is_plain(text: &str) -> bool {
+    text.bytes()
+        .all(|b| b.is_ascii_graphic() && b != b'"' && b != b'\\' || b == b' ')
+}
+
 /// A string as a Rust string literal.
 pub(crate) struct Lit<'a>(pub(crate) &'a str);
 
@@ -213,11 +225,7 @@ impl fmt::Display for Lit<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Most strings here are node names: nothing to escape, and escaping goes character
         // by character.
-        let plain = self
-            .0
-            .bytes()
-            .all(|b| b.is_ascii_graphic() && b != b'"' && b != b'\\' || b == b' ');
-        if plain {
+        if is_plain(self.0) {
             f.write_char('"')?;
             f.write_str(self.0)?;
             f.write_char('"')
@@ -248,7 +256,7 @@ mod tests {
         put!(code, "}}");
         assert_eq!(
             code.into_text(),
-            "pub mod m {\n    /// A doc {\n    /// over two lines\n    fn f() {\n        match x {\n            A => g(\n                1,\n            ),\n        }\n    } else {\n    }\n    // a comment {\n}\n"
+            "pub mod m {\n    #[doc = \" A doc {\"]\n    #[doc = \" over two lines\"]\n    fn f() {\n        match x {\n            A => g(\n                1,\n            ),\n        }\n    } else {\n    }\n    // a comment {\n}\n"
         );
     }
 
