@@ -510,6 +510,53 @@ mod tests {
         );
     }
 
+    /// The bytes `trellis export --format json` prints for a graph with every attribute,
+    /// a join, a send and a malformed static edge: format 1, pinned.
+    #[test]
+    fn format_1_byte_for_byte() {
+        let mut graph = sample();
+        graph.nodes[0].max_concurrency = Some(8);
+        graph.nodes[0].input = Some("Doc".into());
+        graph.nodes[1].graph = Some("Review".into());
+        graph.nodes.push(Node {
+            kind: Some(NodeKind::Custom("mine".into())),
+            interrupt: Some(InterruptPoint::After),
+            ..Node::new("tail")
+        });
+        graph.edges.extend(Edge::join(
+            [Endpoint::Node("a".into()), Endpoint::Node("b".into())],
+            &Endpoint::Node("send".into()),
+        ));
+        graph.edges.push(Edge {
+            from: Endpoint::Node("classify".into()),
+            kind: EdgeKind::Each,
+            targets: vec![Endpoint::Node("a".into())],
+        });
+        graph.edges.push(Edge {
+            from: Endpoint::Node("a".into()),
+            kind: EdgeKind::Static,
+            targets: vec![Endpoint::Node("b".into()), Endpoint::End],
+        });
+        graph.edges.push(Edge {
+            from: Endpoint::Node("b".into()),
+            kind: EdgeKind::Fork,
+            targets: vec![Endpoint::Node("a".into()), Endpoint::Node("tail".into())],
+        });
+        let text = serde_json::to_string(&graph).unwrap();
+        assert_eq!(text, PINNED);
+        let back: Blueprint = serde_json::from_str(&text).unwrap();
+        // A static edge with two targets reads back as the conditional it is written as.
+        graph.edges[6].kind = EdgeKind::Conditional;
+        assert_eq!(back, graph);
+        let bare = serde_json::to_string(&Blueprint::new("G")).unwrap();
+        assert_eq!(
+            bare,
+            r#"{"format":1,"name":"G","doc":null,"state":null,"max_steps":null,"entry":null,"finish":[],"nodes":[],"edges":[]}"#
+        );
+    }
+
+    const PINNED: &str = r#"{"format":1,"name":"Support","doc":"Answers tickets.","state":"Ticket","max_steps":25,"entry":"classify","finish":["send"],"nodes":[{"id":"classify","doc":null,"kind":{"delegate":"Triage"},"retry":3,"backoff_ms":200,"timeout_ms":10000,"max_visits":null,"interrupt":null,"question":null,"defer":false,"on_error":null,"meta":{"owner":"support","pages":3,"live":true},"max_concurrency":8,"input":"Doc"},{"id":"send","doc":null,"kind":"hitl","retry":null,"backoff_ms":null,"timeout_ms":null,"max_visits":2,"interrupt":"before","question":"Send it?","defer":true,"on_error":"classify","meta":{},"graph":"Review"},{"id":"tail","doc":null,"kind":{"custom":"mine"},"retry":null,"backoff_ms":null,"timeout_ms":null,"max_visits":null,"interrupt":"after","question":null,"defer":false,"on_error":null,"meta":{}}],"edges":[{"kind":"static","from":"__start__","to":"classify"},{"kind":"conditional","from":"classify","targets":["send","__end__"]},{"kind":"static","from":"send","to":"__end__"},{"kind":"join","from":"a","to":"send"},{"kind":"join","from":"b","to":"send"},{"kind":"send","from":"classify","targets":["a"]},{"kind":"conditional","from":"a","targets":["b","__end__"]},{"kind":"fork","from":"b","targets":["a","tail"]}]}"#;
+
     #[test]
     fn reads_back_what_it_writes() {
         let text = serde_json::to_string(&sample()).unwrap();
