@@ -4,6 +4,8 @@
 
 use std::fmt;
 
+use serde::{Deserialize, Serialize};
+
 /// How START is spelled in the runtime's API and in the JSON export: `add_edge(START, "a")`.
 pub const START: &str = "__start__";
 /// How END is spelled in the runtime's API and in the JSON export: `add_edge("a", END)`.
@@ -13,7 +15,8 @@ pub const END: &str = "__end__";
 ///
 /// Nodes and edges keep their declaration order, and a blueprint may hold what the rules refuse
 /// (a node declared twice, an edge to an undeclared node): [`check`](crate::check) reports it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(from = "crate::json::GraphIn")]
 pub struct Blueprint {
     /// The graph's name.
     pub name: String,
@@ -65,7 +68,8 @@ impl Blueprint {
 }
 
 /// A node and its attributes.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(from = "crate::json::NodeIn")]
 pub struct Node {
     /// The node's name.
     pub id: String,
@@ -125,7 +129,8 @@ pub struct Retry {
 /// Where a run pauses for a person, relative to a node. A node's `interrupt before|after`
 /// attribute is `Before` or `After`; `Node` happens only in a run, when the node itself asks
 /// (its result is an interrupt), and is no attribute.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum InterruptPoint {
     /// The run pauses before the node runs (`interrupt before`); it runs after the answer.
     Before,
@@ -148,7 +153,10 @@ impl InterruptPoint {
 }
 
 /// What a node does (`kind …;`). The runtime does not interpret it; agents and UIs do.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// In JSON a built-in kind is its name (`"dispatch"`), the others one key
+/// (`{"delegate": "Graph"}`, `{"custom": "text"}`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum NodeKind {
     /// Calls the model.
     Dispatch,
@@ -191,8 +199,9 @@ impl NodeKind {
     }
 }
 
-/// A `meta` value.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// A `meta` value: in JSON a string, a number or a boolean.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
 pub enum MetaValue {
     /// `"text"`. (Not called `String`: a variant of that name would make rustc spell every
     /// `String` in its messages to users of the runtime as `std::string::String`.)
@@ -203,8 +212,9 @@ pub enum MetaValue {
     Bool(bool),
 }
 
-/// One end of an edge.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// One end of an edge: in JSON its name as the runtime's API spells it ([`as_str`](Self::as_str)).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize)]
+#[serde(from = "String")]
 pub enum Endpoint {
     /// Where every run starts.
     Start,
@@ -262,7 +272,8 @@ impl fmt::Display for Endpoint {
 }
 
 /// How an edge chooses among its targets.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum EdgeKind {
     /// `a -> b`: always the one target.
     Static,
@@ -277,6 +288,7 @@ pub enum EdgeKind {
     /// branches, each running one of the targets with an input of its own, all in the next
     /// super-step. (Not called `Send`: a variant of that name would make rustc spell the
     /// `Send` trait `std::marker::Send` in its messages to users.)
+    #[serde(rename = "send")]
     Each,
 }
 
@@ -294,7 +306,8 @@ impl EdgeKind {
 }
 
 /// An edge from one endpoint to its targets.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "crate::json::EdgeIn")]
 pub struct Edge {
     /// Where the edge leaves.
     pub from: Endpoint,

@@ -1,12 +1,14 @@
-//! The blueprint's JSON shape (LANGUAGE.md §6, `"format": 1`), written and read by hand so that
-//! this crate needs no derive macro.
+//! The blueprint's JSON shape (LANGUAGE.md §6, `"format": 1`): serde's derive on the
+//! blueprint's own types where the shape is theirs (kinds, interrupt points, meta values), and on
+//! a wire form of a graph, a node and an edge where the shape is flatter than the data (`retry`
+//! and `backoff_ms` side by side, `to` or `targets` by the edge's kind).
 //!
-//! `entry` and `finish` are derived from the edges when writing and ignored when reading.
+//! `entry` and `finish` are derived from the edges when writing and ignored when reading; keys a
+//! newer writer adds are skipped.
 
-use std::fmt;
-
-use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
-use serde::ser::{Serialize, SerializeMap, SerializeStruct, Serializer};
+use serde::de::{self, Deserializer};
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
 
 use crate::blueprint::{
     Blueprint, Edge, EdgeKind, Endpoint, InterruptPoint, MetaValue, Node, NodeKind, Retry,
@@ -17,104 +19,223 @@ pub const JSON_FORMAT: u32 = 1;
 
 impl Serialize for Blueprint {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut out = serializer.serialize_struct("Blueprint", 9)?;
-        out.serialize_field("format", &JSON_FORMAT)?;
-        out.serialize_field("name", &self.name)?;
-        out.serialize_field("doc", &self.doc)?;
-        out.serialize_field("state", &self.state)?;
-        out.serialize_field("max_steps", &self.max_steps)?;
-        out.serialize_field("entry", &self.entry().map(Endpoint::as_str))?;
-        out.serialize_field("finish", &self.finish().collect::<Vec<_>>())?;
-        out.serialize_field("nodes", &self.nodes)?;
-        out.serialize_field("edges", &self.edges)?;
-        out.end()
+        GraphOut {
+            format: JSON_FORMAT,
+            name: &self.name,
+            doc: &self.doc,
+            state: &self.state,
+            max_steps: self.max_steps,
+            entry: self.entry().map(Endpoint::as_str),
+            finish: self.finish().collect(),
+            nodes: &self.nodes,
+            edges: &self.edges,
+        }
+        .serialize(serializer)
+    }
+}
+
+/// A graph as written, borrowed from the blueprint.
+#[derive(Serialize)]
+struct GraphOut<'a> {
+    format: u32,
+    name: &'a str,
+    doc: &'a Option<String>,
+    state: &'a Option<String>,
+    max_steps: Option<u32>,
+    entry: Option<&'a str>,
+    finish: Vec<&'a str>,
+    nodes: &'a [Node],
+    edges: &'a [Edge],
+}
+
+/// A graph as read.
+#[derive(Deserialize)]
+pub(crate) struct GraphIn {
+    format: Format,
+    name: String,
+    doc: Option<String>,
+    state: Option<String>,
+    max_steps: Option<u32>,
+    nodes: Vec<Node>,
+    edges: Vec<Edge>,
+}
+
+impl From<GraphIn> for Blueprint {
+    fn from(graph: GraphIn) -> Blueprint {
+        // The format was checked as it was read.
+        let GraphIn {
+            format: Format,
+            name,
+            doc,
+            state,
+            max_steps,
+            nodes,
+            edges,
+        } = graph;
+        Blueprint {
+            name,
+            doc,
+            state,
+            max_steps,
+            nodes,
+            edges,
+        }
+    }
+}
+
+/// `"format": 1`, refused as soon as it is read when it is another.
+struct Format;
+
+impl<'de> Deserialize<'de> for Format {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match u32::deserialize(deserializer)? {
+            JSON_FORMAT => Ok(Format),
+            other => Err(de::Error::custom(format!(
+                "blueprint format {other} is not supported (this version reads format {JSON_FORMAT})"
+            ))),
+        }
     }
 }
 
 impl Serialize for Node {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut out = serializer.serialize_struct("Node", 12)?;
-        out.serialize_field("id", &self.id)?;
-        out.serialize_field("doc", &self.doc)?;
-        out.serialize_field("kind", &self.kind)?;
-        out.serialize_field("retry", &self.retry.map(|retry| retry.retries))?;
-        out.serialize_field("backoff_ms", &self.retry.and_then(|retry| retry.backoff_ms))?;
-        out.serialize_field("timeout_ms", &self.timeout_ms)?;
-        out.serialize_field("max_visits", &self.max_visits)?;
-        out.serialize_field("interrupt", &self.interrupt.map(InterruptPoint::as_str))?;
-        out.serialize_field("question", &self.question)?;
-        out.serialize_field("defer", &self.defer)?;
-        out.serialize_field("on_error", &self.on_error)?;
-        out.serialize_field("meta", &Meta(&self.meta))?;
-        // Written only when set, so that the export of a graph without sends is unchanged.
-        if let Some(max) = self.max_concurrency {
-            out.serialize_field("max_concurrency", &max)?;
+        NodeOut {
+            id: &self.id,
+            doc: &self.doc,
+            kind: &self.kind,
+            retry: self.retry.map(|retry| retry.retries),
+            backoff_ms: self.retry.and_then(|retry| retry.backoff_ms),
+            timeout_ms: self.timeout_ms,
+            max_visits: self.max_visits,
+            interrupt: self.interrupt,
+            question: &self.question,
+            defer: self.defer,
+            on_error: &self.on_error,
+            meta: &self.meta,
+            max_concurrency: self.max_concurrency,
+            input: &self.input,
+            graph: &self.graph,
         }
-        if let Some(input) = &self.input {
-            out.serialize_field("input", input)?;
-        }
-        if let Some(graph) = &self.graph {
-            out.serialize_field("graph", graph)?;
-        }
-        out.end()
+        .serialize(serializer)
     }
 }
 
-/// `meta` as an object in declaration order.
-struct Meta<'a>(&'a [(String, MetaValue)]);
+/// A node as written, borrowed from the blueprint. The last three keys are written only when
+/// set, so that the export of a graph without sends or subgraphs is unchanged.
+#[derive(Serialize)]
+struct NodeOut<'a> {
+    id: &'a str,
+    doc: &'a Option<String>,
+    kind: &'a Option<NodeKind>,
+    retry: Option<u32>,
+    backoff_ms: Option<u64>,
+    timeout_ms: Option<u64>,
+    max_visits: Option<u32>,
+    interrupt: Option<InterruptPoint>,
+    question: &'a Option<String>,
+    defer: bool,
+    on_error: &'a Option<String>,
+    #[serde(serialize_with = "meta_out")]
+    meta: &'a [(String, MetaValue)],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_concurrency: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    input: &'a Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    graph: &'a Option<String>,
+}
 
-impl Serialize for Meta<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(self.0.len()))?;
-        for (key, value) in self.0 {
-            map.serialize_entry(key, value)?;
+/// A node as read: a missing or null key is unset.
+#[derive(Deserialize)]
+pub(crate) struct NodeIn {
+    id: String,
+    doc: Option<String>,
+    kind: Option<NodeKind>,
+    retry: Option<u32>,
+    backoff_ms: Option<u64>,
+    timeout_ms: Option<u64>,
+    max_visits: Option<u32>,
+    interrupt: Option<Pause>,
+    question: Option<String>,
+    defer: Option<bool>,
+    on_error: Option<String>,
+    #[serde(default, deserialize_with = "meta_in")]
+    meta: Vec<(String, MetaValue)>,
+    max_concurrency: Option<u32>,
+    input: Option<String>,
+    graph: Option<String>,
+}
+
+/// The pauses a node declares: `interrupt before|after` (a node's own ask is no attribute).
+#[derive(Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Pause {
+    Before,
+    After,
+}
+
+impl From<NodeIn> for Node {
+    fn from(node: NodeIn) -> Node {
+        Node {
+            id: node.id,
+            doc: node.doc,
+            kind: node.kind,
+            retry: node.retry.map(|retries| Retry {
+                retries,
+                backoff_ms: node.backoff_ms,
+            }),
+            timeout_ms: node.timeout_ms,
+            max_visits: node.max_visits,
+            interrupt: node.interrupt.map(|pause| match pause {
+                Pause::Before => InterruptPoint::Before,
+                Pause::After => InterruptPoint::After,
+            }),
+            question: node.question,
+            defer: node.defer.unwrap_or(false),
+            on_error: node.on_error,
+            meta: node.meta,
+            max_concurrency: node.max_concurrency,
+            input: node.input,
+            graph: node.graph,
         }
-        map.end()
     }
 }
 
-impl Serialize for MetaValue {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            MetaValue::Text(text) => serializer.serialize_str(text),
-            MetaValue::Integer(number) => serializer.serialize_u32(*number),
-            MetaValue::Bool(flag) => serializer.serialize_bool(*flag),
-        }
-    }
-}
-
-/// `"dispatch"`, `{"delegate": "Graph"}` or `{"custom": "text"}`.
-impl Serialize for NodeKind {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let (key, value) = match self {
-            NodeKind::Delegate(graph) => ("delegate", graph),
-            NodeKind::Custom(text) => ("custom", text),
-            built_in => return serializer.serialize_str(built_in.built_in_name().unwrap_or("")),
-        };
-        let mut map = serializer.serialize_map(Some(1))?;
+/// `meta` as an object in declaration order (a `Vec` of pairs: no map type keeps it without a
+/// crate of its own).
+fn meta_out<S: Serializer>(
+    meta: &&[(String, MetaValue)],
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    let mut map = serializer.serialize_map(Some(meta.len()))?;
+    for (key, value) in meta.iter() {
         map.serialize_entry(key, value)?;
-        map.end()
     }
+    map.end()
 }
 
-impl Serialize for InterruptPoint {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> Deserialize<'de> for InterruptPoint {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match String::deserialize(deserializer)?.as_str() {
-            "before" => Ok(InterruptPoint::Before),
-            "after" => Ok(InterruptPoint::After),
-            "node" => Ok(InterruptPoint::Node),
-            other => Err(de::Error::unknown_variant(
-                other,
-                &["before", "after", "node"],
-            )),
+/// `meta` in the order the document gives it; null is none.
+fn meta_in<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<(String, MetaValue)>, D::Error> {
+    struct Entries;
+    impl<'de> de::Visitor<'de> for Entries {
+        type Value = Vec<(String, MetaValue)>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an object of meta values")
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(Vec::new())
+        }
+        fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut entries = Vec::new();
+            while let Some(entry) = map.next_entry()? {
+                entries.push(entry);
+            }
+            Ok(entries)
         }
     }
+    deserializer.deserialize_any(Entries)
 }
 
 impl Serialize for Endpoint {
@@ -123,312 +244,74 @@ impl Serialize for Endpoint {
     }
 }
 
+impl From<String> for Endpoint {
+    fn from(name: String) -> Endpoint {
+        Endpoint::from_owned(name)
+    }
+}
+
 /// `{"kind": "static" | "join", "from", "to"}`, or `{"kind": "conditional" | "fork" | "send",
 /// "from", "targets"}`. A join `a & b -> j` is one `join` edge per source.
 /// (A malformed static or join edge, whose targets are not one, is written with `targets`.)
 impl Serialize for Edge {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut out = serializer.serialize_struct("Edge", 3)?;
-        match (self.kind, self.targets.as_slice()) {
-            (kind @ (EdgeKind::Static | EdgeKind::Join), [to]) => {
-                out.serialize_field("kind", kind.as_str())?;
-                out.serialize_field("from", &self.from)?;
-                out.serialize_field("to", to)?;
-            }
-            (kind, targets) => {
-                let kind = match kind {
-                    EdgeKind::Static => "conditional",
-                    other => other.as_str(),
-                };
-                out.serialize_field("kind", kind)?;
-                out.serialize_field("from", &self.from)?;
-                out.serialize_field("targets", targets)?;
-            }
-        }
-        out.end()
-    }
-}
-
-// ---- reading ------------------------------------------------------------------------------------
-//
-// Visitors over the document's maps, so that `meta` keeps its order whatever the format, and
-// unknown keys are skipped (a newer writer may add some).
-
-impl<'de> Deserialize<'de> for Blueprint {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_map(BlueprintVisitor)
-    }
-}
-
-struct BlueprintVisitor;
-
-impl<'de> Visitor<'de> for BlueprintVisitor {
-    type Value = Blueprint;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a blueprint (an object with `format`, `name`, `nodes` and `edges`)")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Blueprint, A::Error> {
-        let mut format: Option<u32> = None;
-        let mut name: Option<String> = None;
-        let mut blueprint = Blueprint::default();
-        let (mut nodes, mut edges) = (false, false);
-        while let Some(key) = map.next_key::<String>()? {
-            match key.as_str() {
-                "format" => format = Some(map.next_value()?),
-                "name" => name = Some(map.next_value()?),
-                "doc" => blueprint.doc = map.next_value()?,
-                "state" => blueprint.state = map.next_value()?,
-                "max_steps" => blueprint.max_steps = map.next_value()?,
-                "nodes" => {
-                    blueprint.nodes = map.next_value()?;
-                    nodes = true;
-                }
-                "edges" => {
-                    blueprint.edges = map.next_value()?;
-                    edges = true;
-                }
-                // `entry` and `finish` are derived from the edges; other keys are a newer
-                // writer's additions.
-                _ => {
-                    map.next_value::<de::IgnoredAny>()?;
-                }
-            }
-        }
-        match format {
-            Some(JSON_FORMAT) => {}
-            Some(other) => {
-                return Err(de::Error::custom(format!(
-                    "blueprint format {other} is not supported (this version reads format {JSON_FORMAT})"
-                )));
-            }
-            None => return Err(de::Error::missing_field("format")),
-        }
-        blueprint.name = name.ok_or_else(|| de::Error::missing_field("name"))?;
-        if !nodes {
-            return Err(de::Error::missing_field("nodes"));
-        }
-        if !edges {
-            return Err(de::Error::missing_field("edges"));
-        }
-        Ok(blueprint)
-    }
-}
-
-impl<'de> Deserialize<'de> for Node {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_map(NodeVisitor)
-    }
-}
-
-struct NodeVisitor;
-
-impl<'de> Visitor<'de> for NodeVisitor {
-    type Value = Node;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a node (an object with an `id`)")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
-        let mut id: Option<String> = None;
-        let mut node = Node::default();
-        let mut retries: Option<u32> = None;
-        let mut backoff_ms: Option<u64> = None;
-        while let Some(key) = map.next_key::<String>()? {
-            match key.as_str() {
-                "id" => id = Some(map.next_value()?),
-                "doc" => node.doc = map.next_value()?,
-                "kind" => node.kind = map.next_value()?,
-                "retry" => retries = map.next_value()?,
-                "backoff_ms" => backoff_ms = map.next_value()?,
-                "timeout_ms" => node.timeout_ms = map.next_value()?,
-                "max_visits" => node.max_visits = map.next_value()?,
-                "max_concurrency" => node.max_concurrency = map.next_value()?,
-                "input" => node.input = map.next_value()?,
-                "graph" => node.graph = map.next_value()?,
-                "interrupt" => {
-                    node.interrupt = match map.next_value::<Option<String>>()?.as_deref() {
-                        None => None,
-                        Some("before") => Some(InterruptPoint::Before),
-                        Some("after") => Some(InterruptPoint::After),
-                        Some(other) => {
-                            return Err(de::Error::invalid_value(
-                                de::Unexpected::Str(other),
-                                &"`before` or `after`",
-                            ));
-                        }
-                    }
-                }
-                "question" => node.question = map.next_value()?,
-                "defer" => node.defer = map.next_value::<Option<bool>>()?.unwrap_or(false),
-                "on_error" => node.on_error = map.next_value()?,
-                "meta" => {
-                    node.meta = map
-                        .next_value::<Option<MetaEntries>>()?
-                        .unwrap_or_default()
-                        .0
-                }
-                _ => {
-                    map.next_value::<de::IgnoredAny>()?;
-                }
-            }
-        }
-        node.id = id.ok_or_else(|| de::Error::missing_field("id"))?;
-        node.retry = retries.map(|retries| Retry {
-            retries,
-            backoff_ms,
-        });
-        Ok(node)
-    }
-}
-
-/// `meta` in the order the document gives it.
-#[derive(Default)]
-struct MetaEntries(Vec<(String, MetaValue)>);
-
-impl<'de> Deserialize<'de> for MetaEntries {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Entries;
-        impl<'de> Visitor<'de> for Entries {
-            type Value = MetaEntries;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object of meta values")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MetaEntries, A::Error> {
-                let mut entries = Vec::new();
-                while let Some((key, value)) = map.next_entry::<String, MetaValue>()? {
-                    entries.push((key, value));
-                }
-                Ok(MetaEntries(entries))
-            }
-        }
-        deserializer.deserialize_map(Entries)
-    }
-}
-
-impl<'de> Deserialize<'de> for MetaValue {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Value;
-        impl Visitor<'_> for Value {
-            type Value = MetaValue;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a string, a 32-bit unsigned integer or a boolean")
-            }
-            fn visit_str<E: de::Error>(self, text: &str) -> Result<MetaValue, E> {
-                Ok(MetaValue::Text(text.to_owned()))
-            }
-            fn visit_bool<E: de::Error>(self, flag: bool) -> Result<MetaValue, E> {
-                Ok(MetaValue::Bool(flag))
-            }
-            fn visit_u64<E: de::Error>(self, number: u64) -> Result<MetaValue, E> {
-                u32::try_from(number)
-                    .map(MetaValue::Integer)
-                    .map_err(|_| E::invalid_value(de::Unexpected::Unsigned(number), &self))
-            }
-            fn visit_i64<E: de::Error>(self, number: i64) -> Result<MetaValue, E> {
-                u32::try_from(number)
-                    .map(MetaValue::Integer)
-                    .map_err(|_| E::invalid_value(de::Unexpected::Signed(number), &self))
-            }
-        }
-        deserializer.deserialize_any(Value)
-    }
-}
-
-impl<'de> Deserialize<'de> for NodeKind {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Kind;
-        impl<'de> Visitor<'de> for Kind {
-            type Value = NodeKind;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(
-                    "a built-in kind (\"dispatch\", …), {\"delegate\": \"Graph\"} or {\"custom\": \"text\"}",
-                )
-            }
-            fn visit_str<E: de::Error>(self, name: &str) -> Result<NodeKind, E> {
-                NodeKind::BUILT_IN
-                    .iter()
-                    .find(|(known, _)| *known == name)
-                    .map(|(_, kind)| kind.clone())
-                    .ok_or_else(|| E::invalid_value(de::Unexpected::Str(name), &self))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<NodeKind, A::Error> {
-                let kind = match map.next_entry::<String, String>()? {
-                    Some((key, graph)) if key == "delegate" => NodeKind::Delegate(graph),
-                    Some((key, text)) if key == "custom" => NodeKind::Custom(text),
-                    _ => return Err(de::Error::invalid_value(de::Unexpected::Map, &self)),
-                };
-                if map.next_key::<String>()?.is_some() {
-                    return Err(de::Error::invalid_value(de::Unexpected::Map, &self));
-                }
-                Ok(kind)
-            }
-        }
-        deserializer.deserialize_any(Kind)
-    }
-}
-
-impl<'de> Deserialize<'de> for Endpoint {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        String::deserialize(deserializer).map(|name| Endpoint::from_name(&name))
-    }
-}
-
-impl<'de> Deserialize<'de> for Edge {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_map(EdgeVisitor)
-    }
-}
-
-struct EdgeVisitor;
-
-impl<'de> Visitor<'de> for EdgeVisitor {
-    type Value = Edge;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an edge (an object with `kind`, `from` and `to` or `targets`)")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Edge, A::Error> {
-        let mut kind: Option<String> = None;
-        let mut from: Option<Endpoint> = None;
-        let mut targets: Option<Vec<Endpoint>> = None;
-        while let Some(key) = map.next_key::<String>()? {
-            match key.as_str() {
-                "kind" => kind = Some(map.next_value()?),
-                "from" => from = Some(map.next_value()?),
-                "to" => targets = Some(vec![map.next_value()?]),
-                "targets" => targets = Some(map.next_value()?),
-                _ => {
-                    map.next_value::<de::IgnoredAny>()?;
-                }
-            }
-        }
-        let kind = match kind.as_deref() {
-            Some("static") => EdgeKind::Static,
-            Some("conditional") => EdgeKind::Conditional,
-            Some("fork") => EdgeKind::Fork,
-            Some("join") => EdgeKind::Join,
-            Some("send") => EdgeKind::Each,
-            Some(other) => {
-                return Err(de::Error::unknown_variant(
-                    other,
-                    &["static", "conditional", "fork", "join", "send"],
-                ));
-            }
-            None => return Err(de::Error::missing_field("kind")),
+        let out = match (self.kind, self.targets.as_slice()) {
+            (kind @ (EdgeKind::Static | EdgeKind::Join), [to]) => EdgeOut {
+                kind,
+                from: &self.from,
+                to: Some(to),
+                targets: None,
+            },
+            (kind, targets) => EdgeOut {
+                kind: match kind {
+                    EdgeKind::Static => EdgeKind::Conditional,
+                    other => other,
+                },
+                from: &self.from,
+                to: None,
+                targets: Some(targets),
+            },
         };
-        let missing = if matches!(kind, EdgeKind::Static | EdgeKind::Join) {
-            "to"
-        } else {
-            "targets"
+        out.serialize(serializer)
+    }
+}
+
+/// An edge as written, borrowed from the blueprint: `to` or `targets`.
+#[derive(Serialize)]
+struct EdgeOut<'a> {
+    kind: EdgeKind,
+    from: &'a Endpoint,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    to: Option<&'a Endpoint>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    targets: Option<&'a [Endpoint]>,
+}
+
+/// An edge as read: `to` for a static or join edge, `targets` for the others.
+#[derive(Deserialize)]
+pub(crate) struct EdgeIn {
+    kind: EdgeKind,
+    from: Endpoint,
+    to: Option<Endpoint>,
+    targets: Option<Vec<Endpoint>>,
+}
+
+impl TryFrom<EdgeIn> for Edge {
+    type Error = String;
+
+    fn try_from(edge: EdgeIn) -> Result<Edge, String> {
+        let targets = match (edge.to, edge.targets) {
+            (Some(to), _) => vec![to],
+            (None, Some(targets)) => targets,
+            (None, None) if matches!(edge.kind, EdgeKind::Static | EdgeKind::Join) => {
+                return Err("missing field `to`".to_owned());
+            }
+            (None, None) => return Err("missing field `targets`".to_owned()),
         };
         Ok(Edge {
-            from: from.ok_or_else(|| de::Error::missing_field("from"))?,
-            kind,
-            targets: targets.ok_or_else(|| de::Error::missing_field(missing))?,
+            from: edge.from,
+            kind: edge.kind,
+            targets,
         })
     }
 }
