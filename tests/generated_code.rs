@@ -120,7 +120,7 @@ fn the_generated_modules_describe_their_graphs() {
     assert_eq!(canonical_turn::build(Model).blueprint(), &blueprint);
     assert_eq!(
         serde_json::to_string_pretty(&blueprint).expect("JSON") + "\n",
-        trellis_dsl::export::to_json(&checked.module.graphs[0]).expect("JSON")
+        trellis_graph::export::to_json(&checked.module.graphs[0]).expect("JSON")
     );
     let json = serde_json::to_value(&blueprint).expect("JSON");
     assert_eq!(json["name"], "CanonicalTurn");

@@ -12,7 +12,8 @@ mod runs;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use trellis_dsl::render::{self, HumanStyle};
-use trellis_dsl::{Checked, Diagnostic, export};
+use trellis_dsl::{Checked, Diagnostic};
+use trellis_graph::export;
 
 #[derive(Parser)]
 #[command(

@@ -363,17 +363,17 @@ fn module_doc(code: &mut Code<'_>, blueprint: &Blueprint, mode: Mode) {
     if mode == Mode::Skeleton {
         return;
     }
-    let links = trellis_dsl::export::mermaid_links(blueprint);
-    if links > trellis_dsl::export::MERMAID_MAX_EDGES {
+    let links = trellis_graph::export::mermaid_links(blueprint);
+    if links > trellis_graph::export::MERMAID_MAX_EDGES {
         // Mermaid would draw an error instead; and the lines would cost most of the time a
         // large graph's code takes to generate.
         code.doc_line(format_args!(
             " The graph's diagram is left out: {links} links, more than Mermaid draws ({}); \
              `trellis export --format mermaid` prints it.",
-            trellis_dsl::export::MERMAID_MAX_EDGES
+            trellis_graph::export::MERMAID_MAX_EDGES
         ));
     } else {
-        let diagram = trellis_dsl::export::to_mermaid(blueprint);
+        let diagram = trellis_graph::export::to_mermaid(blueprint);
         code.doc("```mermaid");
         for line in diagram.lines() {
             code.doc_line(format_args!(" {line}"));

@@ -119,7 +119,7 @@ fn the_diagram_is_left_out_beyond_what_mermaid_draws() {
         assert!(expansion.errors.is_empty(), "{:?}", expansion.errors);
         expansion.tokens.to_string()
     };
-    let limit = trellis_dsl::export::MERMAID_MAX_EDGES;
+    let limit = trellis_graph::export::MERMAID_MAX_EDGES;
     let at_limit = chain(limit);
     assert!(at_limit.contains("```mermaid"));
     assert!(!at_limit.contains("diagram is left out"));

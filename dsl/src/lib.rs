@@ -1,5 +1,5 @@
-//! The `.graph` language of Trellis: parser, validated blueprint IR, diagnostics, formatter and
-//! exports.
+//! The `.graph` language of Trellis: parser, validated blueprint IR, diagnostics and formatter
+//! (a blueprint's exports are `trellis_graph::export`'s).
 //!
 //! Source text goes through [`check()`]: a pest grammar parses it into a spanned AST (recovering
 //! after syntax errors, so later independent errors still show), lowering turns that into a
@@ -42,7 +42,6 @@ mod ast;
 mod blueprint;
 mod check;
 mod diagnostic;
-pub mod export;
 mod fast;
 mod format;
 mod lexeme;

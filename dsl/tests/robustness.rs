@@ -153,7 +153,7 @@ fn meaning(checked: &Checked) -> (Vec<String>, Vec<&'static str>) {
         .module
         .graphs
         .iter()
-        .map(|graph| trellis_dsl::export::to_json(graph).expect("blueprints serialize"))
+        .map(|graph| trellis_graph::export::to_json(graph).expect("blueprints serialize"))
         .collect();
     let mut codes: Vec<&str> = checked
         .diagnostics

@@ -7,6 +7,7 @@
 //! - [`Blueprint`]: a graph's topology and settings as plain, serializable data (the JSON of
 //!   `trellis export`, `"format": 1`).
 //! - [`check`]: every topology rule, over a blueprint, as a list of [`Violation`]s.
+//! - [`export`]: a blueprint as JSON, Graphviz DOT or Mermaid.
 //!
 //! No parser and no proc-macro dependency: a graph declared in Rust never compiles the language.
 //!
@@ -39,6 +40,7 @@
 mod blueprint;
 mod check;
 mod code;
+pub mod export;
 mod hash;
 mod json;
 mod suggest;

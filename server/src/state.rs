@@ -62,7 +62,7 @@ impl App {
                 .agents
                 .contains_key(graph.name())
                 .then(|| graph.name().to_owned()),
-            mermaid: trellis_dsl::export::to_mermaid(&blueprint),
+            mermaid: trellis::blueprint::export::to_mermaid(&blueprint),
             blueprint,
         }
     }

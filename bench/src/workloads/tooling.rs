@@ -44,18 +44,18 @@ pub(crate) fn tooling(bench: &mut Bench<'_>) -> Result<(), BenchError> {
         (
             "export-json",
             Box::new(|| {
-                trellis_dsl::export::to_json(&blueprint)
+                trellis_graph::export::to_json(&blueprint)
                     .map(|json| json.len())
                     .map_err(|error| wrong(error.to_string()))
             }),
         ),
         (
             "export-dot",
-            Box::new(|| Ok(trellis_dsl::export::to_dot(&blueprint).len())),
+            Box::new(|| Ok(trellis_graph::export::to_dot(&blueprint).len())),
         ),
         (
             "export-mermaid",
-            Box::new(|| Ok(trellis_dsl::export::to_mermaid(&blueprint).len())),
+            Box::new(|| Ok(trellis_graph::export::to_mermaid(&blueprint).len())),
         ),
     ];
     for (variant, tool) in tools {

@@ -3,13 +3,18 @@
 use std::fmt::Write as _;
 
 use super::{error_handlers, markers};
-use trellis_graph::{Blueprint, EdgeKind, Endpoint};
+use crate::{Blueprint, EdgeKind, Endpoint};
 
 /// The blueprint as a Graphviz `digraph`.
 ///
 /// ```
-/// let checked = trellis_dsl::check("graph G { node a; START -> a; a -> END; }");
-/// let dot = trellis_dsl::export::to_dot(&checked.module.graphs[0]);
+/// use trellis_graph::{Blueprint, Edge, Endpoint, Node};
+///
+/// let mut graph = Blueprint::new("G");
+/// graph.nodes.push(Node::new("a"));
+/// let a = Endpoint::Node("a".to_owned());
+/// graph.edges = vec![Edge::to(Endpoint::Start, a.clone()), Edge::to(a, Endpoint::End)];
+/// let dot = trellis_graph::export::to_dot(&graph);
 /// assert!(dot.contains(r#""__start__" -> "a";"#));
 /// ```
 pub fn to_dot(blueprint: &Blueprint) -> String {

@@ -11,7 +11,7 @@ mod mermaid;
 pub use dot::to_dot;
 pub use mermaid::{MERMAID_MAX_EDGES, mermaid_links, to_mermaid};
 
-use trellis_graph::{Blueprint, InterruptPoint, Node};
+use crate::{Blueprint, InterruptPoint, Node};
 
 /// Why a blueprint could not be exported.
 #[derive(Debug, thiserror::Error)]
@@ -24,10 +24,15 @@ pub enum ExportError {
 /// The blueprint as pretty-printed JSON, in the shape of LANGUAGE.md §6.
 ///
 /// ```
-/// let checked = trellis_dsl::check("graph G { node a; START -> a; a -> END; }");
-/// let json = trellis_dsl::export::to_json(&checked.module.graphs[0])?;
+/// use trellis_graph::{Blueprint, Edge, Endpoint, Node};
+///
+/// let mut graph = Blueprint::new("G");
+/// graph.nodes.push(Node::new("a"));
+/// let a = Endpoint::Node("a".to_owned());
+/// graph.edges = vec![Edge::to(Endpoint::Start, a.clone()), Edge::to(a, Endpoint::End)];
+/// let json = trellis_graph::export::to_json(&graph)?;
 /// assert!(json.contains(r#""entry": "a""#));
-/// # Ok::<(), trellis_dsl::export::ExportError>(())
+/// # Ok::<(), trellis_graph::export::ExportError>(())
 /// ```
 pub fn to_json(blueprint: &Blueprint) -> Result<String, ExportError> {
     let mut json = serde_json::to_string_pretty(blueprint)?;
