@@ -51,6 +51,7 @@ mod names;
 mod parse;
 mod position;
 pub mod render;
+pub mod words;
 
 /// The crate's internals for its own property tests (feature `test-util`, as tokio has one):
 /// not an API, no stability.
@@ -99,15 +100,6 @@ pub mod rust_names {
     pub fn variant(node: &str) -> String {
         crate::names::to_pascal_case(node)
     }
-}
-
-/// The words the language expects where, as the front end reads them (for an editor's
-/// completion).
-pub mod words {
-    /// What starts a graph's settings and declarations (a node name or START starts an edge).
-    pub const GRAPH_ITEMS: &[&str] = crate::lower::GRAPH_ITEMS;
-    /// What starts an attribute inside `node name { … }`.
-    pub const ATTRIBUTES: &[&str] = crate::lower::ATTRIBUTES;
 }
 
 /// Why `name` cannot name a node (the rules of E0103 and E0105), or `None` when it can.

@@ -17,6 +17,7 @@ use crate::blueprint::{EdgeSpans, GraphSpans, Module, NodeSpans};
 use crate::diagnostic::{Code, Diagnostic, Diagnostics, Span};
 use crate::literal;
 use crate::names;
+use crate::words;
 
 /// What the graph-wide checks need to know beyond the blueprint.
 #[derive(Debug, Default)]
@@ -32,21 +33,6 @@ pub(crate) struct GraphFacts {
     /// these alone, not at every node of a large graph.
     pub(crate) subgraph_nodes: Vec<usize>,
 }
-
-pub(crate) const GRAPH_ITEMS: &[&str] = &["state", "max_steps", "node"];
-pub(crate) const ATTRIBUTES: &[&str] = &[
-    "retry",
-    "timeout",
-    "max_visits",
-    "interrupt",
-    "defer",
-    "on_error",
-    "kind",
-    "meta",
-    "input",
-    "max_concurrency",
-    "graph",
-];
 
 pub(crate) fn lower(
     file: &ast::File<'_>,
@@ -192,7 +178,7 @@ fn lower_graph(
                     format!("unknown graph item `{}`", word.text),
                     "not a setting, a node or an edge",
                 );
-                let keyword = did_you_mean(word.text, GRAPH_ITEMS.iter().copied());
+                let keyword = did_you_mean(word.text, words::GRAPH_ITEMS.iter().map(|w| w.name));
                 diagnostics.push(match keyword {
                     _ if names_a_node => unknown.with_help(format!(
                         "to add an edge from node `{0}`, write `{0} -> …;`",
@@ -505,11 +491,12 @@ fn lower_attr<'a>(
                 "unknown attribute",
             );
             report(Err(
-                match did_you_mean(word.text, ATTRIBUTES.iter().copied()) {
+                match did_you_mean(word.text, words::attribute_names()) {
                     Some(known) => unknown.with_did_you_mean(word.span, known),
-                    None => {
-                        unknown.with_help(format!("the attributes are {}", quoted_list(ATTRIBUTES)))
-                    }
+                    None => unknown.with_help(format!(
+                        "the attributes are {}",
+                        words::quoted(words::attribute_names(), "and")
+                    )),
                 },
             ));
         }
@@ -562,14 +549,6 @@ fn lower_kind(spec: &KindSpec<'_>) -> Result<NodeKind, Diagnostic> {
             }
             Ok(kind.clone())
         }
-    }
-}
-
-fn quoted_list(words: &[&str]) -> String {
-    let quoted: Vec<String> = words.iter().map(|w| format!("`{w}`")).collect();
-    match quoted.split_last() {
-        Some((last, init)) if !init.is_empty() => format!("{} and {last}", init.join(", ")),
-        _ => quoted.join(""),
     }
 }
 

@@ -6,7 +6,7 @@ const RESERVED_IN_RUST: &[&str] = &["self", "super", "crate", "Self"];
 /// Why the language or Rust cannot use a declared name (E0103), if it cannot. START and END are
 /// refused by the graph rules (`trellis_graph::reserved_name_reason`), for every front door.
 pub(crate) fn unusable_reason(name: &str) -> Option<String> {
-    if crate::parse::is_keyword(name) {
+    if crate::words::is_reserved(name) {
         Some(format!("`{name}` is a keyword of the language"))
     } else if RESERVED_IN_RUST.contains(&name) {
         Some(format!("`{name}` is reserved in Rust"))

@@ -15,6 +15,7 @@ use crate::ast::{
 };
 use crate::diagnostic::{Code, Diagnostic, Diagnostics, Span};
 use crate::syntax::{GraphParser, Rule};
+use crate::words;
 use trellis_graph::did_you_mean;
 
 /// After this many syntax errors in one file the rest is skipped: past it, errors are noise.
@@ -652,7 +653,7 @@ impl<'a> Parser<'a, '_> {
             ErrorVariant::CustomError { .. } => Vec::new(),
         };
         let hint = syntax_hint(&self.text[base..], piece);
-        self.report_unexpected(base + offset, &expected, None, hint);
+        self.report_unexpected(base + offset, &expected, None, Some(&hint));
     }
 
     fn unclosed(&mut self, open_brace: Span, label: &str) {
@@ -727,45 +728,30 @@ enum Piece {
 }
 
 /// The form of the statement or attribute that failed to parse, told by its first word.
-fn syntax_hint(piece_text: &str, piece: Piece) -> Option<&'static str> {
+fn syntax_hint(piece_text: &str, piece: Piece) -> String {
     let word: String = piece_text
         .trim_start_matches(|c: char| c == '/' || c.is_whitespace())
         .chars()
         .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
         .collect();
-    Some(match (piece, word.as_str()) {
-        (Piece::GraphHead, _) => "a graph is written `graph Name { … }`",
-        (Piece::GraphItem, "node") => {
-            "a node is declared `node name;` or `node name { attribute; … }`"
-        }
-        (Piece::GraphItem, "state") => "`state` takes a Rust type path: `state my_crate::Ticket;`",
-        (Piece::GraphItem, "max_steps") => "write `max_steps N;`",
-        (Piece::GraphItem, _) => {
+    let form = |list: &[words::Word]| {
+        list.iter()
+            .find(|form| form.name == word)
+            .map(|form| form.hint.to_owned())
+    };
+    match piece {
+        Piece::GraphHead => "a graph is written `graph Name { … }`".to_owned(),
+        Piece::GraphItem => form(words::GRAPH_ITEMS).unwrap_or_else(|| {
             "an edge is `a -> b;`, `a -> b | c;` (a router picks one) or `a -> b & c;` (all run)"
-        }
-        (Piece::Attribute, "retry") => "write `retry N;` or `retry N backoff 200ms;`",
-        (Piece::Attribute, "timeout") => "write `timeout 10s;` (units `ms`, `s`, `m`, `h`)",
-        (Piece::Attribute, "max_visits") => "write `max_visits N;`",
-        (Piece::Attribute, "interrupt") => "write `interrupt before;` or `interrupt after;`",
-        (Piece::Attribute, "defer") => "write `defer;`",
-        (Piece::Attribute, "on_error") => "write `on_error handler_node;`",
-        (Piece::Attribute, "kind") => {
-            "write `kind dispatch;`, `kind delegate(GraphName);` or `kind \"my_kind\";`"
-        }
-        (Piece::Attribute, "meta") => {
-            "write `meta key = \"text\";`, `meta key = 3;` or `meta key = true;`"
-        }
-        (Piece::Attribute, "input") => {
-            "write `input TypeName;` (the type each sent branch carries)"
-        }
-        (Piece::Attribute, "max_concurrency") => "write `max_concurrency N;`",
-        (Piece::Attribute, "graph") => {
-            "write `graph Name;` (a graph of this file) or `graph module::Name;`"
-        }
-        (Piece::Attribute, _) => {
-            "an attribute is one of `retry`, `timeout`, `max_visits`, `interrupt`, `defer`, `on_error`, `kind`, `meta`, `input`, `max_concurrency` or `graph`, ending in `;`"
-        }
-    })
+                .to_owned()
+        }),
+        Piece::Attribute => form(words::ATTRIBUTES).unwrap_or_else(|| {
+            format!(
+                "an attribute is one of {}, ending in `;`",
+                words::quoted(words::attribute_names(), "or")
+            )
+        }),
+    }
 }
 
 impl<'a> Graph<'a> {
@@ -817,7 +803,7 @@ fn unexpected_token(text: &str, at: usize, expected: &[Rule]) -> Diagnostic {
                 Found::Token {
                     text,
                     is_word: true,
-                } => did_you_mean(text, expected.iter().filter_map(|r| keyword_text(*r)))
+                } => did_you_mean(text, expected.iter().filter_map(|r| words::keyword_of(*r)))
                     .map(|keyword| format!("did you mean `{keyword}`?")),
                 Found::Described("`//!` doc comment") => {
                     Some("`//!` documents the whole file and goes at its top".to_owned())
@@ -845,7 +831,7 @@ impl Found {
     fn describe(&self) -> String {
         match self {
             Found::EndOfFile => "end of file".to_owned(),
-            Found::Token { text, is_word } if *is_word && is_keyword(text) => {
+            Found::Token { text, is_word } if *is_word && words::is_reserved(text) => {
                 format!("keyword `{text}`")
             }
             Found::Token { text, .. } => format!("`{text}`"),
@@ -926,28 +912,16 @@ fn found_at(text: &str, at: usize) -> (Span, Found) {
 fn first_tokens(rule: Rule) -> Vec<Rule> {
     match rule {
         Rule::graph_head => vec![Rule::kw_graph],
-        Rule::graph_item => vec![
-            Rule::kw_node,
-            Rule::kw_state,
-            Rule::kw_max_steps,
-            Rule::kw_start,
-            Rule::ident,
-            Rule::rbrace,
-        ],
-        Rule::attr => vec![
-            Rule::kw_retry,
-            Rule::kw_timeout,
-            Rule::kw_max_visits,
-            Rule::kw_interrupt,
-            Rule::kw_defer,
-            Rule::kw_on_error,
-            Rule::kw_kind,
-            Rule::kw_meta,
-            Rule::kw_input,
-            Rule::kw_graph,
-            Rule::kw_max_concurrency,
-            Rule::rbrace,
-        ],
+        Rule::graph_item => words::GRAPH_ITEMS
+            .iter()
+            .map(|word| word.rule)
+            .chain([Rule::kw_start, Rule::ident, Rule::rbrace])
+            .collect(),
+        Rule::attr => words::ATTRIBUTES
+            .iter()
+            .map(|word| word.rule)
+            .chain([Rule::rbrace])
+            .collect(),
         Rule::endpoint | Rule::target => vec![Rule::kw_start, Rule::kw_end, Rule::ident],
         Rule::rust_path => vec![Rule::path_sep, Rule::ident],
         other => vec![other],
@@ -997,52 +971,9 @@ fn rule_description(rule: Rule) -> Option<(usize, String)> {
         Rule::outer_doc => "doc comment",
         Rule::inner_doc => "`//!` doc comment",
         Rule::EOI => "end of file",
-        other => return keyword_text(other).map(|keyword| (0, format!("`{keyword}`"))),
+        other => return words::keyword_of(other).map(|keyword| (0, format!("`{keyword}`"))),
     };
     Some((1, name.to_owned()))
-}
-
-/// The words reserved by the language (LANGUAGE.md §2), with the grammar rule of each.
-const KEYWORDS: &[(Rule, &str)] = &[
-    (Rule::kw_graph, "graph"),
-    (Rule::kw_state, "state"),
-    (Rule::kw_max_steps, "max_steps"),
-    (Rule::kw_node, "node"),
-    (Rule::kw_start, "START"),
-    (Rule::kw_end, "END"),
-    (Rule::kw_retry, "retry"),
-    (Rule::kw_backoff, "backoff"),
-    (Rule::kw_timeout, "timeout"),
-    (Rule::kw_max_visits, "max_visits"),
-    (Rule::kw_interrupt, "interrupt"),
-    (Rule::kw_before, "before"),
-    (Rule::kw_after, "after"),
-    (Rule::kw_defer, "defer"),
-    (Rule::kw_on_error, "on_error"),
-    (Rule::kw_kind, "kind"),
-    (Rule::kw_meta, "meta"),
-    (Rule::kw_use, "use"),
-    (Rule::kw_true, "true"),
-    (Rule::kw_false, "false"),
-];
-
-pub(crate) fn is_keyword(word: &str) -> bool {
-    KEYWORDS.iter().any(|(_, keyword)| *keyword == word)
-}
-
-/// Words with a meaning only where they stand; not reserved (a node may be called `input`).
-const CONTEXTUAL: &[(Rule, &str)] = &[
-    (Rule::kw_each, "each"),
-    (Rule::kw_input, "input"),
-    (Rule::kw_max_concurrency, "max_concurrency"),
-];
-
-fn keyword_text(rule: Rule) -> Option<&'static str> {
-    KEYWORDS
-        .iter()
-        .chain(CONTEXTUAL)
-        .find(|(keyword_rule, _)| *keyword_rule == rule)
-        .map(|(_, keyword)| *keyword)
 }
 
 // ---- pairs → AST -------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 //! `on_error`, attributes inside a node's block, a graph's items at the start of a statement.
 
 use lsp_types::{CompletionItem, CompletionItemKind};
-use trellis_dsl::words::{ATTRIBUTES, GRAPH_ITEMS};
+use trellis_dsl::words::{ATTRIBUTES, GRAPH_ITEMS, Word};
 use trellis_dsl::{LexemeKind, NodeKind};
 
 use crate::analysis::Analysis;
@@ -66,10 +66,16 @@ pub(crate) fn complete(analysis: &Analysis, offset: usize) -> Vec<CompletionItem
     if !statement_start {
         return Vec::new();
     }
+    // The language's own words, each with what it means.
+    let described = |list: &[Word], kind| {
+        list.iter()
+            .map(|word| item(word.name, kind, Some(word.meaning)))
+            .collect::<Vec<_>>()
+    };
     if depth >= 2 {
-        return words(ATTRIBUTES, CompletionItemKind::PROPERTY);
+        return described(ATTRIBUTES, CompletionItemKind::PROPERTY);
     }
-    let mut items = words(GRAPH_ITEMS, CompletionItemKind::KEYWORD);
+    let mut items = described(GRAPH_ITEMS, CompletionItemKind::KEYWORD);
     items.push(item(
         "START",
         CompletionItemKind::KEYWORD,
