@@ -3,7 +3,9 @@
 
 use std::fmt::Write as _;
 
-use trellis_dsl::{Blueprint, EdgeKind, Endpoint, InterruptPoint, MetaValue, Node, NodeKind};
+use trellis_dsl::{
+    Blueprint, EdgeKind, Endpoint, InterruptPoint, MetaValue, Node, NodeKind, RetryOn,
+};
 
 use crate::text::{Code, Lit, put};
 
@@ -91,18 +93,33 @@ fn node(code: &mut Code<'_>, node: &Node) {
         }
     }
     if let Some(retry) = node.retry {
-        match retry.backoff_ms {
-            Some(backoff) => put!(
-                code,
-                "retry: Some(B::Retry {{ retries: {}, backoff_ms: Some({backoff}) }}),",
-                retry.retries
-            ),
-            None => put!(
-                code,
-                "retry: Some(B::Retry {{ retries: {}, backoff_ms: None }}),",
-                retry.retries
-            ),
+        // Only what differs from `retry N;`, so that the common case reads as written.
+        let mut fields = String::new();
+        if let Some(backoff) = retry.backoff_ms {
+            let _ = write!(fields, "backoff_ms: Some({backoff}), ");
         }
+        if let Some(max) = retry.max_backoff_ms {
+            let _ = write!(fields, "max_backoff_ms: Some({max}), ");
+        }
+        if retry.jitter {
+            fields.push_str("jitter: true, ");
+        }
+        if retry.on != RetryOn::default() {
+            let RetryOn {
+                timeout,
+                error,
+                panic,
+            } = retry.on;
+            let _ = write!(
+                fields,
+                "on: B::RetryOn {{ timeout: {timeout}, error: {error}, panic: {panic} }}, "
+            );
+        }
+        put!(
+            code,
+            "retry: Some(B::Retry {{ {fields}..B::Retry::new({}) }}),",
+            retry.retries
+        );
     }
     if let Some(timeout) = node.timeout_ms {
         put!(code, "timeout_ms: Some({timeout}),");

@@ -91,7 +91,13 @@ pub(crate) enum AttrKind<'a> {
     Retry {
         attempts: Literal<'a>,
         backoff: Option<Literal<'a>>,
+        /// `max D`: the longest wait.
+        max: Option<Literal<'a>>,
+        /// `jitter`, where it is written.
+        jitter: Option<Span>,
     },
+    /// `retry_on timeout, error;`: the failures named.
+    RetryOn(Vec<Ident<'a>>),
     Timeout(Literal<'a>),
     MaxVisits(Literal<'a>),
     /// `before` or `after`, and the question the pause asks, if written.

@@ -310,16 +310,36 @@ impl<'a> Reader<'a> {
         let word = self.peek_word();
         let keyword = self.keyword(word)?;
         let kind = match word {
-            // retry_attr = { kw_retry ~ number ~ (kw_backoff ~ number)? ~ semi }
+            // retry_attr = { kw_retry ~ number ~ (kw_backoff ~ number ~ (kw_max ~ number)?
+            //                ~ kw_jitter?)? ~ semi }
             "retry" => {
                 let attempts = self.number()?;
-                let backoff = if self.at_keyword("backoff")? {
+                let (mut backoff, mut max, mut jitter) = (None, None, None);
+                if self.at_keyword("backoff")? {
                     self.keyword("backoff")?;
-                    Some(self.number()?)
-                } else {
-                    None
-                };
-                AttrKind::Retry { attempts, backoff }
+                    backoff = Some(self.number()?);
+                    if self.at_keyword("max")? {
+                        self.keyword("max")?;
+                        max = Some(self.number()?);
+                    }
+                    if self.at_keyword("jitter")? {
+                        jitter = Some(self.keyword("jitter")?.span);
+                    }
+                }
+                AttrKind::Retry {
+                    attempts,
+                    backoff,
+                    max,
+                    jitter,
+                }
+            }
+            // retry_on_attr = { kw_retry_on ~ ident ~ (comma ~ ident)* ~ semi }
+            "retry_on" => {
+                let mut failures = vec![self.ident()?];
+                while self.eat(",")?.is_some() {
+                    failures.push(self.ident()?);
+                }
+                AttrKind::RetryOn(failures)
             }
             // timeout_attr = { kw_timeout ~ number ~ semi }
             "timeout" => AttrKind::Timeout(self.number()?),

@@ -86,7 +86,7 @@ pub use position::{LineColumn, LineIndex, LineTable};
 /// The graph rules' types, re-exported: the blueprint IR and the diagnostic codes.
 pub use trellis_graph::{
     Blueprint, Code, Edge, EdgeKind, Endpoint, InterruptPoint, JSON_FORMAT, MetaValue, Node,
-    NodeKind, Retry, Severity,
+    NodeKind, Retry, RetryOn, Severity,
 };
 
 /// The Rust names generated code gives graphs and nodes (the names E0106 keeps apart).

@@ -8,7 +8,7 @@
 use std::collections::HashSet;
 
 use trellis_graph::{
-    Blueprint, Edge, EdgeKind, Endpoint, InterruptPoint, MetaValue, Node, NodeKind, Retry,
+    Blueprint, Edge, EdgeKind, Endpoint, InterruptPoint, MetaValue, Node, NodeKind, Retry, RetryOn,
     did_you_mean,
 };
 
@@ -335,6 +335,8 @@ fn lower_node<'a>(
     // Nodes have a handful of attributes: a list beats a map.
     seen.clear();
     let mut interrupt_span: Option<(Span, &str)> = None;
+    // Applied once every attribute is read: `retry_on` may come before `retry`.
+    let mut retry_on: Option<(Span, RetryOn)> = None;
     for attr in &decl.attrs {
         let key = match &attr.kind {
             AttrKind::Meta { key, .. } => Some((true, key.text)),
@@ -353,6 +355,10 @@ fn lower_node<'a>(
             }
             seen.push((key, attr.span));
         }
+        if let AttrKind::RetryOn(failures) = &attr.kind {
+            retry_on = lower_retry_on(failures, diagnostics).map(|on| (attr.span, on));
+            continue;
+        }
         lower_attr(
             attr,
             &mut node,
@@ -361,7 +367,50 @@ fn lower_node<'a>(
             diagnostics,
         );
     }
+    if let Some((at, on)) = retry_on {
+        match &mut node.retry {
+            Some(retry) => retry.on = on,
+            None => diagnostics.push(
+                Diagnostic::new(
+                    Code::E0104,
+                    at,
+                    format!("node `{}` says what to retry but is not retried", node.id),
+                    "`retry_on` without `retry`",
+                )
+                .with_help("add `retry N;` to the node, or remove `retry_on`"),
+            ),
+        }
+    }
     (node, spans)
+}
+
+/// The failures `retry_on` names; `None` after an E0107 for a word that is none.
+fn lower_retry_on(failures: &[ast::Ident<'_>], diagnostics: &mut Diagnostics) -> Option<RetryOn> {
+    let mut on = RetryOn::NONE;
+    let mut known = true;
+    for failure in failures {
+        match on.with(failure.text) {
+            Some(more) => on = more,
+            None => {
+                known = false;
+                let unknown = Diagnostic::new(
+                    Code::E0107,
+                    failure.span,
+                    format!("unknown failure `{}`", failure.text),
+                    "not a failure a node can have",
+                );
+                diagnostics.push(
+                    match did_you_mean(failure.text, RetryOn::NAMES.iter().copied()) {
+                        Some(known) => unknown.with_did_you_mean(failure.span, known),
+                        None => {
+                            unknown.with_help("the failures are `timeout`, `error` and `panic`")
+                        }
+                    },
+                );
+            }
+        }
+    }
+    known.then_some(on)
 }
 
 fn lower_attr<'a>(
@@ -377,17 +426,27 @@ fn lower_attr<'a>(
         }
     };
     match &attr.kind {
-        AttrKind::Retry { attempts, backoff } => report((|| {
+        AttrKind::Retry {
+            attempts,
+            backoff,
+            max,
+            jitter,
+        } => report((|| {
             let count = literal::integer(*attempts, "`retry`")?;
             let backoff_ms = backoff.map(literal::duration_ms).transpose()?;
+            let max_backoff_ms = max.map(literal::duration_ms).transpose()?;
             node.retry = Some(Retry {
-                retries: count,
                 // No wait is no backoff: `backoff 0ms` and no `backoff` are one blueprint.
                 backoff_ms: backoff_ms.filter(|&ms| ms > 0),
+                max_backoff_ms,
+                jitter: jitter.is_some(),
+                // `retry_on`, read with the node's other attributes, is applied after them.
+                ..Retry::new(count)
             });
             spans.retry = Some(attempts.span);
             Ok(())
         })()),
+        AttrKind::RetryOn(_) => {}
         AttrKind::Timeout(value) => report(literal::duration_ms(*value).map(|ms| {
             node.timeout_ms = Some(ms);
             spans.timeout = Some(value.span);

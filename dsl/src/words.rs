@@ -33,9 +33,17 @@ pub const ATTRIBUTES: &[Word] = &[
         name: "retry",
         rule: Rule::kw_retry,
         reserved: true,
-        forms: "`retry N;` / `retry N backoff D;`",
-        meaning: "retry a failed run up to N times (N ≥ 1), waiting D before the first retry",
+        forms: "`retry N;` / `retry N backoff D;` / `retry N backoff D max M jitter;`",
+        meaning: "retry a failed run up to N times (N ≥ 1), waiting D before the first retry and twice as long before each next one, at most M; `jitter` spreads each wait at random by up to ±50 %",
         hint: "write `retry N;` or `retry N backoff 200ms;`",
+    },
+    Word {
+        name: "retry_on",
+        rule: Rule::kw_retry_on,
+        reserved: false,
+        forms: "`retry_on F, …;`",
+        meaning: "which failures `retry` retries: `timeout`, `error`, `panic` (without it timeouts and errors; panics only when named)",
+        hint: "write `retry_on timeout, error;` (the failures are `timeout`, `error` and `panic`)",
     },
     Word {
         name: "timeout",
@@ -158,8 +166,11 @@ const OTHER_KEYWORDS: &[(Rule, &str, bool)] = &[
     (Rule::kw_use, "use", true),
     (Rule::kw_true, "true", true),
     (Rule::kw_false, "false", true),
-    // A send's `each`: not reserved, so a node may be called `each`.
+    // Words with a meaning only where they stand (a send's `each`, a retry's `max` and
+    // `jitter`): a node may be called so.
     (Rule::kw_each, "each", false),
+    (Rule::kw_max, "max", false),
+    (Rule::kw_jitter, "jitter", false),
 ];
 
 /// Every keyword with its rule and whether it is reserved.

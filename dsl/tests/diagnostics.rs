@@ -155,3 +155,64 @@ fn every_zero_limit_is_reported_at_its_value() {
         assert_eq!(zero, [value], "{written}");
     }
 }
+
+/// A retry policy reads as written; its mistakes are reported where they are written.
+#[test]
+fn a_retry_policy_and_its_mistakes() {
+    let node = |attributes: &str| {
+        let text = format!("graph G {{ node a {{ {attributes} }} START -> a -> END; }}");
+        let checked = check(&text);
+        let found: Vec<(String, String)> = checked
+            .diagnostics
+            .iter()
+            .map(|d| {
+                (
+                    d.code.as_str().to_owned(),
+                    text[d.span.start..d.span.end].to_owned(),
+                )
+            })
+            .collect();
+        (checked.module.graphs[0].nodes[0].retry, found)
+    };
+    let (retry, found) = node("retry 3 backoff 200ms max 5s jitter; retry_on panic, timeout;");
+    assert_eq!(found, []);
+    let retry = retry.unwrap();
+    assert_eq!(
+        (
+            retry.retries,
+            retry.backoff_ms,
+            retry.max_backoff_ms,
+            retry.jitter
+        ),
+        (3, Some(200), Some(5000), true)
+    );
+    assert_eq!(retry.on.names().collect::<Vec<_>>(), ["timeout", "panic"]);
+    // `retry_on` before `retry` is the same policy; without it, timeouts and errors.
+    let (before, _) = node("retry_on panic, timeout; retry 3 backoff 200ms max 5s jitter;");
+    assert_eq!(before, Some(retry));
+    let (plain, _) = node("retry 2;");
+    assert_eq!(
+        plain.unwrap().on.names().collect::<Vec<_>>(),
+        ["timeout", "error"]
+    );
+
+    let mistake = |attributes: &str| node(attributes).1;
+    assert_eq!(
+        mistake("retry 2; retry_on timeout, eror;"),
+        [("E0107".to_owned(), "eror".to_owned())]
+    );
+    assert_eq!(
+        mistake("retry_on error;"),
+        [("E0104".to_owned(), "retry_on error;".to_owned())]
+    );
+    assert_eq!(
+        mistake("retry 2; retry_on error; retry_on panic;"),
+        [("E0104".to_owned(), "retry_on panic;".to_owned())]
+    );
+    assert_eq!(
+        mistake("retry 2 backoff 1s max 5;"),
+        [("E0002".to_owned(), "5".to_owned())]
+    );
+    // `max` and `jitter` follow a backoff, as the grammar says.
+    assert_eq!(mistake("retry 2 jitter;")[0].0, "E0001");
+}

@@ -37,6 +37,12 @@ const VOCABULARY: &[&str] = &[
     ";",
     "retry",
     "backoff",
+    "max",
+    "jitter",
+    "retry_on",
+    "error",
+    "panic",
+    "5s",
     "timeout",
     "max_visits",
     "interrupt",
@@ -86,6 +92,7 @@ const VALID: &[&str] = &[
     include_str!("../../examples/graphs/support.graph"),
     include_str!("../../examples/graphs/research.graph"),
     include_str!("../../examples/graphs/agent_turn.graph"),
+    "graph Policy {\n    node call { retry 3 backoff 200ms max 5s jitter; retry_on timeout, error; }\n    START -> call -> END;\n}\n",
 ];
 
 fn soup() -> impl Strategy<Value = String> {

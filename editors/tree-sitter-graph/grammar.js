@@ -34,6 +34,7 @@ module.exports = grammar({
     attributes: $ => seq('{', repeat($._attribute), '}'),
     _attribute: $ => choice(
       $.retry,
+      $.retry_on,
       $.timeout,
       $.max_visits,
       $.interrupt,
@@ -49,7 +50,13 @@ module.exports = grammar({
     subgraph: $ => seq('graph', $.rust_path, ';'),
     input: $ => seq('input', $.rust_path, ';'),
     max_concurrency: $ => seq('max_concurrency', $.number, ';'),
-    retry: $ => seq('retry', $.number, optional(seq('backoff', $.number)), ';'),
+    retry: $ => seq(
+      'retry',
+      $.number,
+      optional(seq('backoff', $.number, optional(seq('max', $.number)), optional('jitter'))),
+      ';',
+    ),
+    retry_on: $ => seq('retry_on', $.identifier, repeat(seq(',', $.identifier)), ';'),
     timeout: $ => seq('timeout', $.number, ';'),
     max_visits: $ => seq('max_visits', $.number, ';'),
     interrupt: $ => seq('interrupt', choice('before', 'after'), optional($.string), ';'),

@@ -116,7 +116,7 @@ impl Node {
     }
 }
 
-/// `retry N backoff D`.
+/// A node's retry policy: `retry N backoff D max M jitter;` and `retry_on …;`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Retry {
     /// How many more attempts after the first fails (at least 1); a node makes up to
@@ -124,6 +124,84 @@ pub struct Retry {
     pub retries: u32,
     /// Wait before the first retry, in milliseconds; each next retry waits twice as long.
     pub backoff_ms: Option<u64>,
+    /// The longest wait, in milliseconds (`max D`): the doubling stops there.
+    pub max_backoff_ms: Option<u64>,
+    /// Whether each wait is spread at random by up to ±50 % (`jitter`), so that many runs
+    /// failing together do not retry together.
+    pub jitter: bool,
+    /// Which failures are retried (`retry_on …;`).
+    pub on: RetryOn,
+}
+
+impl Retry {
+    /// `retry N;`: up to `retries` retries at once, of timeouts and errors.
+    pub fn new(retries: u32) -> Self {
+        Retry {
+            retries,
+            backoff_ms: None,
+            max_backoff_ms: None,
+            jitter: false,
+            on: RetryOn::default(),
+        }
+    }
+}
+
+/// Which failures a node retries: `retry_on timeout, error;` (panics only when named). Without
+/// `retry_on`, timeouts and errors are retried and panics are not: a panic is a bug, not a
+/// transient fault.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RetryOn {
+    /// An attempt that ran out of time.
+    pub timeout: bool,
+    /// An attempt that returned an error.
+    pub error: bool,
+    /// An attempt that panicked.
+    pub panic: bool,
+}
+
+impl RetryOn {
+    /// The failures as the language names them, in this order.
+    pub const NAMES: [&'static str; 3] = ["timeout", "error", "panic"];
+
+    /// None of them; name them with [`with`](Self::with).
+    pub const NONE: RetryOn = RetryOn {
+        timeout: false,
+        error: false,
+        panic: false,
+    };
+
+    /// These failures and the one `name`d (`"timeout"`, `"error"` or `"panic"`); `None` for
+    /// another word.
+    pub fn with(self, name: &str) -> Option<Self> {
+        let mut on = self;
+        match name {
+            "timeout" => on.timeout = true,
+            "error" => on.error = true,
+            "panic" => on.panic = true,
+            _ => return None,
+        }
+        Some(on)
+    }
+
+    /// The names of the failures retried, in [`NAMES`](Self::NAMES) order.
+    pub fn names(self) -> impl Iterator<Item = &'static str> {
+        let flags = [self.timeout, self.error, self.panic];
+        Self::NAMES
+            .into_iter()
+            .zip(flags)
+            .filter_map(|(name, on)| on.then_some(name))
+    }
+}
+
+impl Default for RetryOn {
+    /// Timeouts and errors.
+    fn default() -> Self {
+        RetryOn {
+            timeout: true,
+            error: true,
+            panic: false,
+        }
+    }
 }
 
 /// Where a run pauses for a person, relative to a node. A node's `interrupt before|after`

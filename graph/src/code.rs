@@ -77,7 +77,7 @@ codes! {
     E0101 => Error, Language, "two graphs with the same name";
     E0102 => Error, Topology, "a node declared twice in a graph";
     E0103 => Error, Topology, "a name that cannot be used";
-    E0104 => Error, Language, "an attribute or setting given twice, or `interrupt before` and `after` both";
+    E0104 => Error, Language, "an attribute or setting given twice, `interrupt before` and `after` both, or `retry_on` without `retry`";
     E0105 => Error, Language, "a name in the wrong case";
     E0106 => Error, Language, "two names that become the same Rust identifier";
     E0107 => Error, Language, "an unknown attribute, setting or node kind";

@@ -11,7 +11,7 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 
 use crate::blueprint::{
-    Blueprint, Edge, EdgeKind, Endpoint, InterruptPoint, MetaValue, Node, NodeKind, Retry,
+    Blueprint, Edge, EdgeKind, Endpoint, InterruptPoint, MetaValue, Node, NodeKind, Retry, RetryOn,
 };
 
 /// The version of the JSON shape; bumped on any incompatible change.
@@ -105,6 +105,13 @@ impl Serialize for Node {
             kind: &self.kind,
             retry: self.retry.map(|retry| retry.retries),
             backoff_ms: self.retry.and_then(|retry| retry.backoff_ms),
+            max_backoff_ms: self.retry.and_then(|retry| retry.max_backoff_ms),
+            jitter: self.retry.is_some_and(|retry| retry.jitter),
+            retry_on: self
+                .retry
+                .map(|retry| retry.on)
+                .filter(|on| *on != RetryOn::default())
+                .map(|on| on.names().collect()),
             timeout_ms: self.timeout_ms,
             max_visits: self.max_visits,
             interrupt: self.interrupt,
@@ -120,8 +127,9 @@ impl Serialize for Node {
     }
 }
 
-/// A node as written, borrowed from the blueprint. The last three keys are written only when
-/// set, so that the export of a graph without sends or subgraphs is unchanged.
+/// A node as written, borrowed from the blueprint. The keys added since format 1 was first
+/// written (a retry's `max_backoff_ms`, `jitter` and `retry_on`; the last three) are written
+/// only when set, so that the export of a graph without them is unchanged.
 #[derive(Serialize)]
 struct NodeOut<'a> {
     id: &'a str,
@@ -129,6 +137,12 @@ struct NodeOut<'a> {
     kind: &'a Option<NodeKind>,
     retry: Option<u32>,
     backoff_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_backoff_ms: Option<u64>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    jitter: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    retry_on: Option<Vec<&'static str>>,
     timeout_ms: Option<u64>,
     max_visits: Option<u32>,
     interrupt: Option<InterruptPoint>,
@@ -153,6 +167,9 @@ pub(crate) struct NodeIn {
     kind: Option<NodeKind>,
     retry: Option<u32>,
     backoff_ms: Option<u64>,
+    max_backoff_ms: Option<u64>,
+    jitter: Option<bool>,
+    retry_on: Option<Vec<Failure>>,
     timeout_ms: Option<u64>,
     max_visits: Option<u32>,
     interrupt: Option<Pause>,
@@ -164,6 +181,15 @@ pub(crate) struct NodeIn {
     max_concurrency: Option<u32>,
     input: Option<String>,
     graph: Option<String>,
+}
+
+/// A failure `retry_on` names.
+#[derive(Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Failure {
+    Timeout,
+    Error,
+    Panic,
 }
 
 /// The pauses a node declares: `interrupt before|after` (a node's own ask is no attribute).
@@ -183,6 +209,15 @@ impl From<NodeIn> for Node {
             retry: node.retry.map(|retries| Retry {
                 retries,
                 backoff_ms: node.backoff_ms,
+                max_backoff_ms: node.max_backoff_ms,
+                jitter: node.jitter.unwrap_or(false),
+                on: node.retry_on.map_or_else(RetryOn::default, |failures| {
+                    failures.iter().fold(RetryOn::NONE, |on, failure| RetryOn {
+                        timeout: on.timeout || matches!(failure, Failure::Timeout),
+                        error: on.error || matches!(failure, Failure::Error),
+                        panic: on.panic || matches!(failure, Failure::Panic),
+                    })
+                }),
             }),
             timeout_ms: node.timeout_ms,
             max_visits: node.max_visits,
@@ -331,8 +366,8 @@ mod tests {
                     id: "classify".into(),
                     kind: Some(NodeKind::Delegate("Triage".into())),
                     retry: Some(Retry {
-                        retries: 3,
                         backoff_ms: Some(200),
+                        ..Retry::new(3)
                     }),
                     timeout_ms: Some(10_000),
                     meta: vec![

@@ -48,7 +48,7 @@ mod violation;
 
 pub use blueprint::{
     Blueprint, END, Edge, EdgeKind, Endpoint, InterruptPoint, MetaValue, Node, NodeKind, Retry,
-    START,
+    RetryOn, START,
 };
 pub use check::check;
 pub use code::{Code, Scope, Severity};

@@ -3,7 +3,7 @@
 
 use lsp_types::{CompletionItem, CompletionItemKind};
 use trellis_dsl::words::{ATTRIBUTES, GRAPH_ITEMS, Word};
-use trellis_dsl::{LexemeKind, NodeKind};
+use trellis_dsl::{LexemeKind, NodeKind, RetryOn};
 
 use crate::analysis::Analysis;
 
@@ -60,6 +60,14 @@ pub(crate) fn complete(analysis: &Analysis, offset: usize) -> Vec<CompletionItem
     }
     if previous == "interrupt" {
         return words(&["before", "after"], CompletionItemKind::KEYWORD);
+    }
+    // `retry_on timeout, |`: the failures, after the word or a comma of its list.
+    let statement = tokens
+        .iter()
+        .rposition(|token| matches!(*token, ";" | "{" | "}"))
+        .map_or(&tokens[..], |at| &tokens[at + 1..]);
+    if statement.first() == Some(&"retry_on") && matches!(previous, "retry_on" | ",") {
+        return words(&RetryOn::NAMES, CompletionItemKind::ENUM_MEMBER);
     }
     // Comments are not tokens, doc comments included: after one, a statement starts.
     let statement_start = matches!(previous, "" | ";" | "{" | "}");
@@ -152,6 +160,16 @@ mod tests {
         let at = text.find("ma }").unwrap() + 2;
         let items = labels(text, at);
         assert!(items.contains(&"max_visits".to_owned()), "{items:?}");
+    }
+
+    #[test]
+    fn failures_after_retry_on_and_its_commas() {
+        let text = "graph G {\n    node call { retry 2; retry_on ";
+        assert_eq!(labels(text, text.len()), ["timeout", "error", "panic"]);
+        let text = format!("{text}timeout, ");
+        assert_eq!(labels(&text, text.len()), ["timeout", "error", "panic"]);
+        let text = "graph G {\n    node call { retry 2, ";
+        assert!(labels(text, text.len()).is_empty());
     }
 
     #[test]

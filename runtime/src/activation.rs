@@ -118,16 +118,19 @@ async fn attempts<S: GraphState>(
                 Err(None) => break Err(Stop::Cancelled),
                 Err(Some(error)) => error,
             };
-        let retrying = error.is_retryable() && attempt <= options.retries;
+        let retrying = options.retry.retries_on(error.kind()) && attempt <= options.retry.retries;
         if observed {
             failed_attempts.push((attempt, error.to_string(), retrying));
         }
         if !retrying {
             break Err(failure(&error, &ctx, attempt));
         }
-        let delay = options
-            .backoff
-            .saturating_mul(2u32.saturating_pow(attempt - 1));
+        let spread = if options.retry.jitter {
+            crate::options::spread((ctx.run_id().as_str(), ctx.node, ctx.step, attempt))
+        } else {
+            0.0
+        };
+        let delay = options.retry.wait(attempt, spread);
         if delay.is_zero() {
             continue;
         }

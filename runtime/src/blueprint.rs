@@ -8,5 +8,5 @@
 pub use trellis_graph::export;
 pub use trellis_graph::{
     Blueprint, Code, Edge, EdgeKind, Endpoint, InterruptPoint, JSON_FORMAT, MetaValue, Node,
-    NodeKind, Retry, Scope, Severity,
+    NodeKind, Retry, RetryOn, Scope, Severity,
 };

@@ -416,8 +416,8 @@ pub enum NodeError {
     /// The attempt ran longer than the node's `timeout`.
     #[error("timed out after {0:?}")]
     Timeout(Duration),
-    /// The node panicked; the panic was caught and the process carries on. Not retried: a
-    /// panic is a bug, not a transient fault.
+    /// The node panicked; the panic was caught and the process carries on. Not retried unless
+    /// the node's `retry_on` names panics: a panic is a bug, not a transient fault.
     #[error("panicked: {0}")]
     Panicked(String),
 }
@@ -439,10 +439,6 @@ impl NodeError {
             NodeError::Timeout(_) => FailureKind::Timeout,
             NodeError::Panicked(_) => FailureKind::Panicked,
         }
-    }
-
-    pub(crate) fn is_retryable(&self) -> bool {
-        !matches!(self, NodeError::Panicked(_))
     }
 }
 

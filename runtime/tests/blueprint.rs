@@ -56,8 +56,8 @@ fn a_builder_graph_describes_what_was_declared() {
     assert_eq!(
         classify.retry,
         Some(Retry {
-            retries: 3,
-            backoff_ms: Some(200)
+            backoff_ms: Some(200),
+            ..Retry::new(3)
         })
     );
     assert_eq!(classify.timeout_ms, Some(2));

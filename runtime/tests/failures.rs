@@ -275,6 +275,26 @@ async fn a_node_without_retry_runs_attempt_one() {
 
 #[tokio::test(start_paused = true)]
 async fn retry_with_backoff_then_success() {
+    let options = NodeOptions::new().retry(3, Duration::from_millis(200));
+    let (attempts, elapsed, log) = failing(
+        2,
+        |n| NodeError::msg(format!("attempt {n} failed")),
+        options,
+    )
+    .await;
+    assert_eq!(log.unwrap(), ["succeeded on attempt 3"]);
+    assert_eq!(attempts, 3);
+    // 200 ms before the 2nd attempt, 400 ms before the 3rd (tokio's paused clock).
+    assert_eq!(elapsed, Duration::from_millis(600));
+}
+
+/// A node failing `failures` times in a row with `error`, under `options`: the attempts it made
+/// and how long the run took on tokio's paused clock.
+async fn failing(
+    failures: u32,
+    error: fn(u32) -> NodeError,
+    options: NodeOptions,
+) -> (u32, Duration, Result<Vec<String>, RunError>) {
     let attempts = Arc::new(AtomicU32::new(0));
     let seen = Arc::clone(&attempts);
     let mut builder = GraphBuilder::<Ticket>::new("Flaky");
@@ -285,24 +305,83 @@ async fn retry_with_backoff_then_success() {
                 let seen = Arc::clone(&seen);
                 async move {
                     seen.fetch_add(1, Ordering::SeqCst);
-                    if ctx.attempt() < 3 {
-                        Err(NodeError::msg(format!("attempt {} failed", ctx.attempt())))
+                    if ctx.attempt() <= failures {
+                        Err(error(ctx.attempt()))
                     } else {
                         Ok(log(&format!("succeeded on attempt {}", ctx.attempt())))
                     }
                 }
             },
-            NodeOptions::new().retry(3, Duration::from_millis(200)),
+            options,
         )
         .add_edge(START, "flaky")
         .add_edge("flaky", END);
-    let graph = builder.compile().unwrap();
+    let graph = builder.compile().expect("the graph compiles");
     let started = tokio::time::Instant::now();
-    let outcome = graph.invoke(ticket("")).await.unwrap();
-    assert_eq!(outcome.state().log, ["succeeded on attempt 3"]);
-    assert_eq!(attempts.load(Ordering::SeqCst), 3);
-    // 200 ms before the 2nd attempt, 400 ms before the 3rd (tokio's paused clock).
-    assert_eq!(started.elapsed(), Duration::from_millis(600));
+    let outcome = graph.invoke(ticket("")).await;
+    (
+        attempts.load(Ordering::SeqCst),
+        started.elapsed(),
+        outcome.map(|done| done.state().log.clone()),
+    )
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_backoff_doubles_up_to_its_max() {
+    let options = NodeOptions::new()
+        .retry(5, Duration::from_millis(100))
+        .max_backoff(Duration::from_millis(300));
+    let (attempts, elapsed, log) =
+        failing(4, |n| NodeError::msg(format!("attempt {n}")), options).await;
+    assert_eq!(attempts, 5);
+    assert_eq!(log.unwrap(), ["succeeded on attempt 5"]);
+    // 100, 200, then 300 twice (400 and 800 capped).
+    assert_eq!(elapsed, Duration::from_millis(900));
+}
+
+#[tokio::test(start_paused = true)]
+async fn jitter_spreads_each_wait_within_half_of_it() {
+    let plain = NodeOptions::new().retry(6, Duration::from_millis(1000));
+    let (_, unspread, _) = failing(6, |_| NodeError::msg("down"), plain.clone()).await;
+    assert_eq!(
+        unspread,
+        Duration::from_millis(1000 + 2000 + 4000 + 8000 + 16000 + 32000)
+    );
+    let (attempts, spread, log) = failing(6, |_| NodeError::msg("down"), plain.jitter()).await;
+    assert_eq!((attempts, log.unwrap().len()), (7, 1));
+    // Each wait is between half and one and a half of its unspread length; six random draws
+    // summing to exactly the unspread total would be a coincidence.
+    assert!(
+        spread >= unspread / 2 && spread <= unspread * 3 / 2,
+        "{spread:?}"
+    );
+    assert_ne!(spread, unspread);
+}
+
+#[tokio::test(start_paused = true)]
+async fn retry_on_names_the_failures_retried() {
+    let timeout = |_| NodeError::Timeout(Duration::from_millis(5));
+    let error = |_| NodeError::msg("down");
+    let panic = |_| NodeError::Panicked("bug".into());
+    let only_timeouts = || {
+        NodeOptions::new()
+            .retry(2, Duration::ZERO)
+            .retry_on([FailureKind::Timeout])
+    };
+    assert_eq!(failing(1, timeout, only_timeouts()).await.0, 2);
+    let (attempts, _, outcome) = failing(1, error, only_timeouts()).await;
+    assert_eq!(
+        attempts, 1,
+        "an error is not retried when only timeouts are"
+    );
+    assert!(matches!(outcome, Err(RunError::Node(f)) if f.kind == FailureKind::Failed));
+    // Without `retry_on`, a panic is not retried; named, it is.
+    let plain = NodeOptions::new().retry(2, Duration::ZERO);
+    assert_eq!(failing(1, panic, plain.clone()).await.0, 1);
+    let with_panics = plain.retry_on([FailureKind::Panicked, FailureKind::Failed]);
+    let (attempts, _, outcome) = failing(1, panic, with_panics).await;
+    assert_eq!(attempts, 2);
+    assert_eq!(outcome.unwrap(), ["succeeded on attempt 2"]);
 }
 
 #[tokio::test(start_paused = true)]

@@ -25,7 +25,7 @@ trellis::graph! {
 
         /// Starts the work.
         node plan { kind dispatch; meta owner = "team"; meta pages = 3; meta live = true; }
-        node r#type { retry 2 backoff 10ms; timeout 5s; max_visits 3; }
+        node r#type { retry 2 backoff 10ms max 15ms jitter; retry_on timeout, panic; timeout 5s; max_visits 3; }
         node left { interrupt after; }
         node right { on_error fallback; }
         node fallback { kind "custom"; }
@@ -180,6 +180,9 @@ fn main() {
     assert_eq!(everything::StartRoute::Skip.as_str(), "skip");
     let blueprint = everything::blueprint();
     assert!(blueprint.nodes.iter().any(|node| node.meta.iter().any(|(key, _)| key == "owner")));
+    let retry = blueprint.nodes[1].retry.expect("`type` retries");
+    assert_eq!((retry.max_backoff_ms, retry.jitter), (Some(15), true));
+    assert_eq!(retry.on.names().collect::<Vec<_>>(), ["timeout", "panic"]);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
