@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use trellis_graph::{Blueprint, Limit, Reference, Violation, did_you_mean};
+use trellis_graph::{Blueprint, Limit, Path, Reference, Violation, did_you_mean};
 
 use crate::blueprint::GraphSpans;
 use crate::diagnostic::{Diagnostic, Fix, Span};
@@ -13,12 +13,15 @@ pub(super) fn diagnostic(
     graph: &Blueprint,
     spans: &GraphSpans,
 ) -> Diagnostic {
-    let new = |span: Span, label: &str| {
-        Diagnostic::new(violation.code(), span, violation.message(graph), label)
+    let at = Place {
+        violation,
+        graph,
+        spans,
     };
-    let node_span = |node: usize| spans.nodes[node].name;
-    let from_span = |edge: usize| spans.edges[edge].from;
-    let target_span = |edge: usize, target: usize| spans.edges[edge].targets[target];
+    let new = |span: Span, label: &str| at.report(span, label);
+    let node_span = |node: usize| at.node_span(node);
+    let from_span = |edge: usize| at.source_span(edge);
+    let target_span = |edge: usize, target: usize| at.target_span(edge, target);
     match violation {
         Violation::NoNodes => new(spans.name, "declares no node")
             .with_help("declare a node and connect it: `node work;` and `START -> work -> END;`"),
@@ -30,49 +33,8 @@ pub(super) fn diagnostic(
         Violation::DuplicateNode { first, again } => new(node_span(*again), "declared again here")
             .with_label(node_span(*first), "first declared here")
             .with_help("remove one declaration, or rename one of the nodes"),
-        Violation::ZeroLimit { limit } => {
-            let (label, help) = match *limit {
-                Limit::MaxSteps | Limit::MaxVisits(_) => ("too small", "write 1 or more"),
-                Limit::Retry(_) => (
-                    "too small",
-                    "write 1 or more, or leave `retry` out for no retries",
-                ),
-                Limit::Timeout(_) => (
-                    "zero duration",
-                    "give a positive duration, such as `1s`, or leave `timeout` out",
-                ),
-                Limit::MaxConcurrency(_) => (
-                    "too small",
-                    "write 1 or more, or leave `max_concurrency` out to run every branch at once",
-                ),
-            };
-            let fallback = limit.node().map_or(spans.name, node_span);
-            new(spans.limit(*limit).unwrap_or(fallback), label).with_help(help)
-        }
-        Violation::Undeclared { reference } => {
-            let (span, terminal) = match *reference {
-                Reference::From { edge } => (from_span(edge), "START"),
-                Reference::Target { edge, target } => (target_span(edge, target), "END"),
-                Reference::OnError { node } => {
-                    (spans.nodes[node].on_error.unwrap_or(node_span(node)), "")
-                }
-            };
-            let name = reference.name(graph);
-            let nodes = graph.nodes.iter().map(|node| node.id.as_str());
-            let known = did_you_mean(
-                name,
-                nodes.chain([terminal].into_iter().filter(|t| !t.is_empty())),
-            );
-            match known {
-                Some(known) => new(span, "not declared").with_did_you_mean(span, known),
-                None if crate::names::is_snake_case(name) => {
-                    new(span, "not declared").with_help(format!("declare it with `node {name};`"))
-                }
-                None => new(span, "not declared").with_help(
-                    "declare the node, or name one that is declared (node names are snake_case)",
-                ),
-            }
-        }
+        Violation::ZeroLimit { limit } => zero_limit(&at, *limit),
+        Violation::Undeclared { reference } => undeclared(&at, *reference),
         Violation::EdgeOutOfEnd { edge } => new(from_span(*edge), "END ends a branch")
             .with_help("start the edge at a node, or at START"),
         Violation::EdgeIntoStart { edge, target } => {
@@ -113,18 +75,7 @@ pub(super) fn diagnostic(
                 "join two sources or more (`{from} & other -> {id};`), or write `{from} -> {id};`"
             ))
         }
-        Violation::SentToSubgraph { edge, target } => {
-            let id = graph.edges[*edge].targets[*target].as_written();
-            let node = graph.nodes.iter().position(|n| n.id == id);
-            let sent = new(target_span(*edge, *target), "sent to here");
-            match node {
-                Some(node) => sent.with_label(node_span(node), "runs a graph"),
-                None => sent,
-            }
-            .with_help(format!(
-                "send to a node that reads the branch's input and runs the graph's work, or write `-> {id}` to run the graph once"
-            ))
-        }
+        Violation::SentToSubgraph { edge, target } => sent_to_subgraph(&at, *edge, *target),
         Violation::OnErrorNotANode { node } => new(
             spans.nodes[*node].on_error.unwrap_or(node_span(*node)),
             "not a node",
@@ -152,21 +103,7 @@ pub(super) fn diagnostic(
             "add an edge from START, e.g. `START -> {};`",
             graph.nodes.first().map_or("first", |node| node.id.as_str())
         )),
-        Violation::NoOutgoing { node } => {
-            let id = &graph.nodes[*node].id;
-            // Inserted before the graph's closing brace (the extent's last byte).
-            let close = spans.extent.end.saturating_sub(1);
-            new(node_span(*node), "leads nowhere")
-                .with_help(format!(
-                    "add `{id} -> END;`, or an edge to the node that comes next"
-                ))
-                .with_fix(Fix {
-                    title: format!("add `{id} -> END;`"),
-                    span: Span::new(close, close),
-                    replacement: format!("{id} -> END;"),
-                    statement: true,
-                })
-        }
+        Violation::NoOutgoing { node } => no_outgoing(&at, *node),
         Violation::Unreachable { node } => {
             new(node_span(*node), "unreachable").with_help("lead an edge to it, or remove it")
         }
@@ -187,22 +124,140 @@ pub(super) fn diagnostic(
                 None => diagnostic,
             }
         }
-        Violation::UnevenJoin { node, fork, paths } => {
-            let id = &graph.nodes[*node].id;
-            let help = match (paths[0].before_last(), paths[1].before_last()) {
-                (Some(a), Some(b)) => format!(
-                    "replace the two edges into `{id}` with a waiting join, `{} & {} -> {id};`, or add `defer;` to `{id}`, so that it runs once, after both",
-                    graph.nodes[a].id, graph.nodes[b].id
-                ),
-                _ => {
-                    format!("add `defer;` to `{id}` so that it runs once, after the other branches")
-                }
-            };
-            new(node_span(*node), "runs once per arriving branch")
-                .with_label(spans.edges[*fork].whole(), "the branches start here")
-                .with_help(help)
-        }
+        Violation::UnevenJoin { node, fork, paths } => uneven_join(&at, *node, *fork, paths),
     }
+}
+
+/// A violation and the graph it was found in, with the places its diagnostic points at.
+struct Place<'a> {
+    violation: &'a Violation,
+    graph: &'a Blueprint,
+    spans: &'a GraphSpans,
+}
+
+impl Place<'_> {
+    /// The diagnostic, its message the violation's, its primary label `label` at `span`.
+    fn report(&self, span: Span, label: &str) -> Diagnostic {
+        Diagnostic::new(
+            self.violation.code(),
+            span,
+            self.violation.message(self.graph),
+            label,
+        )
+    }
+
+    fn node_span(&self, node: usize) -> Span {
+        self.spans.nodes[node].name
+    }
+
+    fn source_span(&self, edge: usize) -> Span {
+        self.spans.edges[edge].from
+    }
+
+    fn target_span(&self, edge: usize, target: usize) -> Span {
+        self.spans.edges[edge].targets[target]
+    }
+}
+
+/// A zero limit, at its value: E0002.
+fn zero_limit(at: &Place<'_>, limit: Limit) -> Diagnostic {
+    let (label, help) = match limit {
+        Limit::MaxSteps | Limit::MaxVisits(_) => ("too small", "write 1 or more"),
+        Limit::Retry(_) => (
+            "too small",
+            "write 1 or more, or leave `retry` out for no retries",
+        ),
+        Limit::Timeout(_) => (
+            "zero duration",
+            "give a positive duration, such as `1s`, or leave `timeout` out",
+        ),
+        Limit::MaxConcurrency(_) => (
+            "too small",
+            "write 1 or more, or leave `max_concurrency` out to run every branch at once",
+        ),
+    };
+    let fallback = limit
+        .node()
+        .map_or(at.spans.name, |node| at.node_span(node));
+    at.report(at.spans.limit(limit).unwrap_or(fallback), label)
+        .with_help(help)
+}
+
+/// A name no node is declared by: E0202, with the nearest declared name.
+fn undeclared(at: &Place<'_>, reference: Reference) -> Diagnostic {
+    let (span, terminal) = match reference {
+        Reference::From { edge } => (at.source_span(edge), "START"),
+        Reference::Target { edge, target } => (at.target_span(edge, target), "END"),
+        Reference::OnError { node } => (
+            at.spans.nodes[node].on_error.unwrap_or(at.node_span(node)),
+            "",
+        ),
+    };
+    let name = reference.name(at.graph);
+    let nodes = at.graph.nodes.iter().map(|node| node.id.as_str());
+    let known = did_you_mean(
+        name,
+        nodes.chain([terminal].into_iter().filter(|t| !t.is_empty())),
+    );
+    match known {
+        Some(known) => at
+            .report(span, "not declared")
+            .with_did_you_mean(span, known),
+        None if crate::names::is_snake_case(name) => at
+            .report(span, "not declared")
+            .with_help(format!("declare it with `node {name};`")),
+        None => at.report(span, "not declared").with_help(
+            "declare the node, or name one that is declared (node names are snake_case)",
+        ),
+    }
+}
+
+/// A send to a subgraph node: E0213.
+fn sent_to_subgraph(at: &Place<'_>, edge: usize, target: usize) -> Diagnostic {
+    let id = at.graph.edges[edge].targets[target].as_written();
+    let node = at.graph.nodes.iter().position(|n| n.id == id);
+    let sent = at.report(at.target_span(edge, target), "sent to here");
+    match node {
+        Some(node) => sent.with_label(at.node_span(node), "runs a graph"),
+        None => sent,
+    }
+    .with_help(format!(
+        "send to a node that reads the branch's input and runs the graph's work, or write `-> {id}` to run the graph once"
+    ))
+}
+
+/// A node that leads nowhere: E0204, with the fix that leads it to END.
+fn no_outgoing(at: &Place<'_>, node: usize) -> Diagnostic {
+    let id = &at.graph.nodes[node].id;
+    // Inserted before the graph's closing brace (the extent's last byte).
+    let close = at.spans.extent.end.saturating_sub(1);
+    at.report(at.node_span(node), "leads nowhere")
+        .with_help(format!(
+            "add `{id} -> END;`, or an edge to the node that comes next"
+        ))
+        .with_fix(Fix {
+            title: format!("add `{id} -> END;`"),
+            span: Span::new(close, close),
+            replacement: format!("{id} -> END;"),
+            statement: true,
+        })
+}
+
+/// Fork branches rejoining at different lengths: W0304, with a waiting join for help.
+fn uneven_join(at: &Place<'_>, node: usize, fork: usize, paths: &[Path; 2]) -> Diagnostic {
+    let id = &at.graph.nodes[node].id;
+    let help = match (paths[0].before_last(), paths[1].before_last()) {
+        (Some(a), Some(b)) => format!(
+            "replace the two edges into `{id}` with a waiting join, `{} & {} -> {id};`, or add `defer;` to `{id}`, so that it runs once, after both",
+            at.graph.nodes[a].id, at.graph.nodes[b].id
+        ),
+        _ => {
+            format!("add `defer;` to `{id}` so that it runs once, after the other branches")
+        }
+    };
+    at.report(at.node_span(node), "runs once per arriving branch")
+        .with_label(at.spans.edges[fork].whole(), "the branches start here")
+        .with_help(help)
 }
 
 /// "write one statement: `a -> b | c;` lets a router choose, `a -> b & c;` runs both".
