@@ -7,9 +7,9 @@ use trellis_dsl::{
     Blueprint, EdgeKind, Endpoint, InterruptPoint, MetaValue, Node, NodeKind, RetryOn,
 };
 
-use crate::text::{Code, Lit, put};
+use crate::text::{Lines, Lit, put};
 
-pub(crate) fn construct(code: &mut Code<'_>, blueprint: &Blueprint, krate: &str) {
+pub(crate) fn construct(code: &mut Lines<'_>, blueprint: &Blueprint, krate: &str) {
     put!(code, "use {krate}::blueprint as B;");
     put!(code, "#[allow(unused_imports)]");
     put!(code, "use ::core::option::Option::{{None, Some}};");
@@ -63,7 +63,7 @@ pub(crate) fn construct(code: &mut Code<'_>, blueprint: &Blueprint, krate: &str)
 }
 
 /// A node: `B::Node::new("id")` when it has no attribute, else a struct literal over it.
-fn node(code: &mut Code<'_>, node: &Node) {
+fn node(code: &mut Lines<'_>, node: &Node) {
     let id = Lit(&node.id);
     // The struct literal, rewound to `B::Node::new` when the node has no attribute to set.
     let before = code.mark();

@@ -37,7 +37,7 @@ use proc_macro2::{Span, TokenStream};
 use trellis_dsl::{Diagnostic, Module};
 
 use crate::paths::Paths;
-use crate::text::Code;
+use crate::text::Lines;
 
 pub use builder::{Builder, Error, compile};
 pub use report::plain as plain_report;
@@ -156,7 +156,7 @@ pub fn expand_source(source: &str, options: &Options) -> Expansion {
 pub fn expand_source_with(source: &str, options: &Options, spans: &dyn SpanMap) -> Expansion {
     let checked = check(source);
     let mut paths = Paths::tokens(spans);
-    let mut code = Code::for_tokens(expected_len(&checked.module));
+    let mut code = Lines::for_tokens(expected_len(&checked.module));
     write(&checked, options, &mut paths, &mut code);
     Expansion {
         tokens: paths.into_tokens(code.text(), code.stand_in_depth(), options.parser),
@@ -166,8 +166,8 @@ pub fn expand_source_with(source: &str, options: &Options, spans: &dyn SpanMap) 
     }
 }
 
-/// Checked source: what its code is written from.
-pub(crate) struct Checked {
+/// Checked source, its diagnostics split into errors and warnings: what its code is written from.
+pub(crate) struct Validated {
     pub(crate) module: Module,
     pub(crate) errors: Vec<Diagnostic>,
     pub(crate) warnings: Vec<Diagnostic>,
@@ -175,7 +175,7 @@ pub(crate) struct Checked {
     pub(crate) state_paths: Vec<trellis_dsl::Span>,
 }
 
-pub(crate) fn check(source: &str) -> Checked {
+pub(crate) fn check(source: &str) -> Validated {
     let checked = trellis_dsl::check(source);
     let (errors, warnings) = checked
         .diagnostics
@@ -187,7 +187,7 @@ pub(crate) fn check(source: &str) -> Checked {
         .iter()
         .filter_map(|graph| Some(graph.state.first()?.1.to(graph.state.last()?.1)))
         .collect();
-    Checked {
+    Validated {
         module: checked.module,
         errors,
         warnings,
@@ -199,10 +199,10 @@ pub(crate) fn check(source: &str) -> Checked {
 /// its type paths placed by `paths` (as text for a build script, as stand-ins for the macros'
 /// tokens).
 pub(crate) fn write(
-    checked: &Checked,
+    checked: &Validated,
     options: &Options,
     paths: &mut Paths<'_>,
-    code: &mut Code<'_>,
+    code: &mut Lines<'_>,
 ) {
     let mode = if checked.errors.is_empty() {
         expand::Mode::Full
@@ -215,7 +215,7 @@ pub(crate) fn write(
 /// The code of every graph of a module that has no errors.
 pub fn generate(module: &Module, options: &Options) -> TokenStream {
     let mut paths = Paths::tokens(&call_site);
-    let mut code = Code::for_tokens(expected_len(module));
+    let mut code = Lines::for_tokens(expected_len(module));
     self::module(module, options, &mut paths, &mut code, expand::Mode::Full);
     paths.into_tokens(code.text(), code.stand_in_depth(), options.parser)
 }
@@ -233,7 +233,7 @@ fn module(
     module: &Module,
     options: &Options,
     paths: &mut Paths<'_>,
-    code: &mut Code<'_>,
+    code: &mut Lines<'_>,
     mode: expand::Mode,
 ) {
     let mut seen = Vec::new();

@@ -18,7 +18,7 @@ const SPACES: &str = "                                ";
 /// Kept whole for the macros; for a build script, handed on a chunk at a time at item
 /// boundaries (a large graph's code is megabytes, and holding it whole cost more in fresh memory
 /// pages than writing it did).
-pub(crate) struct Code<'o> {
+pub(crate) struct Lines<'o> {
     text: String,
     depth: usize,
     /// Lines written so far.
@@ -52,11 +52,11 @@ macro_rules! put {
 }
 pub(crate) use put;
 
-impl<'o> Code<'o> {
-    /// Code kept whole, expected to grow to about `capacity` bytes (growing a large graph's by
+impl<'o> Lines<'o> {
+    /// Lines kept whole, expected to grow to about `capacity` bytes (growing a large graph's by
     /// doubling would copy it again and again).
     pub(crate) fn with_capacity(capacity: usize) -> Self {
-        Code {
+        Lines {
             text: String::with_capacity(capacity),
             depth: 0,
             lines: 0,
@@ -66,11 +66,11 @@ impl<'o> Code<'o> {
         }
     }
 
-    /// Code kept whole for the macros: it notes how deep the paths' stand-ins are.
+    /// Lines kept whole for the macros: it notes how deep the paths' stand-ins are.
     pub(crate) fn for_tokens(capacity: usize) -> Self {
-        Code {
+        Lines {
             stand_ins: Some(0),
-            ..Code::with_capacity(capacity)
+            ..Lines::with_capacity(capacity)
         }
     }
 
@@ -80,12 +80,12 @@ impl<'o> Code<'o> {
         self.stand_ins.unwrap_or(0)
     }
 
-    /// Code handed to `out` a chunk at a time, with `notes` at the end of the state alias lines.
+    /// Lines handed to `out` a chunk at a time, with `notes` at the end of the state alias lines.
     pub(crate) fn streamed(out: &'o mut dyn FnMut(&str), notes: Vec<String>) -> Self {
-        Code {
+        Lines {
             notes: notes.into_iter(),
             out: Some(out),
-            ..Code::with_capacity(CHUNK + 4096)
+            ..Lines::with_capacity(CHUNK + 4096)
         }
     }
 
@@ -241,7 +241,7 @@ mod tests {
 
     #[test]
     fn indents_by_the_brackets_lines_leave_open() {
-        let mut code = Code::with_capacity(0);
+        let mut code = Lines::with_capacity(0);
         put!(code, "pub mod m {{");
         code.doc("A doc {\nover two lines");
         put!(code, "fn f() {{");
@@ -268,7 +268,7 @@ mod tests {
             written.push_str(text);
             chunks += 1;
         };
-        let mut code = Code::streamed(&mut out, vec![" // here".to_owned()]);
+        let mut code = Lines::streamed(&mut out, vec![" // here".to_owned()]);
         put!(code, "pub type State = S;");
         code.state_alias_written();
         for i in 0..10_000 {
@@ -283,7 +283,7 @@ mod tests {
 
     #[test]
     fn the_deepest_stand_in_is_counted_in_groups() {
-        let mut code = Code::for_tokens(0);
+        let mut code = Lines::for_tokens(0);
         put!(code, "pub mod m {{");
         put!(code, "pub type State = __TRELLIS_PATH_0;");
         assert_eq!(code.stand_in_depth(), 1);
@@ -296,7 +296,7 @@ mod tests {
 
     #[test]
     fn a_carriage_return_in_a_doc_becomes_an_attribute() {
-        let mut code = Code::with_capacity(0);
+        let mut code = Lines::with_capacity(0);
         code.doc("a\rb");
         assert_eq!(code.into_text(), "#[doc = \" a\\rb\"]\n");
     }

@@ -46,7 +46,7 @@ pub fn compile_error(message: &str, start: Span, end: Span) -> TokenStream {
 /// assert!(tokens.to_string().contains("deprecated"));
 /// ```
 pub fn warning(code: Code, message: &str, span: Span) -> TokenStream {
-    let mut text = crate::text::Code::with_capacity(message.len() + 128);
+    let mut text = crate::text::Lines::with_capacity(message.len() + 128);
     warning_text(&mut text, code, message);
     let tokens: TokenStream = text.into_text().parse().unwrap_or_default();
     // The code's name is where rustc reports the use of the deprecated item.
@@ -54,7 +54,7 @@ pub fn warning(code: Code, message: &str, span: Span) -> TokenStream {
 }
 
 /// The warning as the code a build script writes: the one rule [`warning`] parses.
-pub(crate) fn warning_text(text: &mut crate::text::Code<'_>, code: Code, message: &str) {
+pub(crate) fn warning_text(text: &mut crate::text::Lines<'_>, code: Code, message: &str) {
     // Each warning in its own anonymous constant, so that two of one code do not clash.
     put!(text, "const _: () = {{");
     put!(text, "#[deprecated(note = {})]", Lit(message));

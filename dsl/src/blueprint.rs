@@ -52,6 +52,8 @@ impl GraphSpans {
             Limit::Retry(node) => self.nodes.get(node)?.retry,
             Limit::Timeout(node) => self.nodes.get(node)?.timeout,
             Limit::MaxConcurrency(node) => self.nodes.get(node)?.max_concurrency,
+            // A limit this front end does not know yet: its node's name, or the graph's.
+            _ => None,
         }
     }
 }

@@ -17,6 +17,7 @@ const INDENT: &str = "    ";
 
 /// Why a file could not be formatted.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum FormatError {
     /// The file does not parse; formatting it could move code into or out of a comment.
     #[error("the file has syntax errors, so it was not formatted")]

@@ -9,6 +9,7 @@ use crate::syntax::{GraphParser, Rule};
 
 /// What a lexeme is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum LexemeKind {
     /// A keyword, name, number, string, `->`, `::`, or any other character. A string left open
     /// is a lone `"` token (and what follows it, tokens of their own).

@@ -3,7 +3,7 @@
 //!
 //! The grammar (`grammar.pest`) spells what each one takes. Everything else that lists or
 //! describes them reads these tables: the parser's keyword lists, expected tokens and syntax
-//! hints (`parse.rs`), E0107's list and did-you-mean (`lower/`), the editor's completion
+//! hints (`parse/`), E0107's list and did-you-mean (`lower/`), the editor's completion
 //! (`trellis-lsp`), and the attribute table of docs/language.md (a test below compares them).
 //! docs/front-end.md says how to add an attribute, file by file.
 

@@ -40,6 +40,7 @@ macro_rules! codes {
     ($($code:ident => $severity:ident, $scope:ident, $summary:literal;)*) => {
         /// The diagnostic codes of LANGUAGE.md §5 (their spelling is a contract).
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[non_exhaustive]
         pub enum Code {
             $(#[doc = $summary] $code,)*
         }

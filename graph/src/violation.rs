@@ -9,6 +9,7 @@ use crate::code::Code;
 /// [`Blueprint::nodes`] and [`Blueprint::edges`]; a target number is a position in an edge's
 /// `targets`.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Violation {
     /// E0208: the graph declares no node.
     NoNodes,
@@ -162,6 +163,7 @@ pub enum Violation {
 
 /// A limit of a graph or of one of its nodes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Limit {
     /// The graph's `max_steps`.
     MaxSteps,
@@ -201,6 +203,7 @@ impl Limit {
 
 /// Where a node is named.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Reference {
     /// As the source of an edge.
     From {

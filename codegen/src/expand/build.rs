@@ -1,12 +1,12 @@
 //! `build()`, and the adapter from the user's `Handlers` to the runtime's `Node`.
 
-use crate::text::{Code, Lit, put};
+use crate::text::{Lines, Lit, put};
 
 use super::shape::{Mapped, Route, SendEdge, SubgraphNode};
 use super::{Names, NodeNames};
 
 /// The adapter from the trait to the runtime's `Node`: one boxed future per activation.
-pub(super) fn adapter(code: &mut Code<'_>, names: &Names<'_>, nodes: &[NodeNames<'_>]) {
+pub(super) fn adapter(code: &mut Lines<'_>, names: &Names<'_>, nodes: &[NodeNames<'_>]) {
     let (krate, state) = (names.krate, names.build_state);
     let output = if state == "State" {
         "NodeOutput"
@@ -87,7 +87,7 @@ pub(super) fn adapter(code: &mut Code<'_>, names: &Names<'_>, nodes: &[NodeNames
 }
 
 pub(super) fn build_body(
-    code: &mut Code<'_>,
+    code: &mut Lines<'_>,
     names: &Names<'_>,
     routes: &[Route<'_>],
     sends: &[SendEdge<'_>],
@@ -157,7 +157,7 @@ pub(super) fn build_body(
 }
 
 /// `builder.set_send(…)` for each send edge: its sender method, its branches to `SendTo`s.
-fn set_sends(code: &mut Code<'_>, names: &Names<'_>, sends: &[SendEdge<'_>]) {
+fn set_sends(code: &mut Lines<'_>, names: &Names<'_>, sends: &[SendEdge<'_>]) {
     let (krate, state) = (names.krate, names.build_state);
     for send in sends {
         put!(code, "let senders = Arc::clone(&handlers);");
@@ -194,7 +194,7 @@ fn set_sends(code: &mut Code<'_>, names: &Names<'_>, sends: &[SendEdge<'_>]) {
 
 /// `builder.set_subgraph(…)` for each subgraph node, or `set_subgraph_mapped` with its
 /// `Mappings` methods.
-fn set_subgraphs(code: &mut Code<'_>, names: &Names<'_>, subgraphs: &[SubgraphNode]) {
+fn set_subgraphs(code: &mut Lines<'_>, names: &Names<'_>, subgraphs: &[SubgraphNode]) {
     let (krate, state) = (names.krate, names.build_state);
     for sub in subgraphs {
         match &sub.mapped {

@@ -1,11 +1,11 @@
 //! The enums of a graph's module: its nodes, each router's routes, each send's branches.
 
-use crate::text::{Code, Lit, put};
+use crate::text::{Lines, Lit, put};
 
 use super::shape::{Route, SendEdge};
 use super::{Mode, NodeNames};
 
-pub(super) fn node_enum(code: &mut Code<'_>, graph: &str, nodes: &[NodeNames<'_>]) {
+pub(super) fn node_enum(code: &mut Lines<'_>, graph: &str, nodes: &[NodeNames<'_>]) {
     code.doc_line(format_args!(
         " The nodes of `{graph}`, in declaration order."
     ));
@@ -56,7 +56,7 @@ pub(super) fn node_enum(code: &mut Code<'_>, graph: &str, nodes: &[NodeNames<'_>
     put!(code, "}}");
 }
 
-pub(super) fn route_enum(code: &mut Code<'_>, route: &Route<'_>, mode: Mode) {
+pub(super) fn route_enum(code: &mut Lines<'_>, route: &Route<'_>, mode: Mode) {
     code.doc_line(format_args!(
         " Where `{}` may lead: its router returns one of these, so it cannot name an undeclared target.",
         route.from.as_str()
@@ -93,7 +93,7 @@ pub(super) fn route_enum(code: &mut Code<'_>, route: &Route<'_>, mode: Mode) {
     put!(code, "}}");
 }
 
-pub(super) fn send_enum(code: &mut Code<'_>, send: &SendEdge<'_>) {
+pub(super) fn send_enum(code: &mut Lines<'_>, send: &SendEdge<'_>) {
     code.doc_line(format_args!(
         " What `{}` may send: one branch per value, running the variant's node with the value as its input.",
         send.from.as_str()

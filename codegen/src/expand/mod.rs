@@ -13,7 +13,7 @@ use trellis_graph::FnvBuildHasher;
 
 use crate::blueprint;
 use crate::paths::Paths;
-use crate::text::{Code, Lit, put};
+use crate::text::{Lines, Lit, put};
 
 use build::{adapter, build_body};
 use enums::{node_enum, route_enum, send_enum};
@@ -132,7 +132,7 @@ pub(super) struct Names<'a> {
 }
 
 pub(crate) fn graph(
-    code: &mut Code<'_>,
+    code: &mut Lines<'_>,
     blueprint: &Blueprint,
     spans: &GraphSpans,
     module_graphs: &[Blueprint],
@@ -233,7 +233,7 @@ fn node_names<'b>(
 /// The module's first items: its state alias, its name, the names its code uses, and what a
 /// handler returns.
 fn preamble(
-    code: &mut Code<'_>,
+    code: &mut Lines<'_>,
     blueprint: &Blueprint,
     spans: &GraphSpans,
     paths: &mut Paths<'_>,
@@ -271,7 +271,7 @@ fn preamble(
 
 /// `build` and `blueprint`: in a skeleton, bodies that are `unreachable!`.
 fn entry_points(
-    code: &mut Code<'_>,
+    code: &mut Lines<'_>,
     blueprint: &Blueprint,
     names: &Names<'_>,
     routes: &[Route<'_>],
@@ -321,7 +321,7 @@ fn entry_points(
 }
 
 /// The graph's own docs, then its Mermaid diagram.
-pub(super) fn module_doc(code: &mut Code<'_>, blueprint: &Blueprint, mode: Mode) {
+pub(super) fn module_doc(code: &mut Lines<'_>, blueprint: &Blueprint, mode: Mode) {
     code.doc(blueprint.doc.as_deref().unwrap_or_default());
     if blueprint
         .doc

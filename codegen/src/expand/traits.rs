@@ -4,14 +4,14 @@
 use trellis_dsl::Blueprint;
 use trellis_dsl::rust_names;
 
-use crate::text::{Code, Lit, put};
+use crate::text::{Lines, Lit, put};
 
 use super::shape::{Mapped, Route, SendEdge, SubgraphNode};
 use super::{Mode, Names, NodeNames, UNREACHABLE};
 
 /// A trait method's end: none in the full module; in a skeleton, a default body, so that an
 /// implementation missing a method adds no error while the graph's own errors stand.
-pub(super) fn method(code: &mut Code<'_>, mode: Mode, signature: std::fmt::Arguments<'_>) {
+pub(super) fn method(code: &mut Lines<'_>, mode: Mode, signature: std::fmt::Arguments<'_>) {
     match mode {
         Mode::Full => put!(code, "{signature};"),
         Mode::Skeleton => {
@@ -24,7 +24,7 @@ pub(super) fn method(code: &mut Code<'_>, mode: Mode, signature: std::fmt::Argum
 
 #[allow(clippy::too_many_arguments)]
 pub(super) fn handlers(
-    code: &mut Code<'_>,
+    code: &mut Lines<'_>,
     blueprint: &Blueprint,
     names: &Names<'_>,
     nodes: &[NodeNames<'_>],
@@ -136,7 +136,7 @@ pub(super) fn handlers(
 /// `state`, which also makes a same-state subgraph look mapped), rustc reports that type and
 /// drops the bound, where methods missing from `Handlers` would add an error of their own.
 pub(super) fn mappings(
-    code: &mut Code<'_>,
+    code: &mut Lines<'_>,
     blueprint: &Blueprint,
     names: &Names<'_>,
     subgraphs: &[SubgraphNode],

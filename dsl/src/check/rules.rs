@@ -125,6 +125,8 @@ pub(super) fn diagnostic(
             }
         }
         Violation::UnevenJoin { node, fork, paths } => uneven_join(&at, *node, *fork, paths),
+        // A rule this front end does not place yet: its message, at the graph's name.
+        _ => new(spans.name, "in this graph"),
     }
 }
 
@@ -175,6 +177,7 @@ fn zero_limit(at: &Place<'_>, limit: Limit) -> Diagnostic {
             "too small",
             "write 1 or more, or leave `max_concurrency` out to run every branch at once",
         ),
+        _ => ("too small", "write 1 or more"),
     };
     let fallback = limit
         .node()
@@ -192,6 +195,8 @@ fn undeclared(at: &Place<'_>, reference: Reference) -> Diagnostic {
             at.spans.nodes[node].on_error.unwrap_or(at.node_span(node)),
             "",
         ),
+        // A reference this front end does not know yet: the graph's name.
+        _ => (at.spans.name, ""),
     };
     let name = reference.name(at.graph);
     let nodes = at.graph.nodes.iter().map(|node| node.id.as_str());

@@ -15,6 +15,7 @@ use crate::{Blueprint, InterruptPoint, Node};
 
 /// Why a blueprint could not be exported.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ExportError {
     /// JSON serialization failed.
     #[error("could not serialize the blueprint as JSON: {0}")]
