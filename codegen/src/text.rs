@@ -214,8 +214,9 @@ impl<'o> Lines<'o> {
 
 /// Whether `text` stands in a string literal as it is: printable ASCII, no quote or backslash.
 fn is_plain(text: &str) -> bool {
+    // Printable ASCII is 0x20..=0x7e: one subtraction and one comparison a byte.
     text.bytes()
-        .all(|b| b.is_ascii_graphic() && b != b'"' && b != b'\\' || b == b' ')
+        .all(|b| b.wrapping_sub(b' ') < 0x5f && b != b'"' && b != b'\\')
 }
 
 /// A string as a Rust string literal.
