@@ -1,11 +1,14 @@
 //! For tests of apps built on agent turns (feature `test-util`): a tool that records what it
-//! was asked. With [`ScriptedModel`](crate::ScriptedModel) it makes a turn deterministic end to
-//! end, and shows what ran, with which arguments — and that nothing ran when nothing should.
+//! was asked — with [`ScriptedModel`](crate::ScriptedModel) it makes a turn deterministic end to
+//! end, and shows what ran, with which arguments, and that nothing ran when nothing should —
+//! and a chat-completions server on 127.0.0.1 for code that talks to a real provider.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
 use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpListener;
 
 use crate::tool::{Tool, ToolError, ToolSpec};
 
@@ -72,5 +75,131 @@ impl Tool for RecordingTool {
             .unwrap_or_else(PoisonError::into_inner)
             .push(arguments);
         self.output.clone().map_err(ToolError)
+    }
+}
+
+/// A request a [`ChatServer`] received: its headers (lower-case names) and its JSON body.
+#[derive(Debug, Clone)]
+pub struct Received {
+    /// The headers, names in lower case.
+    pub headers: Vec<(String, String)>,
+    /// The body, as JSON (`null` when it is not JSON).
+    pub body: Value,
+}
+
+impl Received {
+    /// The value of header `name` (lower case), if sent.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// How a [`ChatServer`] answers its `n`th request (from 0), given its body: a status and a body.
+pub type Reply = Arc<dyn Fn(usize, &Value) -> (u16, String) + Send + Sync>;
+
+/// A chat-completions server on 127.0.0.1, for tests of [`OpenAiCompatible`] and of apps that
+/// point it at a URL: `POST /v1/chat/completions` answered by a function of yours, every request
+/// kept. Nothing leaves the machine.
+///
+/// [`OpenAiCompatible`]: crate::OpenAiCompatible
+///
+/// ```
+/// use std::sync::Arc;
+/// use trellis_agent::testing::ChatServer;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let server = ChatServer::start(Arc::new(|_, _| (200, "{}".to_owned()))).await;
+/// assert!(server.url().starts_with("http://127.0.0.1:"));
+/// assert!(server.received().is_empty());
+/// # }
+/// ```
+pub struct ChatServer {
+    url: String,
+    received: Arc<Mutex<Vec<Received>>>,
+}
+
+impl ChatServer {
+    /// Starts serving on a free port, on the current tokio runtime.
+    ///
+    /// # Panics
+    ///
+    /// If no local port can be bound: a test cannot go on without one.
+    pub async fn start(reply: Reply) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a local port");
+        let url = format!("http://{}/v1", listener.local_addr().expect("bound"));
+        let received: Arc<Mutex<Vec<Received>>> = Arc::default();
+        let log = Arc::clone(&received);
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let mut stream = BufReader::new(stream);
+                let mut request_line = String::new();
+                if stream.read_line(&mut request_line).await.is_err() {
+                    continue;
+                }
+                let mut headers = Vec::new();
+                loop {
+                    let mut line = String::new();
+                    if stream.read_line(&mut line).await.unwrap_or(0) == 0 || line.trim().is_empty()
+                    {
+                        break;
+                    }
+                    if let Some((name, value)) = line.trim().split_once(':') {
+                        headers.push((name.trim().to_lowercase(), value.trim().to_owned()));
+                    }
+                }
+                let length: usize = headers
+                    .iter()
+                    .find(|(n, _)| n == "content-length")
+                    .and_then(|(_, v)| v.parse().ok())
+                    .unwrap_or(0);
+                let mut body = vec![0; length];
+                if stream.read_exact(&mut body).await.is_err() {
+                    continue;
+                }
+                let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                let n = {
+                    let mut log = log.lock().unwrap_or_else(PoisonError::into_inner);
+                    log.push(Received {
+                        headers,
+                        body: body.clone(),
+                    });
+                    log.len() - 1
+                };
+                let (status, text) = if request_line.starts_with("POST /v1/chat/completions ") {
+                    reply(n, &body)
+                } else {
+                    (
+                        404,
+                        format!("{{\"error\": \"no route: {}\"}}", request_line.trim()),
+                    )
+                };
+                let response = format!(
+                    "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+                    text.len()
+                );
+                let _ = stream.get_mut().write_all(response.as_bytes()).await;
+                let _ = stream.get_mut().shutdown().await;
+            }
+        });
+        ChatServer { url, received }
+    }
+
+    /// The base URL to give a client: `http://127.0.0.1:PORT/v1`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Every request so far, in order.
+    pub fn received(&self) -> Vec<Received> {
+        self.received
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 }

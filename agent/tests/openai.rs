@@ -4,99 +4,28 @@
 
 mod common;
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use common::{catalogue, recording};
-use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use serde_json::json;
 use tokio::net::TcpListener;
 use trellis::RunError;
 use trellis::checkpoint::{Checkpointer, InMemoryCheckpointer, RunStatus};
+use trellis_agent::testing::{ChatServer, Received, Reply};
 use trellis_agent::transcript::InMemoryTranscripts;
 use trellis_agent::{
     AgentError, Catalogue, Message, Model, ModelError, ModelRequest, OpenAiCompatible, ToolEffect,
 };
 
-/// A request the server received: its headers (lower-case names) and its JSON body.
-#[derive(Debug, Clone)]
-struct Received {
-    headers: Vec<(String, String)>,
-    body: Value,
-}
-
-impl Received {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-type Reply = Arc<dyn Fn(usize, &Value) -> (u16, String) + Send + Sync>;
-
 /// Serves chat completions on 127.0.0.1: the `n`th request (from 0) is answered by `reply`.
-/// Returns the base URL and what was received.
-async fn serve(reply: Reply) -> (String, Arc<Mutex<Vec<Received>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("a local port");
-    let url = format!("http://{}/v1", listener.local_addr().expect("bound"));
-    let received: Arc<Mutex<Vec<Received>>> = Arc::default();
-    let log = Arc::clone(&received);
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            let mut stream = BufReader::new(stream);
-            let mut request_line = String::new();
-            if stream.read_line(&mut request_line).await.is_err() {
-                continue;
-            }
-            let mut headers = Vec::new();
-            loop {
-                let mut line = String::new();
-                if stream.read_line(&mut line).await.unwrap_or(0) == 0 || line.trim().is_empty() {
-                    break;
-                }
-                if let Some((name, value)) = line.trim().split_once(':') {
-                    headers.push((name.trim().to_lowercase(), value.trim().to_owned()));
-                }
-            }
-            let length: usize = headers
-                .iter()
-                .find(|(n, _)| n == "content-length")
-                .and_then(|(_, v)| v.parse().ok())
-                .unwrap_or(0);
-            let mut body = vec![0; length];
-            if stream.read_exact(&mut body).await.is_err() {
-                continue;
-            }
-            let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-            let n = {
-                let mut log = log.lock().unwrap_or_else(PoisonError::into_inner);
-                log.push(Received {
-                    headers,
-                    body: body.clone(),
-                });
-                log.len() - 1
-            };
-            assert!(
-                request_line.starts_with("POST /v1/chat/completions "),
-                "{request_line}"
-            );
-            let (status, text) = reply(n, &body);
-            let response = format!(
-                "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
-                text.len()
-            );
-            let _ = stream.get_mut().write_all(response.as_bytes()).await;
-            let _ = stream.get_mut().shutdown().await;
-        }
-    });
-    (url, received)
+/// Returns the base URL and the server, whose requests the test reads.
+async fn serve(reply: Reply) -> (String, ChatServer) {
+    let server = ChatServer::start(reply).await;
+    (server.url().to_owned(), server)
 }
 
-fn received(log: &Mutex<Vec<Received>>) -> Vec<Received> {
-    log.lock().unwrap_or_else(PoisonError::into_inner).clone()
+fn received(server: &ChatServer) -> Vec<Received> {
+    server.received()
 }
 
 #[tokio::test]

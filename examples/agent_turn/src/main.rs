@@ -1,14 +1,4 @@
-//! An agent turn on a scripted model: it lists the notes folder and computes 12 × 7 with two
-//! tool calls in one answer, then answers from what the tools returned. The transcript shows
-//! who said what, which tool ran with which arguments, and what it returned.
-//!
-//! - `cargo run -p agent_turn` runs the turn in memory and prints the transcript.
-//! - `cargo run -p agent_turn -- --approve-tools` pauses before the tools run, keeps the run and
-//!   its history in `agent_turn.db`, prints the run id and exits; then, from a second process,
-//!   `cargo run -p agent_turn -- approve RUN_ID` runs the tools and finishes the turn, or
-//!   `cargo run -p agent_turn -- reject RUN_ID "reason"` finishes it without running them.
-//!
-//! `--db FILE` sets the SQLite file.
+#![doc = include_str!("../README.md")]
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -19,9 +9,20 @@ use trellis::checkpoint::SqliteCheckpointer;
 use trellis_agent::toolbox::ListFiles;
 use trellis_agent::transcript::{InMemoryTranscripts, SqliteTranscripts, TranscriptStore};
 use trellis_agent::{
-    AgentDefinition, AgentGraph, Catalogue, Message, ModelResponse, ScriptedModel, ToolCall,
-    TurnAnswer, TurnOutcome,
+    AgentDefinition, AgentGraph, Catalogue, Message, ModelResponse, Models, OpenAiCompatible,
+    ScriptedModel, ToolCall, TurnAnswer, TurnOutcome,
 };
+
+const USAGE: &str = "usage: agent_turn [--approve-tools | approve RUN_ID | reject RUN_ID REASON] [--db FILE] [--base-url URL --model NAME]";
+
+/// The value after `flag`, taken out of `args`.
+fn option(args: &mut Vec<String>, flag: &str) -> Result<Option<String>, String> {
+    match args.iter().position(|a| a == flag) {
+        Some(at) if at + 1 < args.len() => Ok(args.drain(at..=at + 1).nth(1)),
+        Some(_) => Err(format!("{flag} needs a value")),
+        None => Ok(None),
+    }
+}
 
 const QUESTION: &str = "How many notes do I have, and what is 12 × 7?";
 
@@ -48,12 +49,26 @@ enum Command {
 
 async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let db = match args.iter().position(|a| a == "--db") {
-        Some(at) if at + 1 < args.len() => {
-            PathBuf::from(args.drain(at..=at + 1).nth(1).unwrap_or_default())
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{}", include_str!("../README.md"));
+        return Ok(());
+    }
+    let db =
+        option(&mut args, "--db")?.map_or_else(|| PathBuf::from("agent_turn.db"), PathBuf::from);
+    // A real model when a server is named; the scripted one otherwise.
+    let models = match (
+        option(&mut args, "--base-url")?,
+        option(&mut args, "--model")?,
+    ) {
+        (Some(url), Some(name)) => {
+            let mut model = OpenAiCompatible::new(&url, &name)?;
+            if let Ok(key) = std::env::var("OPENAI_API_KEY") {
+                model = model.api_key(key);
+            }
+            Models::new(model)
         }
-        Some(_) => return Err("--db needs a file".into()),
-        None => PathBuf::from("agent_turn.db"),
+        (None, None) => Models::new(scripted()),
+        _ => return Err("--base-url and --model go together".into()),
     };
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let command = match args[..] {
@@ -61,28 +76,24 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         ["--approve-tools"] => Command::Pause,
         ["approve", id] => Command::Answer(RunId::from(id), TurnAnswer::Approve),
         ["reject", id, reason] => Command::Answer(RunId::from(id), TurnAnswer::reject(reason)),
-        _ => {
-            return Err(
-                "usage: agent_turn [--approve-tools | approve RUN_ID | reject RUN_ID REASON] [--db FILE]".into(),
-            );
-        }
+        _ => return Err(USAGE.into()),
     };
 
     let outcome = match command {
         Command::Run => {
-            let desk = desk(false, Arc::new(InMemoryTranscripts::new()))?;
+            let desk = desk(false, models, Arc::new(InMemoryTranscripts::new()))?;
             let outcome = desk.start(QUESTION).await?;
             print_transcript(&desk, &outcome).await?;
             outcome
         }
         Command::Pause => {
-            let desk = durable_desk(&db)?;
+            let desk = durable_desk(&db, models)?;
             let outcome = desk.start(QUESTION).await?;
             print_transcript(&desk, &outcome).await?;
             outcome
         }
         Command::Answer(run_id, answer) => {
-            let desk = durable_desk(&db)?;
+            let desk = durable_desk(&db, models)?;
             let outcome = desk.resume(&run_id, answer).await?;
             print_transcript(&desk, &outcome).await?;
             outcome
@@ -100,9 +111,10 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// The desk agent, on the scripted model, its list_files over this example's notes.
+/// The desk agent on `models`, its list_files over this example's notes.
 fn desk(
     approve_tools: bool,
+    models: Models,
     transcripts: Arc<dyn TranscriptStore>,
 ) -> Result<AgentGraph, Box<dyn std::error::Error>> {
     let mut catalogue = Catalogue::shipped()?;
@@ -112,18 +124,18 @@ fn desk(
         AgentDefinition::parse("agents/desk.md", include_str!("../agents/desk.md"))?;
     definition.approve_tools = approve_tools;
     catalogue.add_agent(definition)?;
-    Ok(catalogue.build("desk", model(), transcripts)?)
+    Ok(catalogue.build("desk", models, transcripts)?)
 }
 
 /// The desk with approval before tools, its runs and history in the SQLite file `db`.
-fn durable_desk(db: &Path) -> Result<AgentGraph, Box<dyn std::error::Error>> {
+fn durable_desk(db: &Path, models: Models) -> Result<AgentGraph, Box<dyn std::error::Error>> {
     let runs = Arc::new(SqliteCheckpointer::open(db)?);
     let transcripts = Arc::new(SqliteTranscripts::open(db)?);
-    Ok(desk(true, transcripts)?.with_checkpointer(runs))
+    Ok(desk(true, models, transcripts)?.with_checkpointer(runs))
 }
 
-/// The model: two tool calls in one answer, then an answer made of their results.
-fn model() -> ScriptedModel {
+/// The scripted model: two tool calls in one answer, then an answer made of their results.
+fn scripted() -> ScriptedModel {
     ScriptedModel::new()
         .calls([
             ToolCall::new("call_1", "list_files", r#"{"path": "notes"}"#),

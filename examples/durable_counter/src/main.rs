@@ -1,19 +1,4 @@
-//! The crash test bed: every super-step adds 1 to `count` and appends the step's number to
-//! `log`, and is checkpointed. Kill it at any moment and `resume` continues from the last
-//! committed step: at the end `count == N` and `log == [1, 2, …, N]`.
-//!
-//! ```text
-//! durable_counter run --steps N [--db URL] [--step-delay-ms D]
-//! durable_counter resume [--run ID] [--db URL]
-//! durable_counter show [--run ID] [--db URL]
-//! durable_counter enqueue --steps N [--db URL] [--step-delay-ms D]
-//! durable_counter worker [--db URL] [--lease-ms L] [--runs K]
-//! ```
-//!
-//! `URL` is `sqlite:PATH` (default `sqlite:trellis.db`) or `postgres://…`. `enqueue` records a
-//! run for workers and prints `run <id>`; `worker` executes ready runs (queued ones, and those
-//! whose worker died once their lease ran out) until stopped with Ctrl-C, or after `K` runs —
-//! start two, on two machines with PostgreSQL, and they share the queue.
+#![doc = include_str!("../README.md")]
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -158,8 +143,12 @@ fn parse(args: Vec<String>) -> Result<(Command, StoreUrl), String> {
 #[tokio::main]
 async fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if matches!(args.first().map(String::as_str), Some("help" | "--help")) {
-        println!("{USAGE}");
+    // What the example shows, and how to run it: its README.
+    if matches!(
+        args.first().map(String::as_str),
+        Some("help" | "--help" | "-h")
+    ) {
+        println!("{}", include_str!("../README.md"));
         return ExitCode::SUCCESS;
     }
     let (command, db) = match parse(args) {

@@ -1,8 +1,4 @@
-//! A refund flow written inline with `graph!` and `#[derive(GraphState)]`: small refunds are
-//! paid at once; a large one pauses for a person, from inside the `approve` node.
-//!
-//! `cargo run -p inline` handles a small and a large refund, approving the large one;
-//! `-- --decline` declines it instead.
+#![doc = include_str!("../README.md")]
 
 use std::sync::Arc;
 
@@ -114,6 +110,11 @@ impl refund::Handlers for Desk {
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
+    // What the example shows, and how to run it: its README.
+    if std::env::args().skip(1).any(|a| a == "--help" || a == "-h") {
+        println!("{}", include_str!("../README.md"));
+        return std::process::ExitCode::SUCCESS;
+    }
     // Errors read as sentences (`Display`), not as `Debug` output.
     match refund_flow().await {
         Ok(()) => std::process::ExitCode::SUCCESS,

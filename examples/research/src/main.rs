@@ -1,10 +1,4 @@
-//! Fan-out research from `examples/graphs/research.graph` via `include_graph!`: three searches
-//! run in one super-step and append their findings to one list (an `append` reducer, so the
-//! branches never conflict); `summarize` is deferred, so it joins them once every branch,
-//! including the error handler's, has finished.
-//!
-//! `cargo run -p research -- "question"`; `-- --fail code "question"` makes one search fail to
-//! show `on_error`.
+#![doc = include_str!("../README.md")]
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -119,6 +113,11 @@ impl research::Handlers for Researcher {
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
+    // What the example shows, and how to run it: its README.
+    if std::env::args().skip(1).any(|a| a == "--help" || a == "-h") {
+        println!("{}", include_str!("../README.md"));
+        return std::process::ExitCode::SUCCESS;
+    }
     match research_question().await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {

@@ -1,18 +1,4 @@
-//! The support-ticket flow, from `examples/graphs/support.graph` compiled by `build.rs`:
-//! classify → lookup_invoice → draft ⇄ review → send, pausing before `send` for a person.
-//!
-//! Runs are kept in a SQLite file (`trellis.db`, or `--db FILE`), so a paused run outlives the
-//! process that started it.
-//!
-//! - `cargo run -p support` (or `-- start`) runs a ticket to the pause and exits, printing the
-//!   draft awaiting approval and the run id;
-//!   `cargo run -p support -- resume RUN_ID --approve` (or `--reject "reason"`) answers it from
-//!   a later process, which finishes the run from the SQLite file.
-//! - `cargo run -p support -- demo` does both in one process: runs to the pause, approves, and
-//!   prints the result; `demo --reject "reason"` rejects the first draft instead (it is
-//!   redrafted with the reason, pauses again, and is approved).
-//!
-//! `--text "…"` sets the ticket's text.
+#![doc = include_str!("../README.md")]
 
 use std::sync::Arc;
 
@@ -175,6 +161,9 @@ impl support::Handlers for Desk {
     }
 }
 
+/// Where runs are kept without `--db`.
+const DEFAULT_DB: &str = "trellis.db";
+
 const USAGE: &str = "usage: support [start] [--text TEXT] [--db FILE]
        support resume RUN_ID (--approve | --reject REASON) [--db FILE]
        support demo [--text TEXT] [--approve | --reject REASON] [--db FILE]
@@ -196,7 +185,7 @@ fn parse(args: Vec<String>) -> Result<(Command, PathBuf), String> {
     if args.first().map(String::as_str) == Some("serve") {
         return parse_serve(args.into_iter().skip(1));
     }
-    let mut db = PathBuf::from("trellis.db");
+    let mut db = PathBuf::from(DEFAULT_DB);
     let mut text = "I was charged twice for my invoice".to_owned();
     let mut decision = None;
     let mut args = args.into_iter().peekable();
@@ -261,7 +250,7 @@ async fn serve(
 
 /// `serve`'s options: 127.0.0.1:8080 unless told otherwise.
 fn parse_serve(mut args: impl Iterator<Item = String>) -> Result<(Command, PathBuf), String> {
-    let mut db = PathBuf::from("trellis.db");
+    let mut db = PathBuf::from(DEFAULT_DB);
     let mut options = trellis_server::ServeOptions::default();
     let mut pace = std::time::Duration::ZERO;
     let bad = |what: &str| format!("{what}\n{USAGE}");
@@ -307,14 +296,14 @@ fn report(outcome: &trellis::Outcome<Ticket>, db: &std::path::Path) {
             println!("{}", interrupt.request.question);
         }
         println!("answer it, now or later, from any process:");
-        println!(
-            "  cargo run -p support -- resume {run_id} --approve --db {}",
-            db.display()
-        );
-        println!(
-            "  cargo run -p support -- resume {run_id} --reject \"reason\" --db {}",
-            db.display()
-        );
+        // The file, unless it is the default: the commands shown are the ones to type.
+        let db = if db == std::path::Path::new(DEFAULT_DB) {
+            String::new()
+        } else {
+            format!(" --db {}", db.display())
+        };
+        println!("  cargo run -p support -- resume {run_id} --approve{db}");
+        println!("  cargo run -p support -- resume {run_id} --reject \"reason\"{db}");
     } else {
         println!("run {run_id} completed after {} draft(s)", ticket.drafts);
         for reply in &ticket.sent {
@@ -325,6 +314,11 @@ fn report(outcome: &trellis::Outcome<Ticket>, db: &std::path::Path) {
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
+    // What the example shows, and how to run it: its README.
+    if std::env::args().skip(1).any(|a| a == "--help" || a == "-h") {
+        println!("{}\n{USAGE}", include_str!("../README.md"));
+        return std::process::ExitCode::SUCCESS;
+    }
     let (command, db) = match parse(std::env::args().skip(1).collect()) {
         Ok(parsed) => parsed,
         Err(usage) => {
