@@ -186,8 +186,9 @@ fn joins_run_as_the_language_reference_says() {
     );
 }
 
-/// Every page of `docs/` (but the getting-started guide, which its own test follows) has its
-/// Rust examples run as doctests (`src/lib.rs` includes it), and none is left out with `ignore`.
+/// The README and every page of `docs/` (but the getting-started guide, which its own test
+/// follows) have their Rust examples run as doctests (`src/lib.rs` includes them), and none is
+/// left out with `ignore`.
 #[test]
 fn every_rust_example_in_the_docs_is_compiled() {
     let lib = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs"))
@@ -197,14 +198,18 @@ fn every_rust_example_in_the_docs_is_compiled() {
             .file_name()
             .and_then(|n| n.to_str())
             .unwrap_or_default();
-        if document.parent().and_then(Path::file_name) != Some("docs".as_ref())
-            || name == "getting-started.md"
-        {
+        let in_docs = document.parent().and_then(Path::file_name) == Some("docs".as_ref());
+        if !(in_docs || name == "README.md") || name == "getting-started.md" {
             continue;
         }
+        let included = if in_docs {
+            format!("include_str!(\"../../docs/{name}\")")
+        } else {
+            format!("include_str!(\"../../{name}\")")
+        };
         assert!(
-            lib.contains(&format!("include_str!(\"../../docs/{name}\")")),
-            "docs/{name} is not among the doctests of tests/src/lib.rs"
+            lib.contains(&included),
+            "{name} is not among the doctests of tests/src/lib.rs"
         );
         let text = std::fs::read_to_string(&document).expect("a readable document");
         for (number, line) in text.lines().enumerate() {

@@ -1,7 +1,12 @@
 //! The documentation's Rust examples, compiled (and run, unless marked `no_run`) as doctests of
 //! this crate, against the code the generator emits and the crates as they are: an example in
-//! `docs/` cannot rot. `docs/getting-started.md` is not here: its test
+//! `docs/` or the README cannot rot. `docs/getting-started.md` is not here: its test
 //! (`cli/tests/getting_started.rs`) follows it to the letter in a fresh crate.
+
+/// `README.md`.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct Readme;
 
 /// `docs/agents.md`.
 #[cfg(doctest)]
@@ -12,6 +17,11 @@ pub struct Agents;
 #[cfg(doctest)]
 #[doc = include_str!("../../docs/bench.md")]
 pub struct Bench;
+
+/// `docs/cli.md`.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/cli.md")]
+pub struct Cli;
 
 /// `docs/codegen.md`.
 #[cfg(doctest)]
