@@ -50,7 +50,7 @@ publish = false
 [workspace]
 
 [dependencies]
-trellis = {{ path = "{runtime}" }}
+trellis-runtime = {{ path = "{runtime}" }}
 serde = {{ version = "1", features = ["derive"] }}
 
 [build-dependencies]

@@ -1,7 +1,7 @@
 //! The support-ticket flow on the runtime alone (no `.graph` file): classify → lookup_invoice →
 //! draft ⇄ review → send, pausing before `send` for a person's approval.
 //!
-//! `cargo run -p trellis --example support_flow` runs to the pause, prints the draft and the
+//! `cargo run -p trellis-runtime --example support_flow` runs to the pause, prints the draft and the
 //! run id, then resumes with an approval. `-- --reject "reason"` rejects the first draft
 //! instead: the flow goes back to `draft`, pauses again, and the second draft is approved.
 

@@ -3,8 +3,8 @@
 //! run is completed exactly once.
 //!
 //! ```text
-//! cargo run -p trellis --example two_workers                        # a temporary SQLite file
-//! cargo run -p trellis --features postgres --example two_workers -- postgres://user@host/db
+//! cargo run -p trellis-runtime --example two_workers                        # a temporary SQLite file
+//! cargo run -p trellis-runtime --features postgres --example two_workers -- postgres://user@host/db
 //! ```
 
 use std::collections::BTreeMap;
