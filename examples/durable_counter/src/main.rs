@@ -148,7 +148,7 @@ async fn main() -> ExitCode {
         args.first().map(String::as_str),
         Some("help" | "--help" | "-h")
     ) {
-        println!("{}", include_str!("../README.md"));
+        println!("{USAGE}\n\n{}", include_str!("../README.md"));
         return ExitCode::SUCCESS;
     }
     let (command, db) = match parse(args) {
