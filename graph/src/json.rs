@@ -169,7 +169,7 @@ pub(crate) struct NodeIn {
     backoff_ms: Option<u64>,
     max_backoff_ms: Option<u64>,
     jitter: Option<bool>,
-    retry_on: Option<Vec<Failure>>,
+    retry_on: Option<Failures>,
     timeout_ms: Option<u64>,
     max_visits: Option<u32>,
     interrupt: Option<Pause>,
@@ -183,13 +183,27 @@ pub(crate) struct NodeIn {
     graph: Option<String>,
 }
 
-/// A failure `retry_on` names.
+/// The failures `retry_on` names, read by the names `RetryOn` knows.
 #[derive(Deserialize)]
-#[serde(rename_all = "lowercase")]
-enum Failure {
-    Timeout,
-    Error,
-    Panic,
+#[serde(try_from = "Vec<String>")]
+struct Failures(RetryOn);
+
+impl TryFrom<Vec<String>> for Failures {
+    type Error = String;
+
+    fn try_from(names: Vec<String>) -> Result<Self, String> {
+        names
+            .iter()
+            .try_fold(RetryOn::NONE, |on, name| {
+                on.with(name).ok_or_else(|| {
+                    format!(
+                        "unknown failure `{name}`, expected one of {:?}",
+                        RetryOn::NAMES
+                    )
+                })
+            })
+            .map(Failures)
+    }
 }
 
 /// The pauses a node declares: `interrupt before|after` (a node's own ask is no attribute).
@@ -211,13 +225,9 @@ impl From<NodeIn> for Node {
                 backoff_ms: node.backoff_ms,
                 max_backoff_ms: node.max_backoff_ms,
                 jitter: node.jitter.unwrap_or(false),
-                on: node.retry_on.map_or_else(RetryOn::default, |failures| {
-                    failures.iter().fold(RetryOn::NONE, |on, failure| RetryOn {
-                        timeout: on.timeout || matches!(failure, Failure::Timeout),
-                        error: on.error || matches!(failure, Failure::Error),
-                        panic: on.panic || matches!(failure, Failure::Panic),
-                    })
-                }),
+                on: node
+                    .retry_on
+                    .map_or_else(RetryOn::default, |Failures(on)| on),
             }),
             timeout_ms: node.timeout_ms,
             max_visits: node.max_visits,
@@ -475,6 +485,29 @@ mod tests {
 
     const PINNED: &str = r#"{"format":1,"name":"Support","doc":"Answers tickets.","state":"Ticket","max_steps":25,"entry":"classify","finish":["send"],"nodes":[{"id":"classify","doc":null,"kind":{"delegate":"Triage"},"retry":3,"backoff_ms":200,"timeout_ms":10000,"max_visits":null,"interrupt":null,"question":null,"defer":false,"on_error":null,"meta":{"owner":"support","pages":3,"live":true},"max_concurrency":8,"input":"Doc"},{"id":"send","doc":null,"kind":"hitl","retry":null,"backoff_ms":null,"timeout_ms":null,"max_visits":2,"interrupt":"before","question":"Send it?","defer":true,"on_error":"classify","meta":{},"graph":"Review"},{"id":"tail","doc":null,"kind":{"custom":"mine"},"retry":null,"backoff_ms":null,"timeout_ms":null,"max_visits":null,"interrupt":"after","question":null,"defer":false,"on_error":null,"meta":{}}],"edges":[{"kind":"static","from":"__start__","to":"classify"},{"kind":"conditional","from":"classify","targets":["send","__end__"]},{"kind":"static","from":"send","to":"__end__"},{"kind":"join","from":"a","to":"send"},{"kind":"join","from":"b","to":"send"},{"kind":"send","from":"classify","targets":["a"]},{"kind":"conditional","from":"a","targets":["b","__end__"]},{"kind":"fork","from":"b","targets":["a","tail"]}]}"#;
 
+    /// A retry policy's keys are written when set, and read back to the same policy.
+    #[test]
+    fn a_retry_policy_reads_back_as_written() {
+        let mut graph = sample();
+        graph.nodes[0].retry = Some(Retry {
+            backoff_ms: Some(200),
+            max_backoff_ms: Some(5000),
+            jitter: true,
+            on: RetryOn::NONE
+                .with("panic")
+                .and_then(|on| on.with("timeout"))
+                .unwrap(),
+            ..Retry::new(3)
+        });
+        let text = serde_json::to_string(&graph).unwrap();
+        assert!(
+            text.contains(r#""retry":3,"backoff_ms":200,"max_backoff_ms":5000,"jitter":true,"retry_on":["timeout","panic"]"#),
+            "{text}"
+        );
+        let back: Blueprint = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, graph);
+    }
+
     #[test]
     fn reads_back_what_it_writes() {
         let text = serde_json::to_string(&sample()).unwrap();
@@ -539,6 +572,12 @@ mod tests {
             error(bad_edge).contains("unknown variant `loop`"),
             "{}",
             error(bad_edge)
+        );
+        let bad_failure = r#"{"format": 1, "name": "G", "nodes": [{"id": "a", "retry": 1, "retry_on": ["eror"]}], "edges": []}"#;
+        assert!(
+            error(bad_failure).contains("unknown failure `eror`"),
+            "{}",
+            error(bad_failure)
         );
         let no_edges = r#"{"format": 1, "name": "G", "nodes": []}"#;
         assert!(error(no_edges).contains("missing field `edges`"));

@@ -843,7 +843,7 @@ fn help(violation: &Violation, blueprint: &Blueprint) -> String {
             Limit::MaxConcurrency(_) => {
                 "let 1 or more branches run at once, or leave it unset for all".to_owned()
             }
-            _ => "give it 1 or more".to_owned(),
+            _ => "give it 1 or more, or leave it unset".to_owned(),
         },
         Violation::Undeclared { reference } => {
             let name = reference.name(blueprint);
@@ -898,8 +898,8 @@ fn help(violation: &Violation, blueprint: &Blueprint) -> String {
             "join the branches into `{0}` with `add_join`, or give `{0}` `NodeOptions::defer()`, so that it runs once, after the other branches",
             node(*at)
         ),
-        // A rule the builder has no words of its own for yet: the message says it.
-        _ => "see the message".to_owned(),
+        // A rule the builder has no words of its own for yet: what its code stands for.
+        other => other.code().summary().to_owned(),
     }
 }
 
