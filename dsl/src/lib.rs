@@ -42,7 +42,6 @@ mod ast;
 mod blueprint;
 mod check;
 mod diagnostic;
-mod fast;
 mod format;
 mod lexeme;
 mod literal;
@@ -58,15 +57,14 @@ pub mod words;
 #[cfg(feature = "test-util")]
 #[doc(hidden)]
 pub mod test_util {
-    /// The AST the fast reader builds for `text`, as text; `None` when it gives up.
-    pub fn fast_reader(text: &str) -> Option<String> {
-        crate::fast::parse(text).map(|file| format!("{file:?}"))
+    /// The AST and syntax errors of `text`, parsed many items to a pest call where it can be.
+    pub fn batched(text: &str) -> String {
+        crate::parse::parse_for_test(text, true)
     }
 
-    /// The AST the grammar's `file` rule builds for `text`, as text; `None` when it does not
-    /// parse.
-    pub fn pest_reader(text: &str) -> Option<String> {
-        crate::parse::parse_whole(text).map(|file| format!("{file:?}"))
+    /// The AST and syntax errors of `text`, parsed one item to a pest call.
+    pub fn one_at_a_time(text: &str) -> String {
+        crate::parse::parse_for_test(text, false)
     }
 }
 

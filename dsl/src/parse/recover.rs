@@ -10,7 +10,7 @@ use crate::syntax::{GraphParser, Rule};
 
 use super::MAX_SYNTAX_ERRORS;
 use super::expected::{Piece, first_tokens, found_at, syntax_hint, unexpected_token};
-use super::tree::{build_attr, build_item, doc_line, docs_of, head_parts, ident};
+use super::tree::{batch_item, build_attr, build_item, doc_line, docs_of, head_parts, ident};
 
 pub(super) struct Parser<'a, 'd> {
     pub(super) text: &'a str,
@@ -23,6 +23,9 @@ pub(super) struct Parser<'a, 'd> {
     /// Where pest's view of the text may end (see [`cut_points`]).
     pub(super) cuts: Vec<usize>,
     pub(super) first_window: usize,
+    /// Items are parsed many to a pest call on windows of at least this many bytes, if set
+    /// (see [`Parser::items`]).
+    pub(super) batch: Option<usize>,
 }
 
 /// Byte offsets just after each `;` and `}` that stands outside strings and comments.
@@ -162,6 +165,11 @@ impl<'a> Parser<'a, '_> {
                 self.unclosed(open_brace, "this graph is never closed");
                 return;
             }
+            if let Some(window) = self.batch
+                && self.items(graph, window)
+            {
+                continue;
+            }
             let start = self.pos;
             // The item first: in a valid file every piece then parses at the first try.
             match self.piece(Rule::graph_item) {
@@ -213,6 +221,38 @@ impl<'a> Parser<'a, '_> {
                 }
             }
         }
+    }
+
+    /// Parses the items that follow, as many as a window of at least `window` bytes holds, in
+    /// one pest call (`batch_items`); whether there was one. Anything else — the graph's end, a
+    /// syntax error, an item that `graph_item` would not accept as written, an item longer than
+    /// the window — is left to the item-by-item path, which judges it.
+    ///
+    /// An item ends with its `;` or `}` and no rule looks past that, so an item that parses in
+    /// a window parses the same in the whole text; one that the window cuts does not parse,
+    /// and the batch ends before it.
+    fn items(&mut self, graph: &mut Graph<'a>, window: usize) -> bool {
+        let wanted = self.pos.saturating_add(window);
+        let end = match self.cuts.binary_search(&wanted) {
+            Ok(at) | Err(at) => self.cuts.get(at).copied().unwrap_or(self.text.len()),
+        };
+        let start = self.pos;
+        let Some(items) = GraphParser::parse(Rule::batch_items, &self.text[start..end])
+            .ok()
+            .and_then(|mut pairs| pairs.next())
+        else {
+            return false;
+        };
+        let before = graph.items.len();
+        for pair in items.into_inner() {
+            let end = start + pair.as_span().end();
+            let Some(item) = batch_item(pair, start) else {
+                break;
+            };
+            graph.items.push(item);
+            self.pos = end;
+        }
+        graph.items.len() > before
     }
 
     /// Parses the attributes of a node block one by one, after `node name {` parsed but the

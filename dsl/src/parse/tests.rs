@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::ast::{AttrKind, Endpoint, ItemKind, Target};
+use crate::diagnostic::Span;
 use crate::diagnostic::{Code, Diagnostic};
 
 fn errors(text: &str) -> Vec<Diagnostic> {
@@ -150,21 +151,25 @@ fn cut_points_skip_strings_and_comments() {
 
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(400))]
-    /// Windows, and parsing the whole file in one go, change what parsing costs, never what
-    /// it finds.
+    /// Windows, and batches of items, change what parsing costs, never what it finds.
     #[test]
-    fn windows_do_not_change_results(text in window_soup()) {
+    fn windows_do_not_change_results(text in window_soup(), batch in 1..40usize) {
         let mut tiny = Diagnostics::default();
-        let with_tiny = format!("{:?}", parse_with(&text, &mut tiny, false, 1));
+        let with_tiny = format!("{:?}", parse_with(&text, &mut tiny, None, 1));
         let mut whole = Diagnostics::default();
-        let with_whole = format!("{:?}", parse_with(&text, &mut whole, false, usize::MAX));
+        let with_whole = format!("{:?}", parse_with(&text, &mut whole, None, usize::MAX));
         proptest::prop_assert_eq!(&with_tiny, &with_whole);
-        let mut fast = Diagnostics::default();
-        let with_fast = format!("{:?}", parse_with(&text, &mut fast, true, FIRST_WINDOW));
-        proptest::prop_assert_eq!(&with_tiny, &with_fast);
+        let mut batched = Diagnostics::default();
+        let with_batches = format!("{:?}", parse_with(&text, &mut batched, Some(batch), FIRST_WINDOW));
+        proptest::prop_assert_eq!(&with_tiny, &with_batches);
+        let mut one_batch = Diagnostics::default();
+        let with_one_batch =
+            format!("{:?}", parse_with(&text, &mut one_batch, Some(usize::MAX), FIRST_WINDOW));
+        proptest::prop_assert_eq!(&with_tiny, &with_one_batch);
         let tiny = tiny.into_sorted();
         proptest::prop_assert_eq!(&tiny, &whole.into_sorted());
-        proptest::prop_assert_eq!(&tiny, &fast.into_sorted());
+        proptest::prop_assert_eq!(&tiny, &batched.into_sorted());
+        proptest::prop_assert_eq!(&tiny, &one_batch.into_sorted());
     }
 
     /// The piecewise parser accepts exactly what the grammar's `file` rule accepts (the
@@ -236,4 +241,72 @@ fn syntax_errors_stop_after_the_limit() {
             .message
             .starts_with("too many syntax errors")
     );
+}
+
+/// What only the fast path's wider rules accept is still judged by `graph_item`: the same
+/// error, batched or not, and the items around it kept.
+#[test]
+fn a_branching_hop_is_an_error_batched_or_not() {
+    for (statement, message) in [
+        ("a -> b | c -> d;", "expected one of `;` or `|`, found `->`"),
+        ("a -> b & c -> d;", "expected one of `&` or `;`, found `->`"),
+        (
+            "a -> each b -> d;",
+            "expected one of `;` or `|`, found `->`",
+        ),
+    ] {
+        let text = format!("graph G {{ node a; {statement} a -> END; }}");
+        for batch in [None, Some(BATCH_WINDOW)] {
+            let mut diagnostics = Diagnostics::default();
+            let file = parse_with(&text, &mut diagnostics, batch, FIRST_WINDOW);
+            let found = diagnostics.into_sorted();
+            assert_eq!(found.len(), 1, "{text}: {found:?}");
+            assert_eq!(found[0].message, message, "{text}");
+            assert_eq!(&text[found[0].span.start..found[0].span.end], "->");
+            assert_eq!(file.graphs[0].items.len(), 2, "{text}");
+        }
+    }
+}
+
+#[test]
+fn batches_read_start_end_and_refuse_node_as_an_endpoint() {
+    let text = "graph G { START -> a -> END; node -> a; }";
+    for batch in [None, Some(BATCH_WINDOW)] {
+        let mut diagnostics = Diagnostics::default();
+        let file = parse_with(text, &mut diagnostics, batch, FIRST_WINDOW);
+        match &file.graphs[0].items[0].kind {
+            ItemKind::Edge(edge) => {
+                assert!(matches!(edge.source, Endpoint::Start(_)));
+                assert!(matches!(edge.target, Target::Single(Endpoint::End(_))));
+            }
+            other => panic!("expected an edge, got {other:?}"),
+        }
+        let found = diagnostics.into_sorted();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].code, Code::E0001);
+    }
+}
+
+/// A file many windows long, every item cut by some window: the same as item by item.
+#[test]
+fn batch_windows_cut_anywhere() {
+    let mut text = String::from("graph G {\n");
+    for i in 0..400 {
+        text.push_str(&format!(
+            "    /// n{i}\n    node n{i} {{ retry 2 backoff 1s; kind \"k;}}\"; }}\n    n{i} -> n{} | END;\n",
+            i + 1
+        ));
+    }
+    text.push_str("}\n");
+    let mut one = Diagnostics::default();
+    let expected = format!("{:?}", parse_with(&text, &mut one, None, FIRST_WINDOW));
+    for window in [1, 7, 50, 333, BATCH_WINDOW] {
+        let mut batched = Diagnostics::default();
+        let found = format!(
+            "{:?}",
+            parse_with(&text, &mut batched, Some(window), FIRST_WINDOW)
+        );
+        assert_eq!(found, expected, "window {window}");
+        assert!(batched.into_sorted().is_empty());
+    }
 }

@@ -35,7 +35,23 @@ pub(super) fn doc_line<'a>(pair: &Pair<'a, Rule>, base: usize) -> DocLine<'a> {
     }
 }
 
+/// The item a `graph_item` (or `unterminated_item`) pair holds.
 pub(super) fn build_item(pair: Pair<'_, Rule>, base: usize) -> Item<'_> {
+    let item_span = span(&pair, base);
+    // Only a `batch_item` can hold what the language does not write; these rules cannot.
+    batch_item(pair, base).unwrap_or_else(|| Item {
+        docs: Vec::new(),
+        kind: ItemKind::Unknown(Ident {
+            text: "",
+            span: item_span,
+        }),
+    })
+}
+
+/// The item a `batch_item` pair holds, or `None` when `graph_item` would not accept it as
+/// written (a hop that branches, an endpoint named `node`): the batch stops there and
+/// `graph_item` judges it.
+pub(super) fn batch_item(pair: Pair<'_, Rule>, base: usize) -> Option<Item<'_>> {
     let item_span = span(&pair, base);
     let mut docs = Vec::new();
     let mut kind = None;
@@ -67,7 +83,9 @@ pub(super) fn build_item(pair: Pair<'_, Rule>, base: usize) -> Item<'_> {
                 }
                 kind = name.map(|name| ItemKind::Node(NodeDecl { name, attrs }));
             }
-            Rule::edge | Rule::edge_open => kind = Some(ItemKind::Edge(build_edge(part, base))),
+            Rule::edge | Rule::edge_open | Rule::batch_edge => {
+                kind = Some(ItemKind::Edge(build_edge(part, base)?));
+            }
             Rule::unknown_setting => {
                 kind = part
                     .into_inner()
@@ -77,15 +95,14 @@ pub(super) fn build_item(pair: Pair<'_, Rule>, base: usize) -> Item<'_> {
             _ => {}
         }
     }
-    Item {
+    Some(Item {
         docs,
-        // Every alternative of `graph_item` yields its parts; the fallback is unreachable but
-        // keeps the builder total.
+        // Every alternative yields its parts; the fallback is unreachable but keeps this total.
         kind: kind.unwrap_or(ItemKind::Unknown(Ident {
             text: "",
             span: item_span,
         })),
-    }
+    })
 }
 
 pub(super) fn rust_path(pair: Pair<'_, Rule>, base: usize) -> RustPath<'_> {
@@ -108,11 +125,8 @@ pub(super) fn rust_path(pair: Pair<'_, Rule>, base: usize) -> RustPath<'_> {
 }
 
 pub(super) fn endpoint(pair: Pair<'_, Rule>, base: usize) -> Endpoint<'_> {
-    let inner = pair.into_inner().next();
-    match inner {
-        Some(p) if p.as_rule() == Rule::kw_start => Endpoint::Start(span(&p, base)),
-        Some(p) if p.as_rule() == Rule::kw_end => Endpoint::End(span(&p, base)),
-        Some(p) => Endpoint::Node(ident(&p, base)),
+    match pair.into_inner().next() {
+        Some(inner) => named(&inner, base),
         None => Endpoint::Node(Ident {
             text: "",
             span: Span::new(base, base),
@@ -120,43 +134,43 @@ pub(super) fn endpoint(pair: Pair<'_, Rule>, base: usize) -> Endpoint<'_> {
     }
 }
 
-pub(super) fn build_edge(pair: Pair<'_, Rule>, base: usize) -> EdgeStmt<'_> {
+/// The endpoint a `kw_start`, `kw_end` or `ident` pair names: `START` and `END` by their text,
+/// as the fast path's rules read them as names.
+fn named<'a>(pair: &Pair<'a, Rule>, base: usize) -> Endpoint<'a> {
+    match pair.as_str() {
+        "START" => Endpoint::Start(span(pair, base)),
+        "END" => Endpoint::End(span(pair, base)),
+        _ => Endpoint::Node(ident(pair, base)),
+    }
+}
+
+/// An edge from an `edge`, `edge_open` or `batch_edge` pair; `None` when a hop but the last
+/// branches or an endpoint is named `node`, which only `batch_edge` lets through.
+pub(super) fn build_edge(pair: Pair<'_, Rule>, base: usize) -> Option<EdgeStmt<'_>> {
     let mut endpoints = Vec::new();
     // The endpoints before the first arrow: the source, and a join's other sources.
     let mut sources = None;
-    let mut target = None;
+    let mut targets = Vec::new();
     for part in pair.into_inner() {
         match part.as_rule() {
             Rule::endpoint => endpoints.push(endpoint(part, base)),
+            Rule::ident if part.as_str() == "node" => return None,
+            Rule::ident => endpoints.push(named(&part, base)),
             Rule::arrow if sources.is_none() => sources = Some(endpoints.len()),
-            Rule::target => {
-                let mut fork = false;
-                let mut branch = false;
-                let mut send = false;
-                let mut targets = Vec::new();
-                for piece in part.into_inner() {
-                    match piece.as_rule() {
-                        Rule::endpoint => targets.push(endpoint(piece, base)),
-                        Rule::pipe => branch = true,
-                        Rule::amp => fork = true,
-                        Rule::kw_each => send = true,
-                        _ => {}
-                    }
-                }
-                target = Some(if send {
-                    Target::Send(targets)
-                } else if fork {
-                    Target::Fork(targets)
-                } else if branch {
-                    Target::Conditional(targets)
-                } else {
-                    match targets.pop() {
-                        Some(single) => Target::Single(single),
-                        None => Target::Conditional(Vec::new()),
-                    }
-                });
+            Rule::target | Rule::batch_target => {
+                // A `batch_edge` has no `arrow` pairs: its sources end where its targets begin.
+                sources.get_or_insert(endpoints.len());
+                targets.push(build_target(part, base)?);
             }
             _ => {}
+        }
+    }
+    let target = targets.pop();
+    // A `batch_edge`'s hops are targets too; each must be a single endpoint.
+    for hop in targets {
+        match hop {
+            Target::Single(endpoint) => endpoints.push(endpoint),
+            _ => return None,
         }
     }
     let hops = endpoints.split_off(sources.unwrap_or(1).min(endpoints.len()));
@@ -165,12 +179,43 @@ pub(super) fn build_edge(pair: Pair<'_, Rule>, base: usize) -> EdgeStmt<'_> {
         text: "",
         span: Span::new(base, base),
     }));
-    EdgeStmt {
+    Some(EdgeStmt {
         source,
         joined: endpoints.collect(),
         hops,
         target: target.unwrap_or(Target::Conditional(Vec::new())),
+    })
+}
+
+/// A `target` or `batch_target` pair; `None` for an endpoint named `node`.
+fn build_target(pair: Pair<'_, Rule>, base: usize) -> Option<Target<'_>> {
+    let mut fork = false;
+    let mut branch = false;
+    let mut send = false;
+    let mut targets = Vec::new();
+    for piece in pair.into_inner() {
+        match piece.as_rule() {
+            Rule::endpoint => targets.push(endpoint(piece, base)),
+            Rule::ident if piece.as_str() == "node" => return None,
+            Rule::ident => targets.push(named(&piece, base)),
+            Rule::pipe => branch = true,
+            Rule::amp => fork = true,
+            Rule::kw_each => send = true,
+            _ => {}
+        }
     }
+    Some(if send {
+        Target::Send(targets)
+    } else if fork {
+        Target::Fork(targets)
+    } else if branch {
+        Target::Conditional(targets)
+    } else {
+        match targets.pop() {
+            Some(single) => Target::Single(single),
+            None => Target::Conditional(Vec::new()),
+        }
+    })
 }
 
 pub(super) fn build_attr(pair: Pair<'_, Rule>, base: usize) -> Attr<'_> {
