@@ -8,6 +8,7 @@ mod memory;
 mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+mod store_url;
 
 #[cfg(any(test, feature = "test-util"))]
 pub mod conformance;
@@ -30,6 +31,7 @@ pub use memory::InMemoryCheckpointer;
 pub use postgres::{PostgresCheckpointer, PostgresOptions};
 #[cfg(feature = "sqlite")]
 pub use sqlite::{Durability, SqliteCheckpointer};
+pub use store_url::StoreUrl;
 
 /// Where a run stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -472,115 +474,6 @@ pub(crate) fn parent_of(
             what("parent_run"),
             "a parent run without its checkpoint, or the reverse",
         )),
-    }
-}
-
-/// Where runs are kept, as a URL: `sqlite:PATH` (also `sqlite://PATH`) or
-/// `postgres://…` / `postgresql://…`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StoreUrl {
-    /// An SQLite file.
-    Sqlite(std::path::PathBuf),
-    /// A PostgreSQL server (the whole URL, as tokio-postgres reads it).
-    Postgres(String),
-}
-
-impl std::str::FromStr for StoreUrl {
-    type Err = CheckpointError;
-    fn from_str(url: &str) -> Result<Self, CheckpointError> {
-        let unsupported = |reason: &str| CheckpointError::Url {
-            url: url.to_owned(),
-            reason: reason.to_owned(),
-        };
-        match url.split_once(':') {
-            Some(("sqlite", path)) => {
-                let path = path.strip_prefix("//").unwrap_or(path);
-                if path.is_empty() {
-                    return Err(unsupported("it names no file"));
-                }
-                Ok(StoreUrl::Sqlite(path.into()))
-            }
-            Some(("postgres" | "postgresql", _)) => Ok(StoreUrl::Postgres(url.to_owned())),
-            _ => Err(unsupported(
-                "expected `sqlite:PATH` or `postgres://user@host:port/database`",
-            )),
-        }
-    }
-}
-
-impl StoreUrl {
-    /// Opens the store (an SQLite file is created if missing; a PostgreSQL schema is brought up
-    /// to date).
-    ///
-    /// # Errors
-    /// The backend's error; [`CheckpointError::Url`] when this build lacks the backend's
-    /// feature (`sqlite`, `postgres`).
-    pub async fn open(&self) -> Result<std::sync::Arc<dyn RunQueue>, CheckpointError> {
-        match self {
-            #[cfg(feature = "sqlite")]
-            StoreUrl::Sqlite(path) => Ok(std::sync::Arc::new(SqliteCheckpointer::open(path)?)),
-            #[cfg(feature = "postgres")]
-            StoreUrl::Postgres(url) => Ok(std::sync::Arc::new(
-                PostgresCheckpointer::connect(url).await?,
-            )),
-            #[allow(unreachable_patterns)]
-            other => Err(CheckpointError::Url {
-                url: other.to_string(),
-                reason: format!(
-                    "this build has no {} support (the `trellis` feature `{}`)",
-                    other.backend(),
-                    other.feature()
-                ),
-            }),
-        }
-    }
-
-    /// Opens an existing store to inspect it, creating nothing: a missing SQLite file, or a
-    /// PostgreSQL database without Trellis's tables (or at another schema version), is refused.
-    ///
-    /// # Errors
-    /// As [`open`](Self::open), and [`CheckpointError::Corrupt`] for a missing store.
-    pub async fn open_existing(&self) -> Result<std::sync::Arc<dyn RunQueue>, CheckpointError> {
-        match self {
-            StoreUrl::Sqlite(path) if !path.is_file() => Err(CheckpointError::Corrupt {
-                what: format!("database `{}`", path.display()),
-                reason: "there is no such file (and inspecting creates none)".to_owned(),
-            }),
-            #[cfg(feature = "postgres")]
-            StoreUrl::Postgres(url) => {
-                let options = PostgresOptions {
-                    migrate: false,
-                    ..PostgresOptions::default()
-                };
-                Ok(std::sync::Arc::new(
-                    PostgresCheckpointer::connect_with(url, options).await?,
-                ))
-            }
-            _ => self.open().await,
-        }
-    }
-
-    fn backend(&self) -> &'static str {
-        match self {
-            StoreUrl::Sqlite(_) => "SQLite",
-            StoreUrl::Postgres(_) => "PostgreSQL",
-        }
-    }
-
-    fn feature(&self) -> &'static str {
-        match self {
-            StoreUrl::Sqlite(_) => "sqlite",
-            StoreUrl::Postgres(_) => "postgres",
-        }
-    }
-}
-
-impl fmt::Display for StoreUrl {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            StoreUrl::Sqlite(path) => write!(f, "sqlite:{}", path.display()),
-            StoreUrl::Postgres(url) => f.write_str(url),
-        }
     }
 }
 

@@ -3,6 +3,7 @@
 
 mod pool;
 mod rows;
+mod tls;
 
 use std::time::Duration;
 
@@ -184,7 +185,11 @@ impl PostgresCheckpointer {
         url: &str,
         options: PostgresOptions,
     ) -> Result<Self, CheckpointError> {
-        let mut config: tokio_postgres::Config = url.parse().map_err(backend)?;
+        let tls_error = |error: tls::TlsError| CheckpointError::Backend(Box::new(error));
+        let (rest, tls) = tls::split(url).map_err(tls_error)?;
+        let mut config: tokio_postgres::Config = rest.parse().map_err(backend)?;
+        config.ssl_mode(tls.ssl_mode());
+        let connector = tls.connector().map_err(tls_error)?;
         config.connect_timeout(options.connect_timeout);
         config.keepalives(true);
         config.application_name("trellis");
@@ -193,7 +198,7 @@ impl PostgresCheckpointer {
             config.options(format!("-c search_path={}", quoted(schema)));
         }
         let store = PostgresCheckpointer {
-            pool: std::sync::Arc::new(Pool::new(config, options.max_connections)),
+            pool: std::sync::Arc::new(Pool::new(config, connector, options.max_connections)),
         };
         if options.migrate {
             store.migrate(options.schema.as_deref()).await?;

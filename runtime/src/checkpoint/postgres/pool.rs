@@ -6,6 +6,7 @@ use std::sync::Mutex;
 
 use tokio::sync::{Semaphore, SemaphorePermit};
 use tokio_postgres::{Client, Config, NoTls, Statement};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 /// One connection and the statements prepared on it.
 pub(super) struct Connection {
@@ -30,6 +31,8 @@ impl Connection {
 
 pub(super) struct Pool {
     config: Config,
+    /// TLS, unless the URL's `sslmode` is `disable`.
+    tls: Option<MakeRustlsConnect>,
     idle: Mutex<Vec<Connection>>,
     permits: Semaphore,
 }
@@ -65,9 +68,10 @@ impl Drop for Pooled<'_> {
 }
 
 impl Pool {
-    pub(super) fn new(config: Config, size: usize) -> Self {
+    pub(super) fn new(config: Config, tls: Option<MakeRustlsConnect>, size: usize) -> Self {
         Pool {
             config,
+            tls,
             idle: Mutex::new(Vec::new()),
             permits: Semaphore::new(size.max(1)),
         }
@@ -100,12 +104,18 @@ impl Pool {
                 });
             }
         }
-        let (client, connection) = self.config.connect(NoTls).await?;
-        tokio::spawn(async move {
-            if let Err(error) = connection.await {
-                tracing::debug!(target: "trellis", %error, "PostgreSQL connection ended");
+        let client = match &self.tls {
+            Some(tls) => {
+                let (client, connection) = self.config.connect(tls.clone()).await?;
+                tokio::spawn(drive(connection));
+                client
             }
-        });
+            None => {
+                let (client, connection) = self.config.connect(NoTls).await?;
+                tokio::spawn(drive(connection));
+                client
+            }
+        };
         Ok(Pooled {
             connection: Some(Connection {
                 client,
@@ -114,5 +124,12 @@ impl Pool {
             pool: self,
             _permit: permit,
         })
+    }
+}
+
+/// Runs a connection's I/O until it ends (its client dropped, or the server gone).
+async fn drive(connection: impl std::future::Future<Output = Result<(), tokio_postgres::Error>>) {
+    if let Err(error) = connection.await {
+        tracing::debug!(target: "trellis", %error, "PostgreSQL connection ended");
     }
 }
