@@ -10,7 +10,7 @@
 use std::collections::HashSet;
 use std::sync::OnceLock;
 
-use trellis_graph::FnvBuildHasher;
+use rustc_hash::FxBuildHasher;
 
 use crate::syntax::Rule;
 
@@ -190,7 +190,7 @@ fn keywords() -> impl Iterator<Item = (Rule, &'static str, bool)> {
 /// Whether no node may be called `word`. Asked for every node: the reserved words are gathered
 /// once into a set (a scan of the tables cost a compile of 10,000 nodes 1 %).
 pub(crate) fn is_reserved(word: &str) -> bool {
-    static RESERVED: OnceLock<HashSet<&'static str, FnvBuildHasher>> = OnceLock::new();
+    static RESERVED: OnceLock<HashSet<&'static str, FxBuildHasher>> = OnceLock::new();
     RESERVED
         .get_or_init(|| {
             keywords()

@@ -1,11 +1,11 @@
-//! FNV-1a (64 bit): a hash that is fast on short names and the same in every process, on every
-//! machine and in every build, unlike `std`'s randomly keyed default.
+//! FNV-1a (64 bit): a hash that is the same in every process, on every machine and in every
+//! build — a specified algorithm, which no dependency's update can change.
 //!
-//! The rules index names with it (one insert and a few probes per node and edge, where `std`'s
-//! DoS-resistant hasher cost more than the checks themselves), the language's own name checks
-//! too, and the runtime's topology fingerprint is this hash of the topology's text.
+//! The runtime's topology fingerprint is this hash of the topology's text (checkpoints record
+//! it), and a retry's jitter is drawn from it (a replay waits the same). Hash maps use
+//! `rustc-hash`'s FxHash instead: faster, and nothing they hash is kept.
 
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::Hasher;
 
 /// The FNV-1a hasher. `write` the bytes once to hash a text:
 ///
@@ -34,6 +34,3 @@ impl Hasher for Fnv {
 
 const OFFSET_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
 const PRIME: u64 = 0x0100_0000_01b3;
-
-/// A `HashMap`'s hasher builder for [`Fnv`]: `HashMap<&str, usize, FnvBuildHasher>`.
-pub type FnvBuildHasher = BuildHasherDefault<Fnv>;

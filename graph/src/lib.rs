@@ -52,7 +52,7 @@ pub use blueprint::{
 };
 pub use check::check;
 pub use code::{Code, Scope, Severity};
-pub use hash::{Fnv, FnvBuildHasher};
+pub use hash::Fnv;
 pub use json::JSON_FORMAT;
 pub use suggest::did_you_mean;
 pub use violation::{Limit, Path, Reference, Violation, reserved_name_reason};

@@ -20,7 +20,7 @@ use crate::state::{ApplyResume, GraphState};
 /// DoS-resistant hasher buys nothing and costs more than the lookups it serves, at build and
 /// in every router that asks `Visits::of`).
 /// Keyed by the nodes' own names (`NodeSpec::name`), so that building it copies no string.
-pub(crate) type NameIndex = HashMap<Arc<str>, usize, trellis_graph::FnvBuildHasher>;
+pub(crate) type NameIndex = HashMap<Arc<str>, usize, rustc_hash::FxBuildHasher>;
 
 /// A send edge's function: the branches to run, from the merged state (`Err`: an input that
 /// could not be written as JSON).

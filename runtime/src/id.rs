@@ -1,9 +1,7 @@
 //! Run ids that sort by creation time, and UTC timestamps that compare by instant.
 
 use std::cmp::Ordering;
-use std::collections::hash_map::RandomState;
 use std::fmt;
-use std::hash::{BuildHasher, Hasher};
 use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 
@@ -186,34 +184,29 @@ impl<'de> Deserialize<'de> for RunId {
     }
 }
 
-const CROCKFORD: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
-
-/// The last id handed out in this process, so that ids made in one millisecond still increase.
-static LAST: Mutex<(u64, u128)> = Mutex::new((0, 0));
+/// The ULIDs of this process, from the `ulid` crate's monotonic generator: an id made in the
+/// same millisecond as the last (or after the clock stepped back) is the last plus one, so ids
+/// made here always increase.
+static GENERATOR: Mutex<ulid::Generator> = Mutex::new(ulid::Generator::new());
 
 impl RunId {
     /// A new id, greater than every id this process made before.
     pub fn new() -> Self {
-        let millis = u64::try_from(Timestamp::now().unix_millis()).unwrap_or(0) & 0xFFFF_FFFF_FFFF;
-        let mut last = LAST.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let random = if millis <= last.0 {
-            // Same (or an earlier, after a clock step back) millisecond: count up from the last.
-            last.1.wrapping_add(1) & ((1 << 80) - 1)
-        } else {
-            random_bits() & ((1 << 79) - 1) // leave room to count up within the millisecond
+        let ulid = loop {
+            let mut generator = GENERATOR
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            match generator.generate() {
+                Ok(ulid) => break ulid,
+                // 2^80 ids in one millisecond: wait for the next one.
+                Err(_) => {
+                    drop(generator);
+                    std::thread::yield_now();
+                }
+            }
         };
-        let millis = millis.max(last.0);
-        *last = (millis, random);
-        drop(last);
-        let value = (u128::from(millis) << 80) | random;
-        // Written into an array, then shared once: a `String` collected a character at a time
-        // grew four times on its way to the `Arc` it was copied into.
-        let mut text = [0u8; 26];
-        for (i, digit) in text.iter_mut().enumerate() {
-            *digit = CROCKFORD[((value >> (125 - 5 * i)) & 31) as usize];
-        }
-        // Crockford's alphabet is ASCII: the text is always UTF-8.
-        RunId(Arc::from(std::str::from_utf8(&text).unwrap_or_default()))
+        let mut text = [0u8; ulid::ULID_LEN];
+        RunId(Arc::from(&*ulid.array_to_str(&mut text)))
     }
 
     /// The id as text.
@@ -290,15 +283,6 @@ impl PartialOrd<str> for RunId {
     fn partial_cmp(&self, other: &str) -> Option<Ordering> {
         Some((*self.0).cmp(other))
     }
-}
-
-/// 80 unpredictable bits, from the standard library's randomly keyed hasher (no extra crate).
-fn random_bits() -> u128 {
-    let mut high = RandomState::new().build_hasher();
-    high.write_u64(1);
-    let mut low = RandomState::new().build_hasher();
-    low.write_u64(2);
-    (u128::from(high.finish()) << 64 | u128::from(low.finish())) & ((1 << 80) - 1)
 }
 
 #[cfg(test)]

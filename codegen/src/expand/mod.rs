@@ -7,9 +7,9 @@ mod traits;
 
 use std::collections::HashSet;
 
+use rustc_hash::FxBuildHasher;
 use trellis_dsl::rust_names;
 use trellis_dsl::{Blueprint, Endpoint, GraphSpans, Node};
-use trellis_graph::FnvBuildHasher;
 
 use crate::blueprint;
 use crate::paths::Paths;
@@ -205,7 +205,7 @@ fn node_names<'b>(
     paths: &mut Paths<'_>,
     mode: Mode,
 ) -> Vec<NodeNames<'b>> {
-    let mut seen_variants: HashSet<String, FnvBuildHasher> = HashSet::default();
+    let mut seen_variants: HashSet<String, FxBuildHasher> = HashSet::default();
     blueprint
         .nodes
         .iter()

@@ -3,9 +3,9 @@
 
 use std::collections::HashSet;
 
+use rustc_hash::FxBuildHasher;
 use trellis_dsl::rust_names;
 use trellis_dsl::{Blueprint, EdgeKind, Endpoint, GraphSpans};
-use trellis_graph::FnvBuildHasher;
 
 use crate::paths::Paths;
 
@@ -95,7 +95,7 @@ pub(super) struct Route<'a> {
 /// endpoint, for a checked module).
 pub(super) enum Declared<'a> {
     Any,
-    Nodes(HashSet<&'a str, FnvBuildHasher>),
+    Nodes(HashSet<&'a str, FxBuildHasher>),
 }
 
 impl<'a> Declared<'a> {
@@ -108,7 +108,7 @@ impl<'a> Declared<'a> {
         if mode == Mode::Skeleton || !asked {
             return Declared::Any;
         }
-        let mut ids = HashSet::with_capacity_and_hasher(nodes.len(), FnvBuildHasher::default());
+        let mut ids = HashSet::with_capacity_and_hasher(nodes.len(), FxBuildHasher);
         ids.extend(nodes.iter().map(|n| n.node.id.as_str()));
         Declared::Nodes(ids)
     }

@@ -4,7 +4,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use trellis_graph::{Blueprint, EdgeKind, Endpoint, FnvBuildHasher};
+use rustc_hash::FxBuildHasher;
+use trellis_graph::{Blueprint, EdgeKind, Endpoint};
 
 use crate::blueprint::{GraphSpans, Module};
 use crate::diagnostic::{Code, Diagnostic, Diagnostics};
@@ -62,12 +63,12 @@ pub(super) fn check_module(module: &Module, diagnostics: &mut Diagnostics) {
 pub(super) fn check_graph(graph: &Blueprint, spans: &GraphSpans, diagnostics: &mut Diagnostics) {
     // Snake-case names by the variant they become; a name declared twice is found here too (a
     // repeated declaration is the graph rules' E0102, not a clash).
-    let mut variants: HashMap<Variant<'_>, usize, FnvBuildHasher> =
-        HashMap::with_capacity_and_hasher(graph.nodes.len(), FnvBuildHasher::default());
+    let mut variants: HashMap<Variant<'_>, usize, FxBuildHasher> =
+        HashMap::with_capacity_and_hasher(graph.nodes.len(), FxBuildHasher);
     // The names reported as clashing, so that a second declaration of one is not reported again.
-    let mut clashed: HashSet<&str, FnvBuildHasher> = HashSet::default();
+    let mut clashed: HashSet<&str, FxBuildHasher> = HashSet::default();
     // The names a router's method could take (`route_<from>`) → first declaration.
-    let mut routers: HashMap<&str, usize, FnvBuildHasher> = HashMap::default();
+    let mut routers: HashMap<&str, usize, FxBuildHasher> = HashMap::default();
     for (at, node) in graph.nodes.iter().enumerate() {
         if node.id.starts_with("route_") {
             routers.entry(&node.id).or_insert(at);

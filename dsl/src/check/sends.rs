@@ -3,7 +3,8 @@
 //! branch's input as that type (E0210). The builder has no types to declare, so this rule is
 //! the language's alone.
 
-use trellis_graph::{Blueprint, EdgeKind, Endpoint, FnvBuildHasher};
+use rustc_hash::FxBuildHasher;
+use trellis_graph::{Blueprint, EdgeKind, Endpoint};
 
 use crate::blueprint::GraphSpans;
 use crate::diagnostic::{Code, Diagnostic, Diagnostics};
@@ -19,7 +20,7 @@ pub(super) fn check_graph(graph: &Blueprint, spans: &GraphSpans, diagnostics: &m
     if sends.peek().is_none() {
         return;
     }
-    let index: std::collections::HashMap<&str, usize, FnvBuildHasher> = graph
+    let index: std::collections::HashMap<&str, usize, FxBuildHasher> = graph
         .nodes
         .iter()
         .enumerate()

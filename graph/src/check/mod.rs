@@ -12,7 +12,7 @@ use std::collections::{HashMap, HashSet};
 
 use adjacency::Adjacency;
 
-use crate::hash::FnvBuildHasher;
+use rustc_hash::FxBuildHasher;
 
 use crate::blueprint::{Blueprint, EdgeKind, Endpoint};
 use crate::violation::{Limit, Reference, Violation, reserved_name_reason};
@@ -53,7 +53,7 @@ pub fn check(blueprint: &Blueprint) -> Vec<Violation> {
 
 /// Node names → the position of their first declaration.
 pub(crate) struct NodeIndex<'b> {
-    positions: HashMap<&'b str, usize, FnvBuildHasher>,
+    positions: HashMap<&'b str, usize, FxBuildHasher>,
     /// Per node: where its name is first declared (its own position unless declared again).
     /// Kept so that no rule looks a node's own name up again: in a large graph every lookup is a
     /// miss in the caches.
@@ -63,7 +63,7 @@ pub(crate) struct NodeIndex<'b> {
 impl<'b> NodeIndex<'b> {
     fn new(blueprint: &'b Blueprint) -> Self {
         let n = blueprint.nodes.len();
-        let mut positions = HashMap::with_capacity_and_hasher(n, FnvBuildHasher::default());
+        let mut positions = HashMap::with_capacity_and_hasher(n, FxBuildHasher);
         let mut first = Vec::with_capacity(n);
         for (at, node) in blueprint.nodes.iter().enumerate() {
             first.push(*positions.entry(node.id.as_str()).or_insert(at));
@@ -164,7 +164,7 @@ fn edges(blueprint: &Blueprint, index: &NodeIndex<'_>, out: &mut Vec<Violation>)
     // Per node: the join edges into it (the first, and how many), to find a join of one.
     let mut joined: Vec<(usize, usize)> = vec![(0, 0); blueprint.nodes.len()];
     // The join edges into the same targets are one join: its shape is reported once.
-    let mut joins_seen: HashSet<&[Endpoint], FnvBuildHasher> = HashSet::default();
+    let mut joins_seen: HashSet<&[Endpoint], FxBuildHasher> = HashSet::default();
     for (at, edge) in blueprint.edges.iter().enumerate() {
         let first_of_join =
             edge.kind == EdgeKind::Join && joins_seen.insert(edge.targets.as_slice());
