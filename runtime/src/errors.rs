@@ -63,6 +63,7 @@ impl fmt::Display for CompileError {
 
 /// Why a run stopped, or why it could not be started, stepped or resumed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RunError {
     /// A node failed after its last attempt and has no `on_error` handler.
     #[error("{0}")]

@@ -13,6 +13,7 @@ use crate::interrupt::Interrupt;
 /// What happened in a run. Serialized with its name in `"event"` (`"graph.node.completed"`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event")]
+#[non_exhaustive]
 pub enum Event {
     /// A run began.
     #[serde(rename = "graph.run.started")]

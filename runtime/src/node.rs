@@ -409,6 +409,7 @@ impl NodeContext {
 
 /// Why a node attempt failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum NodeError {
     /// The node reported an error.
     #[error("{0}")]
@@ -491,6 +492,7 @@ pub struct NodeFailure {
 /// What kind of failure a [`NodeFailure`] was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum FailureKind {
     /// The node returned an error.
     Failed,

@@ -237,6 +237,7 @@ async fn events_are_this_runs_only_and_the_stream_ends_at_the_pause_then_resumes
             StreamItem::Updates { step, node, .. } => format!("updates {node} @{step}"),
             StreamItem::Values { step, state } => format!("values {:?} @{step}", state.log),
             StreamItem::Custom { .. } => "custom".to_owned(),
+            _ => "another item".to_owned(),
         })
         .collect();
     assert_eq!(

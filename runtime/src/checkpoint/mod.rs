@@ -168,6 +168,7 @@ impl fmt::Display for CheckpointRef {
 
 /// What moment of a run a checkpoint records.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum CheckpointLabel {
     /// The input, before the first step.
     Start,
@@ -479,6 +480,7 @@ pub(crate) fn parent_of(
 
 /// A backend's failure.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum CheckpointError {
     /// The storage itself failed (I/O, connection, constraint).
     #[error("checkpoint storage failed: {0}")]

@@ -22,6 +22,7 @@ use crate::state::{ApplyResume, GraphState};
 /// What a [`RunStream`] carries, as LangGraph's `stream_mode` names it; several combine with
 /// `|` into [`StreamModes`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum StreamMode {
     /// The whole committed state: where the run starts from (a new run's input, a resumed
     /// run's state with its answers), then after every super-step.
@@ -99,6 +100,7 @@ impl BitOr<StreamMode> for StreamModes {
 /// `{"mode":"updates","step":1,"node":"draft","update":{…}}`.
 #[derive(Clone, Serialize)]
 #[serde(tag = "mode", rename_all = "snake_case", bound(serialize = ""))]
+#[non_exhaustive]
 pub enum StreamItem<S: GraphState> {
     /// The committed state (mode [`Values`](StreamMode::Values)).
     Values {
