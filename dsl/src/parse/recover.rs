@@ -232,10 +232,7 @@ impl<'a> Parser<'a, '_> {
     /// a window parses the same in the whole text; one that the window cuts does not parse,
     /// and the batch ends before it.
     fn items(&mut self, graph: &mut Graph<'a>, window: usize) -> bool {
-        let wanted = self.pos.saturating_add(window);
-        let end = match self.cuts.binary_search(&wanted) {
-            Ok(at) | Err(at) => self.cuts.get(at).copied().unwrap_or(self.text.len()),
-        };
+        let end = self.window_end(window);
         let start = self.pos;
         let Some(items) = GraphParser::parse(Rule::batch_items, &self.text[start..end])
             .ok()
@@ -458,10 +455,7 @@ impl<'a> Parser<'a, '_> {
     fn piece(&self, rule: Rule) -> PieceResult<'a> {
         let mut window = self.first_window;
         loop {
-            let wanted = self.pos.saturating_add(window);
-            let end = match self.cuts.binary_search(&wanted) {
-                Ok(at) | Err(at) => self.cuts.get(at).copied().unwrap_or(self.text.len()),
-            };
+            let end = self.window_end(window);
             let slice = &self.text[self.pos..end];
             let result = GraphParser::parse(rule, slice);
             let trusted = end == self.text.len()
@@ -483,6 +477,15 @@ impl<'a> Parser<'a, '_> {
                 });
             }
             window = window.saturating_mul(4);
+        }
+    }
+
+    /// Where a window of at least `window` bytes from here ends: at the first cut point that far
+    /// or farther, else at the end of the text.
+    fn window_end(&self, window: usize) -> usize {
+        let wanted = self.pos.saturating_add(window);
+        match self.cuts.binary_search(&wanted) {
+            Ok(at) | Err(at) => self.cuts.get(at).copied().unwrap_or(self.text.len()),
         }
     }
 
