@@ -754,7 +754,7 @@ impl<S: GraphState> GraphBuilder<S> {
             Topology {
                 name: Arc::from(blueprint.name.as_str()),
                 names: names.into(),
-                fingerprint: crate::graph::fnv1a(&shape).into(),
+                fingerprint: trellis_graph::Fnv::hex(&shape).into(),
                 state_type: std::any::type_name::<S>().into(),
                 max_steps: blueprint.max_steps.unwrap_or(Self::DEFAULT_MAX_STEPS),
                 nodes,

@@ -175,14 +175,6 @@ impl<S: GraphState> Topology<S> {
     }
 }
 
-/// FNV-1a (64 bit) of `text`, as 16 hex digits: stable across processes, machines and builds,
-/// unlike `std`'s randomly keyed hasher. Checkpoints record it: it must never change.
-pub(crate) fn fnv1a(text: &str) -> String {
-    let mut hasher = trellis_graph::Fnv::default();
-    std::hash::Hasher::write(&mut hasher, text.as_bytes());
-    format!("{:016x}", std::hash::Hasher::finish(&hasher))
-}
-
 impl<S> Edge<S> {
     /// The edge as canonical text, for the fingerprint, appended to `out` (`static b`,
     /// `conditional b __end__`, `fork b c`, `join d`). Stored runs carry the fingerprint: the
@@ -704,19 +696,5 @@ fn single_interrupt<S: GraphState>(run: &Run<S>) -> Result<String, RunError> {
             pending,
             given: vec!["(one answer without an id)".to_owned()],
         }),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::fnv1a;
-
-    #[test]
-    fn fnv1a_matches_the_reference_values() {
-        // From the FNV reference (http://www.isthe.com/chongo/tech/comp/fnv/): fixed forever,
-        // so checkpoints written by one build are recognised by the next.
-        assert_eq!(fnv1a(""), "cbf29ce484222325");
-        assert_eq!(fnv1a("a"), "af63dc4c8601ec8c");
-        assert_eq!(fnv1a("foobar"), "85944171f73967e8");
     }
 }
