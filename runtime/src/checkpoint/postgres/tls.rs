@@ -16,6 +16,7 @@
 
 use std::sync::Arc;
 
+use percent_encoding::percent_decode_str;
 use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
@@ -102,7 +103,10 @@ pub(super) fn split(url: &str) -> Result<(String, Tls), TlsError> {
                 let mut kept = Vec::new();
                 for pair in query.split('&') {
                     let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-                    if !take(key, percent_decoded(value))? {
+                    if !take(
+                        key,
+                        percent_decode_str(value).decode_utf8_lossy().into_owned(),
+                    )? {
                         kept.push(pair);
                     }
                 }
@@ -294,28 +298,6 @@ impl ServerCertVerifier for AnyName {
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         self.0.supported_verify_schemes()
     }
-}
-
-/// `%XX` escapes decoded (a path in a URL's query may carry them); anything else as written.
-fn percent_decoded(value: &str) -> String {
-    let bytes = value.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut at = 0;
-    while at < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        match (bytes[at], bytes.get(at + 1), bytes.get(at + 2)) {
-            (b'%', Some(&high), Some(&low)) if hex(high).is_some() && hex(low).is_some() => {
-                let digit = |b| hex(b).unwrap_or(0) as u8;
-                out.push(digit(high) * 16 + digit(low));
-                at += 3;
-            }
-            (byte, _, _) => {
-                out.push(byte);
-                at += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The `key=value` pairs of a libpq connection string, each with its text as written: values
