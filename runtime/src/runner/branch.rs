@@ -62,13 +62,13 @@ impl<S: GraphState> Run<S> {
             parent,
         };
         let mut run = Run::from_checkpoint(graph, record, checkpoint)?;
-        run.checkpoints = last_id;
+        run.ledger.checkpoints = last_id;
         Ok(run)
     }
 
     /// Whether the run waits for answers.
     pub(crate) fn is_paused(&self) -> bool {
-        self.phase == Phase::Paused
+        self.progress.phase == Phase::Paused
     }
 
     /// The checkpoint `label` and the record this process now holds, at the moment a retried
@@ -92,7 +92,7 @@ impl<S: GraphState> Run<S> {
     /// id, as `travel::copy_children` writes them), not the original's.
     pub(crate) fn rehome_children(&mut self, from: &RunId) {
         let (prefix, to) = (format!("{from}/"), self.scope.run_id.clone());
-        for (_, child) in &mut self.children {
+        for (_, child) in &mut self.held.children {
             if let Some(rest) = child.as_str().strip_prefix(&prefix) {
                 *child = RunId::from(format!("{to}/{rest}"));
             }
@@ -118,21 +118,21 @@ impl<S: GraphState> Run<S> {
         Arc::make_mut(&mut self.state)
             .apply_one(&spec.name, update)
             .map_err(|conflict| RunError::MergeConflict {
-                step: self.step,
+                step: self.progress.step,
                 conflict,
             })?;
         let mut next = Vec::new();
-        self.sends.clear();
+        self.work.sends.clear();
         self.follow_edge(&topology, index, &mut next)?;
         normalize(&mut next);
-        self.frontier = next;
-        self.phase = Phase::Running;
-        self.interrupts.clear();
-        self.approved.clear();
-        self.failures.clear();
-        self.children.clear();
-        self.pending.clear();
-        self.last_node = Some(index);
+        self.work.frontier = next;
+        self.progress.phase = Phase::Running;
+        self.held.interrupts.clear();
+        self.held.approved.clear();
+        self.held.failures.clear();
+        self.held.children.clear();
+        self.held.pending.clear();
+        self.progress.last_node = Some(index);
         Ok(())
     }
 
@@ -140,7 +140,7 @@ impl<S: GraphState> Run<S> {
         self.emit(|| Event::RunForked {
             run_id: self.scope.run_id.clone(),
             graph: self.scope.graph.to_string(),
-            step: self.step,
+            step: self.progress.step,
             parent,
         });
     }
@@ -149,7 +149,7 @@ impl<S: GraphState> Run<S> {
         self.emit(|| Event::RunRetried {
             run_id: self.scope.run_id.clone(),
             graph: self.scope.graph.to_string(),
-            step: self.step,
+            step: self.progress.step,
             checkpoint,
         });
     }

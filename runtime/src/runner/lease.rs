@@ -15,8 +15,8 @@ pub(crate) const LEASE: std::time::Duration = std::time::Duration::from_secs(30)
 impl<S: GraphState> Run<S> {
     /// Executes the run as `owner` (a worker's identity), each write holding it for `lease`.
     pub(crate) fn owned_by(mut self, owner: Arc<str>, lease: std::time::Duration) -> Self {
-        self.owner = owner;
-        self.lease = lease;
+        self.ledger.owner = owner;
+        self.ledger.lease = lease;
         self
     }
 
@@ -35,6 +35,6 @@ impl<S: GraphState> Run<S> {
         );
         released.owner = None;
         released.lease_until = None;
-        Ok(store.take_over(&released, Some(&self.owner)).await?)
+        Ok(store.take_over(&released, Some(&self.ledger.owner)).await?)
     }
 }

@@ -2,25 +2,25 @@
 //!
 //! [`Run`] is defined here with what a caller reads of it; each job it does has its own file:
 //! `step` (the super-step), `persist` (records and checkpoints), `restore` (from a checkpoint),
-//! `resume` (answers), `lease` (who holds a running run), `branch` (retries and forks).
+//! `resume` (answers), `lease` (who holds a running run), `branch` (retries and forks); its
+//! fields are grouped by job in `parts`.
 
 use std::sync::Arc;
 
 use tracing::Instrument;
 
 use crate::cancel::CancellationToken;
-use crate::checkpoint::CheckpointRef;
-use crate::checkpoint::PendingUpdate;
 use crate::errors::RunError;
 use crate::graph::CompiledGraph;
-use crate::id::{RunId, Timestamp};
+use crate::id::RunId;
 use crate::interrupt::Interrupt;
-use crate::node::{NodeFailure, RunScope};
+use crate::node::RunScope;
 use crate::state::GraphState;
 
 mod branch;
 mod concurrent;
 mod lease;
+mod parts;
 mod persist;
 mod restore;
 mod resume;
@@ -28,6 +28,7 @@ mod step;
 pub(crate) mod stream;
 
 pub(crate) use lease::LEASE;
+use parts::{Buffers, Held, Ledger, Progress, Work};
 
 /// How a run ended (for now): completed, or paused waiting for answers.
 #[derive(Debug, Clone)]
@@ -125,42 +126,17 @@ enum Phase {
 /// One run of a graph, driven step by step (or to its end with [`run_to_end`](Run::run_to_end)).
 pub struct Run<S: GraphState> {
     graph: CompiledGraph<S>,
+    /// The run's identity and what its nodes reach through their context.
     scope: Arc<RunScope>,
+    /// The committed state.
     state: Arc<S>,
-    frontier: Vec<usize>,
-    visits: Vec<u32>,
-    approved: Vec<usize>,
-    failures: Vec<(usize, Arc<NodeFailure>)>,
-    interrupts: Vec<Interrupt>,
-    step: u64,
-    transitions: u64,
-    last_node: Option<usize>,
-    phase: Phase,
-    created_at: Timestamp,
-    checkpoints: u64,
-    next_override: Option<usize>,
-    /// The previous frontier's buffer, reused for the next one.
-    spare: Vec<usize>,
-    /// Reused buffer: the nodes of a step whose edges are followed after the merge.
-    follow: Vec<usize>,
-    /// Who executes the run (written into every record) and how long each write holds it.
-    owner: Arc<str>,
-    lease: std::time::Duration,
+    work: Work,
+    held: Held,
+    progress: Progress,
+    ledger: Ledger,
+    buffers: Buffers,
     /// Where the run's stream items go, when it is driven as a [`RunStream`](stream::RunStream).
     stream: Option<stream::StreamSink<S>>,
-    /// For a branch: the run and checkpoint it was forked from.
-    parent: Option<CheckpointRef>,
-    /// Per waiting join (`Topology::joins`): the sources done since its node last ran.
-    arrived: Vec<Vec<usize>>,
-    /// Branches sent for the next super-step: the node, and its input.
-    sends: Vec<(usize, Arc<serde_json::Value>)>,
-    /// Subgraph nodes whose child was answered after a pause: the child run each continues
-    /// when it runs again.
-    children: Vec<(usize, RunId)>,
-    /// While a subgraph node on this state waits for an answer: the updates committed since
-    /// its child paused, merged again after the child's final state (`Checkpoint::pending`).
-    /// As JSON: an update need not be `Sync`, and these are written to every checkpoint.
-    pending: Vec<PendingUpdate>,
 }
 
 impl<S: GraphState> Run<S> {
@@ -170,8 +146,32 @@ impl<S: GraphState> Run<S> {
 
     /// A new run called `run_id` (a subgraph's child run is named after its parent's).
     pub(crate) fn with_id(graph: CompiledGraph<S>, run_id: RunId, input: S) -> Self {
-        let nodes = graph.topology.nodes.len();
-        let graph_joins = graph.topology.joins.len();
+        let topology = &graph.topology;
+        let (work, progress) = (
+            Work::new(topology.joins.len()),
+            Progress::new(topology.nodes.len()),
+        );
+        Self::assemble(
+            graph,
+            run_id,
+            input,
+            work,
+            Held::default(),
+            progress,
+            Ledger::new(),
+        )
+    }
+
+    /// The one constructor, for a new run and a restored one alike.
+    fn assemble(
+        graph: CompiledGraph<S>,
+        run_id: RunId,
+        state: S,
+        work: Work,
+        held: Held,
+        progress: Progress,
+        ledger: Ledger,
+    ) -> Self {
         Run {
             scope: Arc::new(RunScope {
                 run_id,
@@ -185,29 +185,13 @@ impl<S: GraphState> Run<S> {
                 nest: graph.nest(),
             }),
             graph,
-            state: Arc::new(input),
-            frontier: Vec::new(),
-            visits: vec![0; nodes],
-            approved: Vec::new(),
-            failures: Vec::new(),
-            interrupts: Vec::new(),
-            step: 0,
-            transitions: 0,
-            last_node: None,
-            phase: Phase::New,
-            created_at: Timestamp::now(),
-            checkpoints: 0,
-            next_override: None,
-            spare: Vec::new(),
-            follow: Vec::new(),
-            owner: Arc::clone(crate::owner::shared()),
-            lease: LEASE,
+            state: Arc::new(state),
+            work,
+            held,
+            progress,
+            ledger,
+            buffers: Buffers::default(),
             stream: None,
-            parent: None,
-            arrived: vec![Vec::new(); graph_joins],
-            sends: Vec::new(),
-            children: Vec::new(),
-            pending: Vec::new(),
         }
     }
 
@@ -238,7 +222,7 @@ impl<S: GraphState> Run<S> {
 
     /// Super-steps run so far.
     pub fn steps(&self) -> u64 {
-        self.step
+        self.progress.step
     }
 
     /// The nodes of the next super-step: those its edges lead to, in declaration order (or the
@@ -246,11 +230,11 @@ impl<S: GraphState> Run<S> {
     /// run in it, once per branch, in the order the branches run.
     pub fn next_nodes(&self) -> Vec<&str> {
         let nodes = &self.graph.topology.nodes;
-        let led_to = match &self.next_override {
+        let led_to = match &self.work.next_override {
             Some(node) => std::slice::from_ref(node),
-            None => self.frontier.as_slice(),
+            None => self.work.frontier.as_slice(),
         };
-        let sent = self.sends.iter().map(|(node, _)| node);
+        let sent = self.work.sends.iter().map(|(node, _)| node);
         led_to
             .iter()
             .chain(sent)
@@ -260,7 +244,7 @@ impl<S: GraphState> Run<S> {
 
     /// While paused: what is asked.
     pub fn interrupts(&self) -> &[Interrupt] {
-        &self.interrupts
+        &self.held.interrupts
     }
 
     /// Replaces the next super-step's nodes with `node` alone (a person steering a run).
@@ -271,12 +255,12 @@ impl<S: GraphState> Run<S> {
     pub fn override_next(&mut self, node: &str) -> Result<(), RunError> {
         self.ensure_steppable()?;
         let index = self.graph.topology.find(node)?;
-        self.next_override = Some(index);
+        self.work.next_override = Some(index);
         Ok(())
     }
 
     pub(super) fn ensure_steppable(&self) -> Result<(), RunError> {
-        match self.phase {
+        match self.progress.phase {
             Phase::New | Phase::Running => Ok(()),
             Phase::Paused => Err(RunError::Paused {
                 run_id: self.scope.run_id.clone(),
@@ -338,9 +322,9 @@ impl<S: GraphState> Run<S> {
     pub(crate) fn into_outcome(mut self) -> Outcome<S> {
         let run_id = self.scope.run_id.clone();
         let (paused, steps, interrupts) = (
-            self.phase == Phase::Paused,
-            self.step,
-            std::mem::take(&mut self.interrupts),
+            self.progress.phase == Phase::Paused,
+            self.progress.step,
+            std::mem::take(&mut self.held.interrupts),
         );
         let state = Arc::try_unwrap(self.state).unwrap_or_else(|shared| (*shared).clone());
         if paused {
@@ -360,17 +344,17 @@ impl<S: GraphState> Run<S> {
 
     fn outcome(&self, state: S) -> Outcome<S> {
         let run_id = self.scope.run_id.clone();
-        if self.phase == Phase::Paused {
+        if self.progress.phase == Phase::Paused {
             Outcome::Paused {
                 run_id,
                 state,
-                interrupts: self.interrupts.clone(),
+                interrupts: self.held.interrupts.clone(),
             }
         } else {
             Outcome::Completed {
                 run_id,
                 state,
-                steps: self.step,
+                steps: self.progress.step,
             }
         }
     }

@@ -17,28 +17,28 @@ impl<S: GraphState> Run<S> {
         interrupts: Vec<Interrupt>,
         ran: &[usize],
     ) -> Result<Advanced, RunError> {
-        self.phase = Phase::Paused;
-        self.interrupts = interrupts;
-        let kind = self.interrupts[0].request.kind.clone();
+        self.progress.phase = Phase::Paused;
+        self.held.interrupts = interrupts;
+        let kind = self.held.interrupts[0].request.kind.clone();
         self.save(CheckpointLabel::Pause(kind), RunStatus::Paused, ran, None)
             .await?;
         self.emit(|| Event::RunPaused {
             run_id: self.scope.run_id.clone(),
             graph: self.scope.graph.to_string(),
-            step: self.step,
-            interrupts: self.interrupts.clone(),
+            step: self.progress.step,
+            interrupts: self.held.interrupts.clone(),
         });
         Ok(Advanced::Paused)
     }
 
     pub(super) async fn complete(&mut self, ran: &[usize]) -> Result<Advanced, RunError> {
-        self.phase = Phase::Completed;
+        self.progress.phase = Phase::Completed;
         self.save(CheckpointLabel::Complete, RunStatus::Completed, ran, None)
             .await?;
         self.emit(|| Event::RunCompleted {
             run_id: self.scope.run_id.clone(),
             graph: self.scope.graph.to_string(),
-            step: self.step,
+            step: self.progress.step,
         });
         Ok(Advanced::Completed)
     }
@@ -46,7 +46,7 @@ impl<S: GraphState> Run<S> {
     /// Records the failure; a checkpointer that fails here too is only logged, so the caller
     /// still gets the error that failed the run.
     pub(super) async fn fail(&mut self, error: &RunError) {
-        self.phase = Phase::Failed;
+        self.progress.phase = Phase::Failed;
         let text = error.to_string();
         let status = match error {
             RunError::Cancelled { .. } => RunStatus::Cancelled,
@@ -61,7 +61,7 @@ impl<S: GraphState> Run<S> {
         self.emit(|| Event::RunFailed {
             run_id: self.scope.run_id.clone(),
             graph: self.scope.graph.to_string(),
-            step: self.step,
+            step: self.progress.step,
             error: text,
         });
     }
@@ -78,23 +78,23 @@ impl<S: GraphState> Run<S> {
             run_id: self.scope.run_id.clone(),
             graph: Name::from(&self.scope.graph),
             status,
-            created_at: self.created_at,
+            created_at: self.ledger.created_at,
             updated_at: now,
-            last_node: self.last_node.map(|i| Name::from(&nodes[i].name)),
-            steps: self.step,
+            last_node: self.progress.last_node.map(|i| Name::from(&nodes[i].name)),
+            steps: self.progress.step,
             state,
             interrupts: if status == RunStatus::Paused {
-                self.interrupts.clone()
+                self.held.interrupts.clone()
             } else {
                 Vec::new()
             },
             error,
-            transitions: self.transitions,
+            transitions: self.progress.transitions,
             // Every write names its writer, so that the store can refuse a writer that lost
             // its claim (see `Checkpointer::save_step`).
-            owner: Some(Name::from(&self.owner)),
-            lease_until: (status == RunStatus::Running).then(|| now.plus(self.lease)),
-            parent: self.parent.clone(),
+            owner: Some(Name::from(&self.ledger.owner)),
+            lease_until: (status == RunStatus::Running).then(|| now.plus(self.ledger.lease)),
+            parent: self.ledger.parent.clone(),
         }
     }
 
@@ -144,28 +144,35 @@ impl<S: GraphState> Run<S> {
         let names = |list: &[usize]| -> Vec<Name> { list.iter().map(|&i| name(i)).collect() };
         let now = Timestamp::now();
         let checkpoint = Checkpoint {
-            id: self.checkpoints + 1,
+            id: self.ledger.checkpoints + 1,
             run_id: self.scope.run_id.clone(),
-            step: self.step,
+            step: self.progress.step,
             nodes: names(ran),
             label,
             state: Arc::clone(&state),
-            frontier: names(&self.frontier),
+            frontier: names(&self.work.frontier),
             visits: self
+                .progress
                 .visits
                 .iter()
                 .enumerate()
                 .filter(|&(_, &count)| count > 0)
                 .map(|(i, &count)| (name(i), count))
                 .collect::<BTreeMap<_, _>>(),
-            approved: names(&self.approved),
-            failures: self.failures.iter().map(|(_, f)| (**f).clone()).collect(),
+            approved: names(&self.held.approved),
+            failures: self
+                .held
+                .failures
+                .iter()
+                .map(|(_, f)| (**f).clone())
+                .collect(),
             interrupts: if status == RunStatus::Paused {
-                self.interrupts.clone()
+                self.held.interrupts.clone()
             } else {
                 Vec::new()
             },
             joins: self
+                .work
                 .arrived
                 .iter()
                 .zip(&self.graph.topology.joins)
@@ -173,6 +180,7 @@ impl<S: GraphState> Run<S> {
                 .map(|(arrived, join)| (name(join.target), names(arrived)))
                 .collect(),
             sends: self
+                .work
                 .sends
                 .iter()
                 .map(|(i, input)| {
@@ -180,11 +188,12 @@ impl<S: GraphState> Run<S> {
                 })
                 .collect(),
             children: self
+                .held
                 .children
                 .iter()
                 .map(|(i, child)| (name(*i), child.clone()))
                 .collect(),
-            pending: self.pending.clone(),
+            pending: self.held.pending.clone(),
             graph_fingerprint: self.graph.topology.fingerprint.clone(),
             state_type: self.graph.topology.state_type.clone(),
             created_at: now,
@@ -193,11 +202,11 @@ impl<S: GraphState> Run<S> {
         // Kept, not formatted: `emit` builds the event only when someone sees it.
         let label = checkpoint.label.clone();
         store.save_step(record, checkpoint).await?;
-        self.checkpoints += 1;
+        self.ledger.checkpoints += 1;
         self.emit(|| Event::CheckpointSaved {
             run_id: self.scope.run_id.clone(),
             graph: self.scope.graph.to_string(),
-            step: self.step,
+            step: self.progress.step,
             label: label.to_string(),
         });
         Ok(())

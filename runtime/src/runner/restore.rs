@@ -2,12 +2,11 @@
 
 use std::sync::Arc;
 
+use super::parts::{Held, Ledger, Progress, Work};
 use super::{LEASE, Phase, Run};
-use crate::cancel::CancellationToken;
 use crate::checkpoint::{Checkpoint, RunRecord, RunStatus};
 use crate::errors::RunError;
 use crate::graph::CompiledGraph;
-use crate::node::RunScope;
 use crate::state::GraphState;
 
 impl<S: GraphState> Run<S> {
@@ -105,25 +104,20 @@ impl<S: GraphState> Run<S> {
             action: "read from",
             source,
         })?;
-        Ok(Run {
-            scope: Arc::new(RunScope {
-                run_id: run_id.clone(),
-                graph: Arc::clone(&topology.name),
-                cancel: CancellationToken::new(),
-                names: Arc::clone(&topology.names),
-                custom: None,
-                forward: None,
-                updates: None,
-                to_parent: None,
-                nest: graph.nest(),
-            }),
-            graph,
-            state: Arc::new(state),
+        let work = Work {
             frontier,
-            visits,
+            sends,
+            next_override: None,
+            arrived,
+        };
+        let held = Held {
             approved,
             failures,
+            children,
+            pending: checkpoint.pending,
             interrupts: record.interrupts,
+        };
+        let progress = Progress {
             step: record.steps,
             transitions: record.transitions,
             last_node: record.last_node.as_deref().and_then(|n| find(n).ok()),
@@ -133,19 +127,17 @@ impl<S: GraphState> Run<S> {
                 RunStatus::Completed => Phase::Completed,
                 RunStatus::Failed | RunStatus::Cancelled => Phase::Failed,
             },
+            visits,
+        };
+        let ledger = Ledger {
             created_at: record.created_at,
             checkpoints: checkpoint.id,
-            next_override: None,
-            spare: Vec::new(),
-            follow: Vec::new(),
             owner: Arc::clone(crate::owner::shared()),
             lease: LEASE,
-            stream: None,
             parent: record.parent,
-            arrived,
-            sends,
-            children,
-            pending: checkpoint.pending,
-        })
+        };
+        Ok(Self::assemble(
+            graph, run_id, state, work, held, progress, ledger,
+        ))
     }
 }

@@ -33,14 +33,14 @@ impl<S: ApplyResume> Run<S> {
         I: IntoIterator<Item = (String, S::Input)>,
     {
         let run_id = self.scope.run_id.clone();
-        match self.phase {
+        match self.progress.phase {
             Phase::Paused => {}
             Phase::Completed => return Err(RunError::AlreadyCompleted { run_id }),
             Phase::Failed => return Err(RunError::AlreadyFailed { run_id }),
             Phase::New | Phase::Running => return Err(RunError::StillRunning { run_id }),
         }
         let mut answers: Vec<(String, S::Input)> = answers.into_iter().collect();
-        let mut pending: Vec<String> = self.interrupts.iter().map(|i| i.id.clone()).collect();
+        let mut pending: Vec<String> = self.held.interrupts.iter().map(|i| i.id.clone()).collect();
         let mut given: Vec<String> = answers.iter().map(|(id, _)| id.clone()).collect();
         pending.sort();
         given.sort();
@@ -63,12 +63,12 @@ impl<S: ApplyResume> Run<S> {
                 return Err(RunError::StillRunning { run_id });
             }
         }
-        self.phase = Phase::Running;
-        let interrupts = std::mem::take(&mut self.interrupts);
+        self.progress.phase = Phase::Running;
+        let interrupts = std::mem::take(&mut self.held.interrupts);
         self.emit(|| Event::ResumeStarted {
             run_id: run_id.clone(),
             graph: self.scope.graph.to_string(),
-            step: self.step,
+            step: self.progress.step,
             interrupts: interrupts.iter().map(|i| i.id.clone()).collect(),
         });
         let result = self.fold_answers(&interrupts, &mut answers).await;
@@ -97,7 +97,7 @@ impl<S: ApplyResume> Run<S> {
             Box::pin(self.answer_children(children)).await?
         };
         // Taken only now: a failed answer leaves the run's frontier as the pause had it.
-        let mut next = std::mem::take(&mut self.frontier);
+        let mut next = std::mem::take(&mut self.work.frontier);
         for &(i, _) in &asked_children {
             next.push(i);
         }
@@ -125,16 +125,16 @@ impl<S: ApplyResume> Run<S> {
         Arc::make_mut(&mut self.state)
             .apply(updates)
             .map_err(|conflict| RunError::MergeConflict {
-                step: self.step,
+                step: self.progress.step,
                 conflict,
             })?;
         if let Some(held) = held {
-            self.pending.extend(held);
+            self.held.pending.extend(held);
         }
         if let Some(updates) = streamed {
-            self.send_updates(self.step, updates);
+            self.send_updates(self.progress.step, updates);
         }
-        self.children.extend(asked_children.iter().cloned());
+        self.held.children.extend(asked_children.iter().cloned());
         for interrupt in interrupts {
             let i = index(&interrupt.node)?;
             if asked_children.iter().any(|&(node, _)| node == i) {
@@ -146,7 +146,7 @@ impl<S: ApplyResume> Run<S> {
                 target: target.to_owned(),
             };
             match interrupt.point {
-                InterruptPoint::Before => self.approved.push(i),
+                InterruptPoint::Before => self.held.approved.push(i),
                 InterruptPoint::After => {}
                 InterruptPoint::Node => match interrupt.request.resume_to.as_deref() {
                     // A sent branch was sent anew with its input when it asked.
@@ -174,13 +174,13 @@ impl<S: ApplyResume> Run<S> {
             }
         }
         normalize(&mut next);
-        self.frontier = next;
+        self.work.frontier = next;
         self.save(CheckpointLabel::Resume, RunStatus::Running, &[], None)
             .await?;
         self.emit(|| Event::ResumeCompleted {
             run_id: self.scope.run_id.clone(),
             graph: self.scope.graph.to_string(),
-            step: self.step,
+            step: self.progress.step,
         });
         Ok(())
     }

@@ -204,7 +204,7 @@ impl<S: GraphState> Run<S> {
         let nodes = &topology.nodes;
         let waits = |&i: &usize| {
             nodes[i].options.interrupt == Some(InterruptPoint::Before)
-                && !self.approved.contains(&i)
+                && !self.held.approved.contains(&i)
         };
         if !ran.iter().any(waits) {
             return Vec::new();
@@ -225,23 +225,24 @@ impl<S: GraphState> Run<S> {
         let nodes = &topology.nodes;
         let before = |i: usize| nodes[i].options.interrupt == Some(InterruptPoint::Before);
         // Most steps lead to no node that asks first: nothing below is built for them.
-        if !self.frontier.iter().any(|&i| before(i)) && !self.sends.iter().any(|&(i, _)| before(i))
+        if !self.work.frontier.iter().any(|&i| before(i))
+            && !self.work.sends.iter().any(|&(i, _)| before(i))
         {
             return Vec::new();
         }
-        if self.next_override.is_some()
+        if self.work.next_override.is_some()
             || self.scope.cancel.is_cancelled()
-            || self.step >= u64::from(topology.max_steps)
+            || self.progress.step >= u64::from(topology.max_steps)
         {
             return Vec::new();
         }
-        let deferred = split_deferred(topology, &self.frontier, !self.sends.is_empty());
+        let deferred = split_deferred(topology, &self.work.frontier, !self.work.sends.is_empty());
         let runnable = deferred
             .as_ref()
-            .map_or(&self.frontier[..], |(runnable, _)| runnable);
+            .map_or(&self.work.frontier[..], |(runnable, _)| runnable);
         let mut buffer = Vec::new();
-        let ran = with_sent(runnable, &self.sends, &mut buffer);
-        self.asked_before(topology, ran, self.step + 1)
+        let ran = with_sent(runnable, &self.work.sends, &mut buffer);
+        self.asked_before(topology, ran, self.progress.step + 1)
     }
 
     /// Follows node `i`'s edge into `next`. A join edge counts `i` as done for its join, and
@@ -265,7 +266,7 @@ impl<S: GraphState> Run<S> {
         }
         if let Edge::Join(barrier) = spec.edge {
             let join = &topology.joins[barrier];
-            let arrived = &mut self.arrived[barrier];
+            let arrived = &mut self.work.arrived[barrier];
             if !arrived.contains(&i) {
                 arrived.push(i);
             }
@@ -275,7 +276,7 @@ impl<S: GraphState> Run<S> {
             }
             return Ok(());
         }
-        let visits = Visits::new(&topology.index, &self.visits);
+        let visits = Visits::new(&topology.index, &self.progress.visits);
         spec.edge
             .follow(&self.state, &visits, next)
             .map_err(|target| RunError::UndeclaredTarget {
@@ -300,7 +301,7 @@ impl<S: GraphState> Run<S> {
         let fan = fan
             .as_ref()
             .ok_or_else(|| RunError::NoSendFunction { from: source() })?;
-        let visits = Visits::new(&self.graph.topology.index, &self.visits);
+        let visits = Visits::new(&self.graph.topology.index, &self.progress.visits);
         let sends = fan(&self.state, &visits).map_err(|error| RunError::SendInput {
             from: source(),
             source: error,
@@ -314,7 +315,7 @@ impl<S: GraphState> Run<S> {
                     node: from.to_owned(),
                     target: send.node.to_string(),
                 })?;
-            self.sends.push((node, Arc::new(send.input)));
+            self.work.sends.push((node, Arc::new(send.input)));
         }
         Ok(())
     }
@@ -327,7 +328,7 @@ impl<S: GraphState> Run<S> {
     /// The checkpointer's error, or an entry router naming an undeclared target; the run is then
     /// recorded as failed.
     pub async fn begin(&mut self) -> Result<(), RunError> {
-        if self.phase != Phase::New {
+        if self.progress.phase != Phase::New {
             return Ok(());
         }
         let result = Box::pin(self.begin_run()).await;
@@ -345,7 +346,7 @@ impl<S: GraphState> Run<S> {
     pub async fn step(&mut self) -> Result<StepOutcome, RunError> {
         Ok(match self.step_quietly().await? {
             Advanced::Stepped(step) => StepOutcome::Stepped { step },
-            Advanced::Paused => StepOutcome::Paused(self.interrupts.clone()),
+            Advanced::Paused => StepOutcome::Paused(self.held.interrupts.clone()),
             Advanced::Completed => StepOutcome::Completed,
         })
     }
@@ -369,7 +370,7 @@ impl<S: GraphState> Run<S> {
         to_the_end: bool,
     ) -> Result<Advanced, RunError> {
         self.ensure_steppable()?;
-        if self.phase == Phase::New
+        if self.progress.phase == Phase::New
             && let Err(error) = Box::pin(self.begin_run()).await
         {
             Box::pin(self.fail(&error)).await;
@@ -386,19 +387,19 @@ impl<S: GraphState> Run<S> {
     }
 
     async fn begin_run(&mut self) -> Result<(), RunError> {
-        self.phase = Phase::Running;
+        self.progress.phase = Phase::Running;
         let topology = Arc::clone(&self.graph.topology);
         self.emit(|| Event::RunStarted {
             run_id: self.scope.run_id.clone(),
             graph: topology.name.to_string(),
-            at: self.created_at,
+            at: self.ledger.created_at,
         });
         let mut frontier = Vec::new();
         topology
             .entry
             .follow(
                 &self.state,
-                &Visits::new(&topology.index, &self.visits),
+                &Visits::new(&topology.index, &self.progress.visits),
                 &mut frontier,
             )
             .map_err(|target| RunError::UndeclaredTarget {
@@ -406,7 +407,7 @@ impl<S: GraphState> Run<S> {
                 target,
             })?;
         normalize(&mut frontier);
-        self.frontier = frontier;
+        self.work.frontier = frontier;
         self.fan_out(&topology.entry, crate::START)?;
         self.send_values();
         self.save(CheckpointLabel::Start, RunStatus::Running, &[], None)
@@ -426,31 +427,31 @@ impl<S: GraphState> Run<S> {
     }
 
     async fn super_step(&mut self, topology: &Arc<Topology<S>>) -> Stepped {
-        if let Some(node) = self.next_override.take() {
-            self.frontier = vec![node];
+        if let Some(node) = self.work.next_override.take() {
+            self.work.frontier = vec![node];
         }
-        if self.frontier.is_empty() && self.sends.is_empty() {
+        if self.work.frontier.is_empty() && self.work.sends.is_empty() {
             return Ok(Box::pin(self.complete(&[])).await?);
         }
-        let step = self.step + 1;
+        let step = self.progress.step + 1;
         if self.scope.cancel.is_cancelled() {
             return Err(Box::new(RunError::Cancelled { step }));
         }
-        if self.step >= u64::from(topology.max_steps) {
+        if self.progress.step >= u64::from(topology.max_steps) {
             return Err(Box::new(RunError::StepLimit {
                 max_steps: topology.max_steps,
             }));
         }
         // The lean path takes the frontier only once it has its next one: a step that fails
         // before leaves it as it was.
-        if let [i] = self.frontier[..]
-            && self.sends.is_empty()
+        if let [i] = self.work.frontier[..]
+            && self.work.sends.is_empty()
             && self.runs_alone(topology, i)
         {
             return self.step_alone(topology, i, step).await;
         }
-        let current = std::mem::take(&mut self.frontier);
-        let sent = std::mem::take(&mut self.sends);
+        let current = std::mem::take(&mut self.work.frontier);
+        let sent = std::mem::take(&mut self.work.sends);
         let result = self.run_frontier(topology, &current, &sent, step).await;
         Ok(self.after_step(result, current, sent)?)
     }
@@ -466,12 +467,12 @@ impl<S: GraphState> Run<S> {
     ) -> Result<Advanced, E> {
         match result {
             Ok(outcome) => {
-                self.spare = current;
+                self.buffers.spare = current;
                 Ok(outcome)
             }
             Err(error) => {
-                self.frontier = current;
-                self.sends = sent;
+                self.work.frontier = current;
+                self.work.sends = sent;
                 Err(error)
             }
         }
@@ -487,9 +488,9 @@ impl<S: GraphState> Run<S> {
         topology.alone[i]
             && self.stream.is_none()
             && self.scope.to_parent.is_none()
-            && self.approved.is_empty()
-            && self.failures.is_empty()
-            && self.children.is_empty()
+            && self.held.approved.is_empty()
+            && self.held.failures.is_empty()
+            && self.held.children.is_empty()
             && !self.observed()
     }
 
@@ -528,7 +529,7 @@ impl<S: GraphState> Run<S> {
             other => {
                 let Activation { result, report } = once(other, &mut ctx);
                 drop(ctx);
-                let current = std::mem::take(&mut self.frontier);
+                let current = std::mem::take(&mut self.work.frontier);
                 let settled = Box::pin(self.settle_one(topology, i, step, result, report)).await;
                 return Ok(self.after_step(settled, current, Vec::new())?);
             }
@@ -540,20 +541,20 @@ impl<S: GraphState> Run<S> {
                 .map_err(|conflict| RunError::MergeConflict { step, conflict })?;
         }
         // Counted before the router runs: it sees this step's activation.
-        self.visits[i] += 1;
-        let mut next = std::mem::take(&mut self.spare);
+        self.progress.visits[i] += 1;
+        let mut next = std::mem::take(&mut self.buffers.spare);
         next.clear();
         if let Err(error) = self.follow_edge(topology, i, &mut next) {
             // As `after_step` leaves a failed step: its frontier (untouched), nothing sent.
-            self.sends.clear();
+            self.work.sends.clear();
             return Err(Box::new(error));
         }
         normalize(&mut next);
-        self.transitions += 1;
-        let current = std::mem::replace(&mut self.frontier, next);
+        self.progress.transitions += 1;
+        let current = std::mem::replace(&mut self.work.frontier, next);
         match self.ending(topology, &[i], step, Vec::new()) {
             None => {
-                self.spare = current;
+                self.buffers.spare = current;
                 Ok(Advanced::Stepped(step))
             }
             Some(ending) => {
@@ -590,8 +591,8 @@ impl<S: GraphState> Run<S> {
 
     /// Empty results for a step to absorb into, in the run's reused buffers.
     fn absorbing<'t>(&mut self) -> Absorbed<'t, S::Update> {
-        let mut next = std::mem::take(&mut self.spare);
-        let mut follow = std::mem::take(&mut self.follow);
+        let mut next = std::mem::take(&mut self.buffers.spare);
+        let mut follow = std::mem::take(&mut self.buffers.follow);
         next.clear();
         follow.clear();
         Absorbed {
@@ -622,7 +623,9 @@ impl<S: GraphState> Run<S> {
     fn within_visits(&self, topology: &Topology<S>, i: usize, now: usize) -> Result<(), RunError> {
         let spec = &topology.nodes[i];
         match spec.options.max_visits {
-            Some(max_visits) if u64::from(self.visits[i]) + now as u64 > u64::from(max_visits) => {
+            Some(max_visits)
+                if u64::from(self.progress.visits[i]) + now as u64 > u64::from(max_visits) =>
+            {
                 Err(RunError::VisitLimit {
                     node: spec.name.to_string(),
                     max_visits,
@@ -659,8 +662,8 @@ impl<S: GraphState> Run<S> {
         if topology.asks_before {
             let waiting = self.asked_before(topology, ran, step);
             if !waiting.is_empty() {
-                self.frontier = current.to_vec();
-                self.sends = sent.to_vec();
+                self.work.frontier = current.to_vec();
+                self.work.sends = sent.to_vec();
                 return Box::pin(self.pause(waiting, &[])).await;
             }
         }
@@ -785,7 +788,7 @@ impl<S: GraphState> Run<S> {
         };
         if let Some(replaced) = rare.as_mut().and_then(|rare| rare.replaced.take()) {
             self.state = self.replace(topology, step, replaced, updates)?;
-            self.pending.clear();
+            self.held.pending.clear();
         } else {
             let merged = match updates {
                 Updates::None => Ok(()),
@@ -797,17 +800,17 @@ impl<S: GraphState> Run<S> {
             merged.map_err(|conflict| RunError::MergeConflict { step, conflict })?;
         }
         if let Some(held) = held {
-            self.pending.extend(held);
+            self.held.pending.extend(held);
         }
         if let Some(updates) = streamed {
             self.send_updates(step, updates);
         }
         // Counted before the routers run: they see this step's activations.
         for &i in runnable {
-            self.visits[i] += 1;
+            self.progress.visits[i] += 1;
         }
         for &(i, _) in sent {
-            self.visits[i] += 1;
+            self.progress.visits[i] += 1;
         }
         let commanded = rare.as_mut().filter(|rare| !rare.sends.is_empty());
         if sent.is_empty() && commanded.is_none() {
@@ -822,33 +825,36 @@ impl<S: GraphState> Run<S> {
             let mut commanded = commanded.into_iter().flatten().peekable();
             for &i in &follow {
                 while let Some((_, node, input)) = commanded.next_if(|&(from, _, _)| from < i) {
-                    self.sends.push((node, input));
+                    self.work.sends.push((node, input));
                 }
                 self.follow_edge(topology, i, &mut next)?;
             }
-            self.sends
+            self.work
+                .sends
                 .extend(commanded.map(|(_, node, input)| (node, input)));
         }
 
         normalize(&mut next);
-        self.follow = follow;
-        self.transitions += (runnable.len() + sent.len()) as u64;
-        self.frontier = next;
+        self.buffers.follow = follow;
+        self.progress.transitions += (runnable.len() + sent.len()) as u64;
+        self.work.frontier = next;
         // An approved node that was held back (deferred) stays approved until it runs.
         // (Each guarded: most steps have neither, and a call on an empty `Vec` is not free.)
-        if !self.approved.is_empty() {
-            self.approved.retain(|i| !ran.contains(i));
+        if !self.held.approved.is_empty() {
+            self.held.approved.retain(|i| !ran.contains(i));
         }
         // A handler held back (deferred) keeps its failure until it runs.
-        if !self.failures.is_empty() {
-            self.failures.retain(|(handler, _)| !ran.contains(handler));
+        if !self.held.failures.is_empty() {
+            self.held
+                .failures
+                .retain(|(handler, _)| !ran.contains(handler));
         }
         if let Some(rare) = rare.as_mut() {
-            self.failures.append(&mut rare.failures);
+            self.held.failures.append(&mut rare.failures);
         }
         // A continued child ran: it completed, failed, or paused again (and is asked anew).
-        if !self.children.is_empty() {
-            self.children.retain(|(node, _)| !ran.contains(node));
+        if !self.held.children.is_empty() {
+            self.held.children.retain(|(node, _)| !ran.contains(node));
         }
         let asked = match rare {
             Some(rare) if !rare.interrupts.is_empty() => {
@@ -875,13 +881,13 @@ impl<S: GraphState> Run<S> {
         step: u64,
         asked: Vec<Interrupt>,
     ) -> Option<Ending> {
-        self.step = step;
-        self.last_node = ran.last().copied();
+        self.progress.step = step;
+        self.progress.last_node = ran.last().copied();
         self.send_values();
         if !asked.is_empty() {
             return Some(Ending::Pause(asked));
         }
-        if self.frontier.is_empty() && self.sends.is_empty() {
+        if self.work.frontier.is_empty() && self.work.sends.is_empty() {
             return Some(Ending::Complete);
         }
         // A pause before the next step's nodes is this step's end, as a completion is: one
@@ -944,7 +950,7 @@ impl<S: GraphState> Run<S> {
                 run_id: self.scope.run_id.clone(),
                 expected: std::any::type_name::<S>(),
             })?;
-        for held in &self.pending {
+        for held in &self.held.pending {
             let update =
                 S::Update::deserialize(&held.update).map_err(|source| RunError::State {
                     run_id: self.scope.run_id.clone(),
@@ -992,7 +998,8 @@ impl<S: GraphState> Run<S> {
     #[cold]
     #[inline(never)]
     fn child_to_continue(&self, i: usize) -> Option<Arc<crate::subgraph::Nested>> {
-        self.children
+        self.held
+            .children
             .iter()
             .find(|&&(node, _)| node == i)
             .map(|(_, child)| {
@@ -1016,12 +1023,13 @@ impl<S: GraphState> Run<S> {
             attempt: 1,
             input,
             // Only a subgraph node answered after a pause has a child to continue.
-            nested: if self.children.is_empty() {
+            nested: if self.held.children.is_empty() {
                 None
             } else {
                 self.child_to_continue(i)
             },
             failure: self
+                .held
                 .failures
                 .iter()
                 .find(|&&(handler, _)| handler == i)

@@ -198,7 +198,7 @@ impl<S: GraphState> Run<S> {
     #[inline(never)]
     fn send_values_now(&self) {
         self.send(StreamMode::Values, || StreamItem::Values {
-            step: self.step,
+            step: self.progress.step,
             state: (*self.state).clone(),
         });
     }
