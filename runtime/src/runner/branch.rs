@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::step::normalize;
+use super::algo::normalize;
 use super::{Phase, Run};
 use crate::checkpoint::{Checkpoint, CheckpointLabel, CheckpointRef, Name, RunRecord, RunStatus};
 use crate::errors::RunError;

@@ -1,9 +1,10 @@
 //! The executor: one run's Pregel super-steps, pauses, resumes and checkpoints.
 //!
 //! [`Run`] is defined here with what a caller reads of it; each job it does has its own file:
-//! `step` (the super-step), `persist` (records and checkpoints), `restore` (from a checkpoint),
-//! `resume` (answers), `lease` (who holds a running run), `branch` (retries and forks); its
-//! fields are grouped by job in `parts`.
+//! `algo` (the step's rules, as pure functions), `step` (the super-step's loop and its I/O),
+//! `absorb` (a step's activations and their results), `persist` (records and checkpoints),
+//! `restore` (from a checkpoint), `resume` (answers), `lease` (who holds a running run),
+//! `branch` (retries and forks); its fields are grouped by job in `parts`.
 
 use std::sync::Arc;
 
@@ -17,6 +18,8 @@ use crate::interrupt::Interrupt;
 use crate::node::RunScope;
 use crate::state::GraphState;
 
+mod absorb;
+mod algo;
 mod branch;
 mod concurrent;
 mod lease;

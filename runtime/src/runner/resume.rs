@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use super::step::normalize;
+use super::algo::normalize;
 use super::{Phase, Run};
 use crate::checkpoint::{CheckpointLabel, RunStatus};
 use crate::errors::RunError;
