@@ -277,7 +277,7 @@ fn poll_attempt<'a, U>(
 }
 
 /// A node with no timeout, run where it stands: what [`start`] and awaiting its [`Attempt`]
-/// do, for the lean step, except that the run's cancellation is not checked first (the step
+/// do, for a step of one plain node, except that the run's cancellation is not checked first (the step
 /// checked it just before). An `Attempt` built field by field and then moved into its `await`
 /// was read back whole before the writes had landed, and that read stalled on every step.
 #[inline(always)]

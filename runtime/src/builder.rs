@@ -742,14 +742,6 @@ impl<S: GraphState> GraphBuilder<S> {
         let asks_before = nodes
             .iter()
             .any(|node| node.options.interrupt == Some(crate::blueprint::InterruptPoint::Before));
-        let alone = nodes
-            .iter()
-            .map(|node| {
-                !asks_before
-                    && node.options.interrupt.is_none()
-                    && node.options.policy().is_plain(false)
-            })
-            .collect();
         CompiledGraph::new(
             Topology {
                 name: Arc::from(blueprint.name.as_str()),
@@ -765,7 +757,6 @@ impl<S: GraphState> GraphBuilder<S> {
                 warnings,
                 nests,
                 asks_before,
-                alone,
             },
             EventBus::new(event_capacity),
             checkpointer,

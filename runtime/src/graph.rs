@@ -155,11 +155,6 @@ pub(crate) struct Topology<S: GraphState> {
     /// Whether a node asks before it runs (`interrupt before`): most graphs have none, and
     /// their steps then skip looking for one.
     pub(crate) asks_before: bool,
-    /// Per node, whether the node itself lets a step of it alone take the lean path
-    /// (`Run::runs_alone`): plain (one attempt, no timeout), asking nothing, in a graph where no
-    /// node asks before it runs. Apart from the nodes, one byte each, so that the check reads
-    /// one small array rather than a line of each node's options.
-    pub(crate) alone: Vec<bool>,
 }
 
 impl<S: GraphState> Topology<S> {

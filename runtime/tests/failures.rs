@@ -744,9 +744,9 @@ async fn failed_run(
     )
 }
 
-/// A step of one node runs on a lean path unless someone watches the run (see
-/// `docs/runtime.md`, execution): every way such a step can fail must leave the same record
-/// whichever path ran it.
+/// A step of one node commits its one result at once unless someone watches the run, which
+/// sends it through the general gathering (see `docs/runtime.md`, execution): every way such a
+/// step can fail must leave the same record either way.
 #[tokio::test]
 async fn a_failing_step_leaves_the_same_record_whether_watched_or_not() {
     type Build = fn(&mut GraphBuilder<Ticket>);

@@ -31,7 +31,7 @@ pub(super) fn node_span<S: GraphState>(
 
 /// Node `i`'s activation inside the node's span, only when spans are recorded (the wrapper
 /// grows every branch's future otherwise), as a single node's runs.
-fn in_span<S, F>(
+pub(super) fn in_span<S, F>(
     topology: &Topology<S>,
     i: usize,
     step: u64,

@@ -46,8 +46,8 @@ impl<'a, U> Updates<'a, U> {
         }
     }
 
-    // Inline: it is on every activation's path, and the first update only sets `One`.
-    #[inline]
+    // Always: it is on every activation's path, and the first update only sets `One`.
+    #[inline(always)]
     pub(super) fn push(&mut self, node: &'a str, update: U) {
         match self {
             Updates::None => *self = Updates::One(node, update),
@@ -440,7 +440,8 @@ pub(super) fn lead_on<S: GraphState>(
 
 /// What a step that ran the nodes `ran` hands on: an approval, a failure to handle, a child to
 /// continue is used up once its node ran (a deferred node held back keeps its own).
-#[inline]
+// Always: every step calls it, and most find nothing to do.
+#[inline(always)]
 pub(super) fn used_up(held: &mut Held, ran: &[usize]) {
     // Each guarded: most steps have none, and a call on an empty `Vec` is not free.
     if !held.approved.is_empty() {

@@ -4,17 +4,15 @@
 
 use std::sync::Arc;
 
-use tracing::Instrument;
-
-use super::absorb::{Activations, node_span};
+use super::absorb::{Activations, in_span};
 use super::algo::{self, Absorbed};
 use super::{Advanced, Phase, Run, StepOutcome};
-use crate::activation::{Activation, Report, Stop, attempt_in_place, once, start};
+use crate::activation::{Activation, attempt_in_place, once};
 use crate::checkpoint::{CheckpointLabel, RunStatus};
 use crate::errors::RunError;
 use crate::event::Event;
 use crate::graph::{Topology, Visits};
-use crate::interrupt::Interrupt;
+use crate::interrupt::{Interrupt, InterruptPoint};
 use crate::node::NodeResult;
 use crate::state::GraphState;
 
@@ -169,7 +167,7 @@ impl<S: GraphState> Run<S> {
 
     /// Runs one super-step, or with `to_the_end` one after another until the run completes or
     /// pauses: looping here rather than in the caller spares each step the futures of the
-    /// layers above (`advance`, its caller's loop), which cost the lean path a tenth.
+    /// layers above (`advance`, its caller's loop), which cost a step of one node a tenth.
     async fn super_steps(&mut self, topology: &Arc<Topology<S>>, to_the_end: bool) -> Stepped {
         loop {
             let outcome = self.super_step(topology).await?;
@@ -195,14 +193,6 @@ impl<S: GraphState> Run<S> {
                 max_steps: topology.max_steps,
             }));
         }
-        // The lean path takes the frontier only once it has its next one: a step that fails
-        // before leaves it as it was.
-        if let [i] = self.work.frontier[..]
-            && self.work.sends.is_empty()
-            && self.runs_alone(topology, i)
-        {
-            return self.step_alone(topology, i, step).await;
-        }
         let current = std::mem::take(&mut self.work.frontier);
         let sent = std::mem::take(&mut self.work.sends);
         let result = self.run_frontier(topology, &current, &sent, step).await;
@@ -212,6 +202,7 @@ impl<S: GraphState> Run<S> {
     /// After a step that started from the frontier `current` and the branches `sent`: its
     /// buffer kept for a later frontier, or, when the step failed, both put back, so that the
     /// failed checkpoint shows the step that could not run.
+    #[inline(always)]
     fn after_step<E>(
         &mut self,
         result: Result<Advanced, E>,
@@ -231,120 +222,135 @@ impl<S: GraphState> Run<S> {
         }
     }
 
-    /// Whether node `i`, alone in its step, can take [`step_alone`](Self::step_alone): a plain
-    /// node (one attempt, no timeout) that asks nothing after it, in a run that nobody observes
-    /// or streams (nor a parent streams the updates of), with nothing pending for the node (an
-    /// approval, a failure to handle, a child to continue) and no node of the graph that asks
-    /// before it runs.
-    #[inline]
-    fn runs_alone(&self, topology: &Topology<S>, i: usize) -> bool {
-        topology.alone[i]
-            && self.stream.is_none()
-            && self.scope.to_parent.is_none()
-            && self.held.approved.is_empty()
-            && self.held.failures.is_empty()
-            && self.held.children.is_empty()
-            && !self.observed()
-    }
-
-    /// A step of node `i` alone ([`runs_alone`](Self::runs_alone)), the most travelled path:
-    /// what [`run_frontier`](Self::run_frontier) does for it, without gathering several
-    /// nodes' results first (about half an activation's cost there). A result other than an
-    /// update or nothing (a command, an interrupt, a failure, a subgraph's outcome, a
-    /// cancellation) is absorbed and settled as `run_frontier` does it.
-    async fn step_alone(&mut self, topology: &Arc<Topology<S>>, i: usize, step: u64) -> Stepped {
-        let spec = &topology.nodes[i];
-        if spec.options.max_visits.is_some() {
+    /// Runs the frontier `current` and the branches `sent` as super-step `step`; on error,
+    /// nothing is committed. A step of one node, the most travelled, runs in this frame;
+    /// any other in a boxed future of its own, which would make this one several times larger.
+    async fn run_frontier(
+        &mut self,
+        topology: &Arc<Topology<S>>,
+        current: &[usize],
+        sent: &[(usize, Arc<serde_json::Value>)],
+        step: u64,
+    ) -> Result<Advanced, RunError> {
+        let (&[i], true) = (current, sent.is_empty()) else {
+            return Box::pin(self.run_several(topology, current, sent, step)).await;
+        };
+        let nodes = &topology.nodes;
+        // As `run_several` asks: one flag says whether any node asks before it runs.
+        if topology.asks_before {
+            let waiting = algo::asked_before(topology, &self.held.approved, &[i], step);
+            if !waiting.is_empty() {
+                self.work.frontier = vec![i];
+                return Box::pin(self.pause(waiting, &[])).await;
+            }
+        }
+        if nodes[i].options.max_visits.is_some() {
             algo::within_visits(topology, &self.progress.visits, i, 1)?;
         }
-        let mut ctx = self.context(i, step, None);
-        let state = Arc::clone(&self.state);
-        // No span at all when nothing records at its level (made and dropped, even a disabled
-        // one costs a tenth of this path), and the wrapper only when it records.
-        let result = if !tracing::level_enabled!(tracing::Level::INFO) {
-            attempt_in_place(&*spec.node, state, &mut ctx, &self.scope.cancel).await
-        } else {
-            match start(&*spec.node, state, &mut ctx, None, &self.scope.cancel) {
-                Ok(attempt) => {
-                    let span = node_span(topology, i, step);
-                    if span.is_disabled() {
-                        attempt.await
-                    } else {
-                        attempt.instrument(span).await
-                    }
+        let observed = self.observed();
+        if observed {
+            self.entered(topology, step, &[i]);
+        }
+        // One node: polled right here, no `Vec`, no box. No span at all when nothing records at
+        // its level: made and dropped, even a disabled one costs a tenth of the step.
+        let spans = tracing::level_enabled!(tracing::Level::INFO);
+        let spec = &nodes[i];
+        if !spans && spec.options.policy().is_plain(observed) {
+            // The attempt itself awaited in this frame, not inside an activation's future
+            // (several times its size, and copied).
+            let mut ctx = self.context(i, step, None);
+            let state = Arc::clone(&self.state);
+            let result = attempt_in_place(&*spec.node, state, &mut ctx, &self.scope.cancel).await;
+            // What most nodes return, an update or nothing, with nothing to ask after: the
+            // step's only result, committed as it is rather than gathered first.
+            let simple =
+                ctx.nested.is_none() && spec.options.interrupt != Some(InterruptPoint::After);
+            let update = match result {
+                Ok(NodeResult::Update(update)) if simple => Some(update),
+                Ok(NodeResult::None) if simple => None,
+                other => {
+                    let activation = once(other, &mut ctx);
+                    return Box::pin(self.take_in(topology, i, step, observed, activation)).await;
                 }
-                Err(stop) => Err(stop),
-            }
-        };
-        let update = match result {
-            Ok(NodeResult::None) if ctx.nested.is_none() => None,
-            Ok(NodeResult::Update(update)) if ctx.nested.is_none() => Some(update),
-            other => {
-                let Activation { result, report } = once(other, &mut ctx);
-                drop(ctx);
-                let current = std::mem::take(&mut self.work.frontier);
-                let settled = Box::pin(self.settle_one(topology, i, step, result, report)).await;
-                return Ok(self.after_step(settled, current, Vec::new())?);
-            }
-        };
-        drop(ctx);
-        if let Some(update) = update {
-            Arc::make_mut(&mut self.state)
-                .apply_one(&spec.name, update)
-                .map_err(|conflict| RunError::MergeConflict { step, conflict })?;
+            };
+            drop(ctx);
+            return match self.commit_one(topology, i, step, update)? {
+                None => Ok(Advanced::Stepped(step)),
+                Some(ending) => Box::pin(self.end(ending, &[i], step)).await,
+            };
         }
-        // Counted before the router runs: it sees this step's activation.
-        self.progress.visits[i] += 1;
-        let mut next = std::mem::take(&mut self.buffers.spare);
-        next.clear();
-        if let Err(error) = self.follow_edge(topology, i, &mut next) {
-            // As `after_step` leaves a failed step: its frontier (untouched), nothing sent.
-            self.work.sends.clear();
-            return Err(Box::new(error));
-        }
-        algo::normalize(&mut next);
-        self.progress.transitions += 1;
-        let current = std::mem::replace(&mut self.work.frontier, next);
-        match self.ending(topology, &[i], step, Vec::new()) {
-            None => {
-                self.buffers.spare = current;
-                Ok(Advanced::Stepped(step))
-            }
-            Some(ending) => {
-                let ended = Box::pin(self.end(ending, &[i], step)).await;
-                Ok(self.after_step(ended, current, Vec::new())?)
-            }
-        }
+        // Boxed: an activation that retries, times or reports its attempts is several times the
+        // size of a plain attempt, and in this frame it would grow every step's future.
+        let activation = self.activate_node(topology, i, step, None, observed);
+        let activation = Box::pin(in_span(topology, i, step, activation)).await;
+        Box::pin(self.take_in(topology, i, step, observed, activation)).await
     }
 
-    /// [`step_alone`](Self::step_alone)'s node `i` returned something other than an update:
-    /// its activation absorbed and settled as [`run_frontier`](Self::run_frontier) does.
-    #[cold]
-    async fn settle_one(
+    /// The step in which node `i` alone ran and gave `activation`: taken into the step's
+    /// results and settled. Boxed by its callers: the common step commits its one update at
+    /// once, and this future would make that step's several times larger.
+    async fn take_in(
         &mut self,
         topology: &Arc<Topology<S>>,
         i: usize,
         step: u64,
-        result: Result<NodeResult<S::Update>, Stop>,
-        report: Report,
+        observed: bool,
+        activation: Activation<S::Update>,
     ) -> Result<Advanced, RunError> {
         let mut absorbed = self.absorbing();
-        self.absorb(
-            topology,
-            i,
-            step,
-            false,
-            result,
-            report,
-            None,
-            &mut absorbed,
-        )?;
-        self.settle(topology, &[i], &[], &[i], step, absorbed).await
+        self.absorb_activation(topology, i, step, observed, activation, &mut absorbed)?;
+        match self.settle(topology, &[i], &[], &[i], step, absorbed)? {
+            None => Ok(Advanced::Stepped(step)),
+            Some(ending) => Box::pin(self.end(ending, &[i], step)).await,
+        }
     }
 
-    /// Runs the frontier `current` and the branches `sent` as super-step `step`; on error,
-    /// nothing is committed.
-    async fn run_frontier(
+    /// Commits a step in which node `i` alone ran and returned `update` (or nothing): what
+    /// [`settle`](Self::settle) does with such a step, without gathering its results first.
+    #[inline(always)]
+    fn commit_one(
+        &mut self,
+        topology: &Topology<S>,
+        i: usize,
+        step: u64,
+        update: Option<S::Update>,
+    ) -> Result<Option<Ending>, RunError> {
+        if let Some(update) = update {
+            let name = &*topology.nodes[i].name;
+            let streamed = self.copy_updates(|| vec![(name, update.clone())]);
+            Arc::make_mut(&mut self.state)
+                .apply_one(name, update)
+                .map_err(|conflict| RunError::MergeConflict { step, conflict })?;
+            if let Some(updates) = streamed {
+                self.send_updates(step, updates);
+            }
+        }
+        algo::count_visits::<()>(&mut self.progress.visits, &[i], &[]);
+        let mut next = std::mem::take(&mut self.buffers.spare);
+        next.clear();
+        self.follow_edge(topology, i, &mut next)?;
+        algo::normalize(&mut next);
+        self.progress.transitions += 1;
+        self.work.frontier = next;
+        algo::used_up(&mut self.held, &[i]);
+        Ok(self.ending(topology, &[i], step, None))
+    }
+
+    /// Emits that the nodes `entered` step `step`.
+    fn entered(&self, topology: &Topology<S>, step: u64, entered: &[usize]) {
+        for &i in entered {
+            self.emit(|| Event::NodeEntered {
+                run_id: self.scope.run_id.clone(),
+                graph: topology.name.to_string(),
+                step,
+                node: topology.nodes[i].name.to_string(),
+            });
+        }
+    }
+
+    /// [`run_frontier`](Self::run_frontier) for a step of several nodes, or with sent
+    /// branches, or that holds deferred nodes back.
+    async fn run_several(
         &mut self,
         topology: &Arc<Topology<S>>,
         current: &[usize],
@@ -396,14 +402,7 @@ impl<S: GraphState> Run<S> {
                 Some(all) => all.iter().map(|&(i, _)| i).collect(),
                 None => runnable.to_vec(),
             };
-            for i in entered {
-                self.emit(|| Event::NodeEntered {
-                    run_id: self.scope.run_id.clone(),
-                    graph: topology.name.to_string(),
-                    step,
-                    node: nodes[i].name.to_string(),
-                });
-            }
+            self.entered(topology, step, &entered);
         }
         if let Some(all) = &activations {
             let results = Box::pin(self.execute_sent(topology, all, step, observed)).await;
@@ -425,33 +424,6 @@ impl<S: GraphState> Run<S> {
                     &mut absorbed,
                 )?;
             }
-        } else if let [i] = *runnable {
-            // One node: polled right here, no `Vec`, no box.
-            let span = node_span(topology, i, step);
-            let spec = &nodes[i];
-            let policy = spec.options.policy();
-            let activation = if span.is_disabled() && policy.is_plain(observed) {
-                // The attempt itself awaited in this frame, not inside an activation's future
-                // (several times its size, and copied).
-                let mut ctx = self.context(i, step, None);
-                let state = Arc::clone(&self.state);
-                let result = match start(&*spec.node, state, &mut ctx, None, &self.scope.cancel) {
-                    Ok(attempt) => attempt.await,
-                    Err(stop) => Err(stop),
-                };
-                once(result, &mut ctx)
-            } else {
-                let activation = self.activate_node(topology, i, step, None, observed);
-                // The span wrapper only when spans are recorded, with two awaits rather than
-                // `in_span`'s `Either`: `in_span` here (with `activate_node` out of line)
-                // measured ~25% slower on the chain and loop benches.
-                if span.is_disabled() {
-                    activation.await
-                } else {
-                    activation.instrument(span).await
-                }
-            };
-            self.absorb_activation(topology, i, step, observed, activation, &mut absorbed)?;
         } else {
             // Boxed: several nodes in a step are rare next to one, and its future is large.
             let activations = Box::pin(self.execute(topology, runnable, step, observed)).await;
@@ -459,15 +431,19 @@ impl<S: GraphState> Run<S> {
                 self.absorb_activation(topology, i, step, observed, activation, &mut absorbed)?;
             }
         }
-        self.settle(topology, runnable, sent, ran, step, absorbed)
-            .await
+        match self.settle(topology, runnable, sent, ran, step, absorbed)? {
+            None => Ok(Advanced::Stepped(step)),
+            Some(ending) => Box::pin(self.end(ending, ran, step)).await,
+        }
     }
 
     /// Takes a step's absorbed results into the run: merges the updates, counts the visits,
-    /// follows the edges into the next frontier, then ends the step
+    /// follows the edges into the next frontier, then says how the step ends
     /// ([`ending`](Self::ending)). `runnable` ran once each, `sent` once per branch; `ran` is
     /// both, once each.
-    async fn settle(
+    // Always: it is on every step's path, and it is called from two places.
+    #[inline(always)]
+    fn settle(
         &mut self,
         topology: &Arc<Topology<S>>,
         runnable: &[usize],
@@ -475,7 +451,7 @@ impl<S: GraphState> Run<S> {
         ran: &[usize],
         step: u64,
         absorbed: Absorbed<'_, S::Update>,
-    ) -> Result<Advanced, RunError> {
+    ) -> Result<Option<Ending>, RunError> {
         let Absorbed {
             updates,
             mut next,
@@ -531,16 +507,15 @@ impl<S: GraphState> Run<S> {
         if let Some(rare) = rare.as_mut() {
             self.held.failures.append(&mut rare.failures);
         }
+        // `None` rather than an empty `Vec`: most steps ask nothing, and dropping a `Vec` is a
+        // call.
         let asked = match rare {
             Some(rare) if !rare.interrupts.is_empty() => {
-                rare.interrupts.into_iter().map(|(_, i)| i).collect()
+                Some(rare.interrupts.into_iter().map(|(_, i)| i).collect())
             }
-            _ => Vec::new(),
+            _ => None,
         };
-        match self.ending(topology, ran, step, asked) {
-            None => Ok(Advanced::Stepped(step)),
-            Some(ending) => Box::pin(self.end(ending, ran, step)).await,
-        }
+        Ok(self.ending(topology, ran, step, asked))
     }
 
     /// Ends step `step`, whose nodes `ran` and whose results are merged: a pause on what its
@@ -554,12 +529,12 @@ impl<S: GraphState> Run<S> {
         topology: &Topology<S>,
         ran: &[usize],
         step: u64,
-        asked: Vec<Interrupt>,
+        asked: Option<Vec<Interrupt>>,
     ) -> Option<Ending> {
         self.progress.step = step;
         self.progress.last_node = ran.last().copied();
         self.send_values();
-        if !asked.is_empty() {
+        if let Some(asked) = asked {
             return Some(Ending::Pause(asked));
         }
         if self.work.frontier.is_empty() && self.work.sends.is_empty() {
