@@ -1,6 +1,6 @@
 //! Why an agent could not be loaded, built or run.
 
-use trellis::RunError;
+use trellis::{RunError, RunFailure};
 
 use crate::tool::ToolSetError;
 use crate::transcript::TranscriptError;
@@ -67,9 +67,12 @@ pub enum AgentError {
     /// The transcript store failed.
     #[error(transparent)]
     Transcript(#[from] TranscriptError),
-    /// The run failed, or could not be started or resumed.
+    /// The run could not be resumed, or a resumed run failed.
     #[error(transparent)]
     Run(#[from] RunError),
+    /// A turn's run failed: [`RunFailure::run_id`] names it, to retry once the cause is fixed.
+    #[error(transparent)]
+    Failed(#[from] RunFailure),
 }
 
 fn suggest(known: &[String]) -> String {

@@ -143,7 +143,10 @@ async fn a_server_error_fails_the_run_clearly_and_runs_nothing() {
         .start("Send the report.")
         .await
         .expect_err("the run fails");
-    let AgentError::Run(RunError::Node(failure)) = &error else {
+    let AgentError::Failed(failed) = &error else {
+        panic!("a failed run, not {error:?}");
+    };
+    let RunError::Node(failure) = &failed.error else {
         panic!("a node failure, not {error:?}");
     };
     assert_eq!(failure.node, "dispatch");
@@ -157,7 +160,14 @@ async fn a_server_error_fails_the_run_clearly_and_runs_nothing() {
     assert!(send.calls().is_empty(), "nothing was executed");
     let run = store.list_runs(1, 0).await.expect("store");
     assert_eq!(run[0].status, RunStatus::Failed);
-    assert_eq!(run[0].error.as_deref(), Some(error.to_string().as_str()));
+    assert_eq!(
+        run[0].error.as_deref(),
+        Some(failed.error.to_string().as_str())
+    );
+    assert_eq!(
+        run[0].run_id, failed.run_id,
+        "the error names the failed run"
+    );
 }
 
 #[tokio::test]

@@ -571,7 +571,11 @@ async fn a_model_error_fails_the_run_and_runs_no_tool() {
     let store = Arc::new(InMemoryCheckpointer::new());
     let agent = build(&catalogue, model).with_checkpointer(Arc::clone(&store));
     let error = agent.start("Send.").await.expect_err("fails");
-    let AgentError::Run(RunError::Node(failure)) = &error else {
+    let AgentError::Failed(trellis::RunFailure {
+        error: RunError::Node(failure),
+        ..
+    }) = &error
+    else {
         panic!("a node failure, not {error:?}");
     };
     assert_eq!(failure.node, "dispatch");

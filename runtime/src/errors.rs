@@ -270,3 +270,35 @@ pub enum RunError {
         expected: &'static str,
     },
 }
+
+/// A run that [`invoke`](crate::CompiledGraph::invoke) started and that then failed: its id, to
+/// [`retry`](crate::CompiledGraph::retry) it once the cause is fixed or read its
+/// [`history`](crate::CompiledGraph::history), and why it failed.
+///
+/// `?` turns it into its [`RunError`] where a function returns one (the id is then dropped).
+#[derive(Debug)]
+pub struct RunFailure {
+    /// The run that failed.
+    pub run_id: RunId,
+    /// Why.
+    pub error: RunError,
+}
+
+impl std::fmt::Display for RunFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "run {}: {}", self.run_id, self.error)
+    }
+}
+
+// The error's own cause, as if it were the error: its message is already in this one's.
+impl std::error::Error for RunFailure {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.error.source()
+    }
+}
+
+impl From<RunFailure> for RunError {
+    fn from(failure: RunFailure) -> Self {
+        failure.error
+    }
+}

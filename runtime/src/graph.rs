@@ -7,14 +7,14 @@ use std::sync::Arc;
 use trellis_graph::Blueprint;
 
 use crate::checkpoint::{Checkpointer, Name, RunRecord, RunStatus, SharedCheckpointer};
-use crate::errors::{BuildDiagnostic, RunError};
+use crate::errors::{BuildDiagnostic, RunError, RunFailure};
 use crate::event::{EventBus, EventStream};
 use crate::id::RunId;
 use crate::node::Node;
 use crate::options::NodeOptions;
 use crate::runner::stream::{RunStream, StreamModes};
 use crate::runner::{Outcome, Run};
-use crate::state::{ApplyResume, GraphState};
+use crate::state::GraphState;
 
 /// Node name → position, hashed with the rules' FNV (names are the program's own, so `std`'s
 /// DoS-resistant hasher buys nothing and costs more than the lookups it serves, at build and
@@ -390,14 +390,19 @@ impl<S: GraphState> CompiledGraph<S> {
     /// Runs `input` to the end or to the first pause.
     ///
     /// # Errors
-    /// A [`RunError`] when the run fails; with a checkpointer, the run is recorded as failed
-    /// with its last committed state.
-    pub async fn invoke(&self, input: S) -> Result<Outcome<S>, RunError> {
-        self.start(input).finish().await
+    /// A [`RunFailure`]: the run's id, to [`retry`](Self::retry) it or read its
+    /// [`history`](Self::history), and the [`RunError`] that failed it. With a checkpointer,
+    /// the run is recorded as failed with its last committed state.
+    pub async fn invoke(&self, input: S) -> Result<Outcome<S>, RunFailure> {
+        let run = self.start(input);
+        let run_id = run.run_id().clone();
+        run.finish()
+            .await
+            .map_err(|error| RunFailure { run_id, error })
     }
 
     /// Loads a paused run from the checkpointer, to resume it step by step with
-    /// [`Run::resume_each`].
+    /// [`Run::resume`].
     ///
     /// # Errors
     /// [`RunError::NoCheckpointer`], [`RunError::RunNotFound`], [`RunError::AlreadyCompleted`],
@@ -586,110 +591,5 @@ pub(crate) async fn release<S: GraphState>(mut run: Run<S>) -> Result<RunId, Run
         Ok(run_id)
     } else {
         Err(RunError::StillRunning { run_id })
-    }
-}
-
-impl<S: ApplyResume> CompiledGraph<S> {
-    /// Answers a paused run that waits for one answer and leaves it to a
-    /// [`Worker`](crate::worker::Worker): the answer is folded into the state and checkpointed
-    /// (`resume`), and the run becomes ready for the first free worker. Returns at once.
-    ///
-    /// # Errors
-    /// As [`resume`](Self::resume), before the run goes on.
-    pub async fn enqueue_resume(&self, run_id: &RunId, input: S::Input) -> Result<(), RunError> {
-        let mut run = self.load(run_id).await?;
-        let id = single_interrupt(&run)?;
-        run.resume_each([(id, input)]).await?;
-        release(run).await.map(drop)
-    }
-
-    /// [`enqueue_resume`](Self::enqueue_resume) with one answer per pending interrupt id.
-    ///
-    /// # Errors
-    /// As [`resume_each`](Self::resume_each), before the run goes on.
-    pub async fn enqueue_resume_each<I>(&self, run_id: &RunId, answers: I) -> Result<(), RunError>
-    where
-        I: IntoIterator<Item = (String, S::Input)>,
-    {
-        let mut run = self.load(run_id).await?;
-        run.resume_each(answers).await?;
-        release(run).await.map(drop)
-    }
-
-    /// Resumes a paused run that waits for one answer, and runs it to the end or the next
-    /// pause.
-    ///
-    /// # Errors
-    /// As [`load`](Self::load) and [`Run::resume_each`], then as [`invoke`](Self::invoke).
-    pub async fn resume(&self, run_id: &RunId, input: S::Input) -> Result<Outcome<S>, RunError> {
-        let mut run = self.load(run_id).await?;
-        let id = single_interrupt(&run)?;
-        run.resume_each([(id, input)]).await?;
-        run.finish().await
-    }
-
-    /// [`resume`](Self::resume), read as a stream (see [`stream`](Self::stream)): the stream
-    /// starts with the resume (its events, the answers as updates, the state with them).
-    ///
-    /// # Errors
-    /// As [`load`](Self::load) and [`Run::resume_each`], before the stream exists; how the run
-    /// ends comes from [`RunStream::finish`].
-    pub async fn stream_resume(
-        &self,
-        run_id: &RunId,
-        input: S::Input,
-        modes: impl Into<StreamModes>,
-    ) -> Result<RunStream<S>, RunError> {
-        let run = self.load(run_id).await?;
-        let id = single_interrupt(&run)?;
-        let mut stream = run.into_stream(modes.into());
-        stream.resume_each([(id, input)]).await?;
-        Ok(stream)
-    }
-
-    /// [`stream_resume`](Self::stream_resume) with one answer per pending interrupt id.
-    ///
-    /// # Errors
-    /// As [`stream_resume`](Self::stream_resume).
-    pub async fn stream_resume_each<I>(
-        &self,
-        run_id: &RunId,
-        answers: I,
-        modes: impl Into<StreamModes>,
-    ) -> Result<RunStream<S>, RunError>
-    where
-        I: IntoIterator<Item = (String, S::Input)>,
-    {
-        let mut stream = self.load(run_id).await?.into_stream(modes.into());
-        stream.resume_each(answers).await?;
-        Ok(stream)
-    }
-
-    /// Resumes a paused run with one answer per pending interrupt id, and runs it to the end
-    /// or the next pause.
-    ///
-    /// # Errors
-    /// As [`load`](Self::load) and [`Run::resume_each`], then as [`invoke`](Self::invoke).
-    pub async fn resume_each<I>(&self, run_id: &RunId, answers: I) -> Result<Outcome<S>, RunError>
-    where
-        I: IntoIterator<Item = (String, S::Input)>,
-    {
-        let mut run = self.load(run_id).await?;
-        run.resume_each(answers).await?;
-        run.finish().await
-    }
-}
-
-/// The id of a paused run's only interrupt; an answer without an id cannot say which of
-/// several it answers.
-fn single_interrupt<S: GraphState>(run: &Run<S>) -> Result<String, RunError> {
-    let ids: Vec<String> = run.interrupts().iter().map(|i| i.id.clone()).collect();
-    match <[String; 1]>::try_from(ids) {
-        Ok([id]) => Ok(id),
-        Err(pending) => Err(RunError::Answers {
-            run_id: run.run_id().clone(),
-            pending,
-            given: vec!["(one answer without an id)".to_owned()],
-        }),
     }
 }

@@ -1,6 +1,10 @@
-//! Human in the loop: what a paused run asks, and how each question is identified.
+//! Human in the loop: what a paused run asks ([`Interrupt`]), how each question is identified,
+//! and how the run is answered ([`CompiledGraph::resume`](crate::CompiledGraph::resume) with
+//! [`Answers`], giving a [`Resume`]).
 
 use serde::{Deserialize, Serialize};
+
+pub use crate::resume::{Answers, Resume};
 
 /// Where a pause happened relative to its node: the one type the language, the blueprint and
 /// runs share.

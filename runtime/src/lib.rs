@@ -104,11 +104,12 @@ mod errors;
 pub mod event;
 mod graph;
 mod id;
-mod interrupt;
+pub mod interrupt;
 mod name;
 mod node;
 mod options;
 mod owner;
+mod resume;
 mod runner;
 mod state;
 mod subgraph;
@@ -117,7 +118,7 @@ pub mod worker;
 
 // What a first program needs, at the root; everything else in one module, by one path.
 pub use builder::{END, GraphBuilder, START};
-pub use errors::{CompileError, RunError};
+pub use errors::{CompileError, RunError, RunFailure};
 pub use graph::{CompiledGraph, Visits};
 pub use id::RunId;
 pub use interrupt::{Decision, Interrupt, InterruptRequest};
@@ -145,7 +146,7 @@ pub mod run {
 }
 
 /// Reading one run as it goes: [`CompiledGraph::stream`] and
-/// [`stream_resume`](CompiledGraph::stream_resume) give a [`RunStream`](stream::RunStream).
+/// [`Resume::stream`](interrupt::Resume::stream) give a [`RunStream`](stream::RunStream).
 pub mod stream {
     pub use crate::runner::stream::{RunStream, StreamItem, StreamMode, StreamModes};
 }

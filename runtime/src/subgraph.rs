@@ -135,7 +135,7 @@ impl<P: GraphState, C: ApplyResume> SubgraphNode<P, C> {
                         })?;
                         typed.push((id, *answer));
                     }
-                    run.resume_each(typed).await
+                    run.resume(crate::interrupt::Answers::Each(typed)).await
                 })
             })),
         }
@@ -380,6 +380,6 @@ impl<S: ApplyResume> SubgraphNode<S, S> {
         answers: Vec<(String, S::Input)>,
     ) -> Result<(), RunError> {
         let mut run = self.reopen(nest, run_id, RunStatus::Paused).await?;
-        run.resume_each(answers).await
+        run.resume(crate::interrupt::Answers::Each(answers)).await
     }
 }

@@ -20,7 +20,7 @@ use crate::state::GraphState;
 /// processes, on several machines with PostgreSQL) share.
 ///
 /// A worker claims the oldest ready run ([`RunQueue::claim_next`]): one queued by
-/// [`CompiledGraph::enqueue`], answered by [`CompiledGraph::enqueue_resume`], or `running` with
+/// [`CompiledGraph::enqueue`], answered by [`Resume::enqueue`](crate::interrupt::Resume::enqueue), or `running` with
 /// a lease that ran out because its worker died — at once, without waiting for the lease, when
 /// that worker was a process of this machine that no longer exists. It continues the run from its last checkpoint
 /// to the end or the next pause, renewing its lease every third of it, so a node may run longer

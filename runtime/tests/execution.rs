@@ -93,7 +93,8 @@ async fn a_router_returning_an_undeclared_target_fails_the_run() {
         .unwrap()
         .invoke(ticket(""))
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .error;
     match error {
         RunError::UndeclaredTarget { node, target } => {
             assert_eq!((node.as_str(), target.as_str()), ("a", "nowhere"));
@@ -119,7 +120,8 @@ async fn a_cycle_is_stopped_by_max_steps() {
     let error = ping_pong(7, NodeOptions::new())
         .invoke(ticket(""))
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .error;
     assert!(
         matches!(error, RunError::StepLimit { max_steps: 7 }),
         "{error:?}"
@@ -300,7 +302,11 @@ async fn commands_go_only_to_declared_targets() {
         Command::fork(["a", "c"]),
         Command::goto("zzz"),
     ] {
-        let error = build(command.clone()).invoke(ticket("")).await.unwrap_err();
+        let error = build(command.clone())
+            .invoke(ticket(""))
+            .await
+            .unwrap_err()
+            .error;
         match error {
             RunError::UndeclaredTarget { node, target } => {
                 assert_eq!(node, "decide");
@@ -325,7 +331,8 @@ async fn end_command_needs_end_among_the_targets() {
         .unwrap()
         .invoke(ticket(""))
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .error;
     assert!(
         matches!(&error, RunError::UndeclaredTarget { node, target } if node == "a" && target == END),
         "{error:?}"

@@ -196,7 +196,7 @@ async fn a_node_error_fails_the_run_and_is_recorded_with_the_last_committed_stat
         .add_edge("boom", END)
         .set_checkpointer(store.clone());
     let graph = builder.compile().unwrap();
-    let error = graph.invoke(ticket("")).await.unwrap_err();
+    let error = graph.invoke(ticket("")).await.unwrap_err().error;
     let RunError::Node(failure) = &error else {
         panic!("expected a node error, got {error:?}");
     };
@@ -322,7 +322,9 @@ async fn failing(
     (
         attempts.load(Ordering::SeqCst),
         started.elapsed(),
-        outcome.map(|done| done.state().log.clone()),
+        outcome
+            .map(|done| done.state().log.clone())
+            .map_err(|failure| failure.error),
     )
 }
 
@@ -400,7 +402,8 @@ async fn retries_run_out() {
         .unwrap()
         .invoke(ticket(""))
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .error;
     assert!(
         matches!(&error, RunError::Node(f) if f.attempts == 3),
         "{error:?}"
@@ -426,7 +429,8 @@ async fn a_node_over_its_timeout_fails_with_a_timeout() {
         .unwrap()
         .invoke(ticket(""))
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .error;
     let RunError::Node(failure) = &error else {
         panic!("expected a node error, got {error:?}");
     };
@@ -452,7 +456,7 @@ async fn a_panicking_node_becomes_a_node_error_and_other_runs_carry_on() {
         .add_edge("sibling", END);
     let graph = builder.compile().unwrap();
     let (bad, good) = tokio::join!(graph.invoke(ticket("panic")), graph.invoke(ticket("ok")));
-    let RunError::Node(failure) = bad.unwrap_err() else {
+    let RunError::Node(failure) = bad.unwrap_err().error else {
         panic!("expected a node error");
     };
     assert_eq!(failure.kind, FailureKind::Panicked);
@@ -473,7 +477,8 @@ async fn a_panicking_node_becomes_a_node_error_and_other_runs_carry_on() {
         .unwrap()
         .invoke(ticket(""))
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .error;
     assert!(matches!(error, RunError::Node(f) if f.kind == FailureKind::Panicked));
 }
 
@@ -531,7 +536,8 @@ async fn a_node_that_panics_before_returning_its_future_is_caught_too() {
             .unwrap()
             .invoke(ticket(""))
             .await
-            .unwrap_err();
+            .unwrap_err()
+            .error;
         let RunError::Node(failure) = error else {
             panic!("expected a node error, got {error:?}");
         };
@@ -668,7 +674,8 @@ fn without_timers_a_backoff_or_a_timeout_fails_the_node_not_the_caller() {
     let backoff = flaky(NodeOptions::new().retry(2, Duration::from_millis(10)));
     let error = runtime
         .block_on(backoff.invoke(ticket("")))
-        .expect_err("the node fails");
+        .expect_err("the node fails")
+        .error;
     let RunError::Node(failure) = &error else {
         panic!("expected a node failure, got {error:?}");
     };
@@ -688,7 +695,8 @@ fn without_timers_a_backoff_or_a_timeout_fails_the_node_not_the_caller() {
     );
     let error = runtime
         .block_on(timed.invoke(ticket("")))
-        .expect_err("the node fails");
+        .expect_err("the node fails")
+        .error;
     let RunError::Node(timed_out) = &error else {
         panic!("expected a node failure, got {error:?}");
     };
@@ -727,7 +735,11 @@ async fn failed_run(
     graph: &trellis::CompiledGraph<Ticket>,
     store: &InMemoryCheckpointer,
 ) -> (String, serde_json::Value, u64, Vec<String>, u64) {
-    let error = graph.invoke(ticket("")).await.expect_err("the run fails");
+    let error = graph
+        .invoke(ticket(""))
+        .await
+        .expect_err("the run fails")
+        .error;
     let run = store.list_runs(1, 0).await.expect("lists").remove(0);
     let latest = store
         .latest_checkpoint(&run.run_id)

@@ -168,7 +168,11 @@ async fn a_command_sends_and_an_undeclared_target_fails_the_run() {
     };
     let done = build("write").invoke(Ticket::default()).await.unwrap();
     assert_eq!(done.state().log, ["plan", "write a", "write b"]);
-    let error = build("wirte").invoke(Ticket::default()).await.unwrap_err();
+    let error = build("wirte")
+        .invoke(Ticket::default())
+        .await
+        .unwrap_err()
+        .error;
     assert!(
         matches!(&error, RunError::UndeclaredTarget { node, target } if node == "plan" && target == "wirte"),
         "{error:?}"
@@ -213,12 +217,12 @@ async fn each_branch_asks_its_own_question_and_is_answered_on_its_own() {
         ]
     );
     let done = graph
-        .resume_each(
+        .resume(
             paused.run_id(),
-            [
+            trellis::interrupt::Answers::each([
                 ("approve@1#1".to_owned(), Answer::Note("y ok".to_owned())),
                 ("approve@1#0".to_owned(), Answer::Note("x ok".to_owned())),
-            ],
+            ]),
         )
         .await
         .unwrap();
@@ -258,7 +262,7 @@ async fn a_failed_branch_is_retried_with_all_its_siblings_from_the_checkpoint_be
         .add_edge("work", END)
         .set_checkpointer(Arc::clone(&store));
     let graph = builder.compile().unwrap();
-    let error = graph.invoke(Ticket::default()).await.unwrap_err();
+    let error = graph.invoke(Ticket::default()).await.unwrap_err().error;
     assert!(error.to_string().contains("item 2 is broken"), "{error}");
     let run_id = store.list_runs(1, 0).await.unwrap()[0].run_id.clone();
     let failed = store.latest_checkpoint(&run_id).await.unwrap().unwrap();
@@ -318,7 +322,8 @@ async fn a_blueprint_send_without_its_function_fails_clearly_until_given_one() {
         .unwrap()
         .invoke(Ticket::default())
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .error;
     assert_eq!(
         error.to_string(),
         "the send edge from START has no function to say what to send: give it one with `GraphBuilder::set_send`"

@@ -226,7 +226,8 @@ async fn events_are_this_runs_only_and_the_stream_ends_at_the_pause_then_resumes
     assert!(runs.contains(other.run_id()) && runs.contains(&run_id));
 
     let mut resumed = graph
-        .stream_resume(&run_id, Answer::Approve, StreamModes::ALL)
+        .resume(&run_id, Answer::Approve)
+        .stream(StreamModes::ALL)
         .await
         .expect("resumes");
     let items = collect(&mut resumed).await;

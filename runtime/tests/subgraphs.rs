@@ -110,7 +110,8 @@ async fn two_subgraphs_replacing_the_state_in_one_step_conflict() {
         .unwrap()
         .invoke(Ticket::default())
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .error;
     let RunError::MergeConflict { conflict, step } = error else {
         panic!("{error}")
     };
@@ -226,9 +227,12 @@ async fn a_mapped_subgraph_pauses_and_is_answered_through_its_parent_in_memory()
     let paused = run.run_to_end().await.unwrap();
     assert_eq!(paused.interrupts()[0].id, "research@2/publish@2");
     assert_eq!(paused.state().log, ["plan", "other"]);
-    run.resume_each([("research@2/publish@2".to_owned(), Answer::Approve)])
-        .await
-        .unwrap();
+    run.resume(trellis::interrupt::Answers::each([(
+        "research@2/publish@2".to_owned(),
+        Answer::Approve,
+    )]))
+    .await
+    .unwrap();
     let done = run.run_to_end().await.unwrap();
     assert!(!done.is_paused());
     assert_eq!(
@@ -284,7 +288,10 @@ async fn a_pause_two_graphs_down_is_answered_from_the_top() {
     let id = paused.interrupts()[0].id.clone();
     assert_eq!(id, "middle@1/review@1/approve@2");
     let done = graph
-        .resume_each(paused.run_id(), [(id, Answer::Reject("not yet".into()))])
+        .resume(
+            paused.run_id(),
+            trellis::interrupt::Answers::each([(id, Answer::Reject("not yet".into()))]),
+        )
         .await
         .unwrap();
     assert_eq!(done.state().log, ["check", "answered approve@2", "held"]);
@@ -319,7 +326,7 @@ async fn a_failing_child_fails_the_node_and_retry_runs_a_fresh_child() {
         .compile()
         .unwrap()
         .with_checkpointer(Arc::clone(&store));
-    let error = graph.invoke(Ticket::default()).await.unwrap_err();
+    let error = graph.invoke(Ticket::default()).await.unwrap_err().error;
     let RunError::Node(failure) = error else {
         panic!("{error}")
     };
@@ -707,7 +714,10 @@ async fn retrying_a_run_whose_answered_subgraph_failed_goes_on_with_the_answer()
     let paused = graph.invoke(ticket("x")).await.unwrap();
     let id = paused.interrupts()[0].id.clone();
     let error = graph
-        .resume_each(paused.run_id(), [(id, Answer::Approve)])
+        .resume(
+            paused.run_id(),
+            trellis::interrupt::Answers::each([(id, Answer::Approve)]),
+        )
         .await
         .unwrap_err();
     assert!(error.to_string().contains("mail server down"), "{error}");

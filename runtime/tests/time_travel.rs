@@ -54,7 +54,7 @@ async fn forks_and_retries_are_announced_as_events() {
     let broken = Arc::new(std::sync::atomic::AtomicBool::new(true));
     let graph = triage_graph(Arc::clone(&store), Ran::default(), Arc::clone(&broken));
     let mut events = graph.subscribe();
-    let _ = graph.invoke(ticket("t")).await.unwrap_err();
+    let _ = graph.invoke(ticket("t")).await.unwrap_err().error;
     let run_id = store.list_runs(1, 0).await.unwrap()[0].run_id.clone();
     drain(&mut events);
 
@@ -124,10 +124,12 @@ async fn a_run_that_failed_folding_answers_in_is_paused_again_by_a_retry() {
         let ids: Vec<String> = paused.interrupts().iter().map(|i| i.id.clone()).collect();
         assert_eq!(ids, ["legal@2", "finance@2"]);
         let conflict = graph
-            .resume_each(
+            .resume(
                 &run_id,
-                ids.iter()
-                    .map(|id| (id.clone(), Answer::Reject(format!("{id} says no")))),
+                trellis::interrupt::Answers::each(
+                    ids.iter()
+                        .map(|id| (id.clone(), Answer::Reject(format!("{id} says no")))),
+                ),
             )
             .await
             .unwrap_err();
@@ -154,12 +156,12 @@ async fn a_run_that_failed_folding_answers_in_is_paused_again_by_a_retry() {
         assert_eq!(branch.interrupts(), paused.interrupts());
 
         let done = graph
-            .resume_each(
+            .resume(
                 &run_id,
-                [
+                trellis::interrupt::Answers::each([
                     ("finance@2".to_owned(), Answer::Note("fine".to_owned())),
                     ("legal@2".to_owned(), Answer::Approve),
-                ],
+                ]),
             )
             .await
             .unwrap();
@@ -222,7 +224,7 @@ async fn retry_and_time_travel_refuse_what_they_cannot_do() {
     let broken = Arc::new(std::sync::atomic::AtomicBool::new(true));
     let queue: Arc<InMemoryCheckpointer> = Arc::new(InMemoryCheckpointer::new());
     let graph = triage_graph(queue.clone(), Ran::default(), Arc::clone(&broken));
-    let _ = graph.invoke(ticket("t")).await.unwrap_err();
+    let _ = graph.invoke(ticket("t")).await.unwrap_err().error;
     let run_id = queue.list_runs(1, 0).await.unwrap()[0].run_id.clone();
     broken.store(false, Ordering::SeqCst);
     graph.enqueue_retry(&run_id).await.unwrap();

@@ -32,14 +32,16 @@ async fn a_queued_run_pauses_under_a_worker_and_a_persons_answer_queues_it_again
 
     // A person answers; the run goes back to the queue instead of running here.
     graph
-        .enqueue_resume(&run_id, Answer::Approve)
+        .resume(&run_id, Answer::Approve)
+        .enqueue()
         .await
         .unwrap();
     let answered = store.load_run(&run_id).await.unwrap().unwrap();
     assert_eq!(answered.status, RunStatus::Running);
     assert_eq!(answered.owner, None);
     let again = graph
-        .enqueue_resume(&run_id, Answer::Approve)
+        .resume(&run_id, Answer::Approve)
+        .enqueue()
         .await
         .unwrap_err();
     assert!(matches!(again, RunError::StillRunning { .. }), "{again:?}");

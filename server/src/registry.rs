@@ -97,19 +97,16 @@ where
                 ))
             })
         };
-        match answers {
-            Answers::Only(value) => {
-                let answer = input("the question", value)?;
-                Ok(self.graph.enqueue_resume(run_id, answer).await?)
-            }
-            Answers::ById(by_id) => {
-                let answers = by_id
+        let answers = match answers {
+            Answers::Only(value) => trellis::interrupt::Answers::One(input("the question", value)?),
+            Answers::ById(by_id) => trellis::interrupt::Answers::Each(
+                by_id
                     .into_iter()
                     .map(|(id, value)| input(&id, value).map(|answer| (id, answer)))
-                    .collect::<Result<Vec<_>, _>>()?;
-                Ok(self.graph.enqueue_resume_each(run_id, answers).await?)
-            }
-        }
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
+        };
+        Ok(self.graph.resume(run_id, answers).enqueue().await?)
     }
 
     async fn retry(&self, run_id: &RunId) -> Result<(), ApiError> {

@@ -118,8 +118,8 @@ impl AgentGraph {
     /// Runs a turn on `input` to its answer, its stop, or its first pause.
     ///
     /// # Errors
-    /// [`AgentError::Run`] when the run fails (a model error after the dispatch node's
-    /// retries, a transcript store error, a step limit).
+    /// [`AgentError::Failed`] when the run fails (a model error after the dispatch node's
+    /// retries, a transcript store error, a step limit), with the run's id.
     pub async fn start(&self, input: &str) -> Result<TurnOutcome, AgentError> {
         Ok(TurnOutcome::of(self.graph.invoke(self.input(input)).await?))
     }

@@ -52,7 +52,7 @@ fn cycles(
     count: u64,
 ) -> Result<Duration, BenchError> {
     const W: &str = "interrupt_resume";
-    let run = |source| BenchError::Run {
+    let run = |source: trellis::RunError| BenchError::Run {
         workload: W,
         source,
     };
@@ -61,7 +61,7 @@ fn cycles(
         let paused = bench
             .rt
             .block_on(graph.invoke(Approval::default()))
-            .map_err(run)?;
+            .map_err(|failure| run(failure.error))?;
         let trellis::Outcome::Paused { run_id, .. } = paused else {
             return Err(BenchError::Wrong {
                 workload: W,
@@ -70,7 +70,7 @@ fn cycles(
         };
         let done = bench
             .rt
-            .block_on(graph.resume(&run_id, Decision::Approve))
+            .block_on(graph.resume(&run_id, Decision::Approve).run())
             .map_err(run)?;
         let trellis::Outcome::Completed { state, .. } = done else {
             return Err(BenchError::Wrong {

@@ -229,7 +229,10 @@ pub(crate) fn timed_run<S: trellis::GraphState>(
     let outcome = bench
         .rt
         .block_on(graph.invoke(input))
-        .map_err(|source| BenchError::Run { workload, source })?;
+        .map_err(|failure| BenchError::Run {
+            workload,
+            source: failure.error,
+        })?;
     let elapsed = started.elapsed();
     match outcome {
         trellis::Outcome::Completed { state, steps, .. } => Ok((elapsed, state, steps)),

@@ -611,7 +611,7 @@ pub trait Checkpointer: Send + Sync {
 pub trait RunQueue: Checkpointer {
     /// Claims the oldest ready run of `graph` for `owner`: a `running` run nobody holds (queued
     /// by [`CompiledGraph::enqueue`](crate::CompiledGraph::enqueue) or
-    /// [`enqueue_resume`](crate::CompiledGraph::enqueue_resume)) or whose lease ended before
+    /// [`Resume::enqueue`](crate::interrupt::Resume::enqueue)) or whose lease ended before
     /// `now`. Sets its owner and `lease_until` and returns the record as stored. Of several
     /// processes claiming at once, each gets a different run; none waits for another's claim.
     async fn claim_next(

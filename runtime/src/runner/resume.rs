@@ -11,6 +11,7 @@ use crate::graph::{Edge, Target};
 use crate::id::RunId;
 use crate::id::Timestamp;
 use crate::interrupt::{Interrupt, InterruptPoint};
+use crate::resume::Answers;
 use crate::state::ApplyResume;
 use crate::subgraph::SubgraphNode;
 
@@ -18,8 +19,9 @@ use crate::subgraph::SubgraphNode;
 type ChildAnswers<I> = (usize, RunId, Vec<(String, I)>);
 
 impl<S: ApplyResume> Run<S> {
-    /// Answers a paused run's interrupts, one answer per pending id, folds the answers into
-    /// the state and makes the run steppable again.
+    /// Answers a paused run's interrupts — one answer for a run that waits for one, or
+    /// [`Answers::each`] keyed by interrupt id — folds the answers into the state and makes the
+    /// run steppable again.
     ///
     /// With a checkpointer, the run is first claimed (paused → running), so of two resumes of
     /// one run only one proceeds; the state with the answers is checkpointed (`resume`).
@@ -27,11 +29,9 @@ impl<S: ApplyResume> Run<S> {
     /// # Errors
     /// [`RunError::AlreadyCompleted`], [`RunError::AlreadyFailed`] or
     /// [`RunError::StillRunning`] for a run that is not paused; [`RunError::Answers`] when the
-    /// ids answered are not exactly the pending ones; a merge conflict between answers.
-    pub async fn resume_each<I>(&mut self, answers: I) -> Result<(), RunError>
-    where
-        I: IntoIterator<Item = (String, S::Input)>,
-    {
+    /// ids answered are not exactly the pending ones (or one answer is given to a run that waits
+    /// for several); a merge conflict between answers.
+    pub async fn resume(&mut self, answers: impl Into<Answers<S::Input>>) -> Result<(), RunError> {
         let run_id = self.scope.run_id.clone();
         match self.progress.phase {
             Phase::Paused => {}
@@ -39,7 +39,7 @@ impl<S: ApplyResume> Run<S> {
             Phase::Failed => return Err(RunError::AlreadyFailed { run_id }),
             Phase::New | Phase::Running => return Err(RunError::StillRunning { run_id }),
         }
-        let mut answers: Vec<(String, S::Input)> = answers.into_iter().collect();
+        let mut answers = answers.into().keyed(self)?;
         let mut pending: Vec<String> = self.held.interrupts.iter().map(|i| i.id.clone()).collect();
         let mut given: Vec<String> = answers.iter().map(|(id, _)| id.clone()).collect();
         pending.sort();

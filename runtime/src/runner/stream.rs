@@ -17,6 +17,7 @@ use crate::errors::RunError;
 use crate::event::Event;
 use crate::id::RunId;
 use crate::node::{CustomSink, EventSink, ParentSink, RunScope, UpdateSink};
+use crate::resume::Answers;
 use crate::state::{ApplyResume, GraphState};
 
 /// What a [`RunStream`] carries, as LangGraph's `stream_mode` names it; several combine with
@@ -356,7 +357,7 @@ enum Driving<S: GraphState> {
 
 /// One run as a [`Stream`] of [`StreamItem`]s: from
 /// [`CompiledGraph::stream`](crate::CompiledGraph::stream) or
-/// [`stream_resume`](crate::CompiledGraph::stream_resume).
+/// [`Resume::stream`](crate::interrupt::Resume::stream).
 ///
 /// The run advances as the stream is read, a super-step at a time (a step's items are kept
 /// until read; nothing runs ahead of the reader by more than the step in flight), and the
@@ -455,13 +456,10 @@ impl<S: GraphState> RunStream<S> {
 
 impl<S: ApplyResume> RunStream<S> {
     /// Answers the paused run before its first step, so that the stream shows the resume.
-    pub(crate) async fn resume_each<I>(&mut self, answers: I) -> Result<(), RunError>
-    where
-        I: IntoIterator<Item = (String, S::Input)>,
-    {
+    pub(crate) async fn resume(&mut self, answers: Answers<S::Input>) -> Result<(), RunError> {
         match &mut self.driving {
             Driving::Ready(run) => {
-                let result = run.resume_each(answers).await;
+                let result = run.resume(answers).await;
                 if result.is_ok() {
                     run.send_values();
                 }

@@ -171,7 +171,10 @@ pub async fn a_sent_branch_resumes_to_itself_with_its_input(
     let id = paused.interrupts()[0].id.clone();
     assert_eq!(id, "work@1#1");
     let done = asking_batch(second, Arc::clone(&runs))
-        .resume_each(paused.run_id(), [(id, trellis::Decision::Approve)])
+        .resume(
+            paused.run_id(),
+            trellis::interrupt::Answers::each([(id, trellis::Decision::Approve)]),
+        )
         .await
         .unwrap();
     assert!(!done.is_paused());

@@ -96,9 +96,9 @@ pub async fn a_pause_inside_a_subgraph_resumes_in_another_process(
     let graph = support_graph(Some(Arc::clone(&second)));
     let mut events = graph.subscribe();
     let done = graph
-        .resume_each(
+        .resume(
             &run_id,
-            [("review@2/approve@2".to_owned(), Answer::Approve)],
+            trellis::interrupt::Answers::each([("review@2/approve@2".to_owned(), Answer::Approve)]),
         )
         .await
         .unwrap();
@@ -180,9 +180,12 @@ pub async fn replaying_a_pause_inside_a_subgraph_copies_the_child(store: Arc<dyn
     );
 
     let held = graph
-        .resume_each(
+        .resume(
             &branch_id,
-            [("review@2/approve@2".to_owned(), Answer::Reject("no".into()))],
+            trellis::interrupt::Answers::each([(
+                "review@2/approve@2".to_owned(),
+                Answer::Reject("no".into()),
+            )]),
         )
         .await
         .unwrap();
@@ -308,7 +311,10 @@ pub async fn a_siblings_write_outlives_a_pause_inside_a_subgraph(
     assert_eq!(paused.state().verdict.as_deref(), Some("outer's"));
     let id = paused.interrupts()[0].id.clone();
     let done = parallel_graph(second, depth)
-        .resume_each(paused.run_id(), [(id, Answer::Approve)])
+        .resume(
+            paused.run_id(),
+            trellis::interrupt::Answers::each([(id, Answer::Approve)]),
+        )
         .await
         .unwrap();
     assert!(!done.is_paused());

@@ -328,10 +328,17 @@ pub async fn retry_goes_on_from_the_last_committed_checkpoint(store: Arc<dyn Che
     let ran = Ran::default();
     let broken = Arc::new(AtomicBool::new(true));
     let graph = triage_graph(Arc::clone(&store), ran.clone(), Arc::clone(&broken));
-    let error = graph.invoke(ticket("printer on fire")).await.unwrap_err();
+    let failure = graph.invoke(ticket("printer on fire")).await.unwrap_err();
+    let error = &failure.error;
     assert!(error.to_string().contains("503"), "{error}");
+    // The failure names its run: what a retry takes.
     let runs = store.list_runs(1, 0).await.unwrap();
-    let run_id = runs[0].run_id.clone();
+    let run_id = failure.run_id.clone();
+    assert_eq!(run_id, runs[0].run_id);
+    assert!(
+        failure.to_string().starts_with(&format!("run {run_id}: ")),
+        "{failure}"
+    );
     assert_eq!(runs[0].status, RunStatus::Failed);
     assert_eq!(
         labels(store.as_ref(), &run_id).await,
@@ -384,7 +391,7 @@ pub async fn two_retries_one_winner(store: Arc<dyn Checkpointer>) {
     let ran = Ran::default();
     let broken = Arc::new(AtomicBool::new(true));
     let graph = triage_graph(Arc::clone(&store), ran.clone(), Arc::clone(&broken));
-    let _ = graph.invoke(ticket("t")).await.unwrap_err();
+    let _ = graph.invoke(ticket("t")).await.unwrap_err().error;
     let run_id = store.list_runs(1, 0).await.unwrap()[0].run_id.clone();
     broken.store(false, Ordering::SeqCst);
     let (first, second) = tokio::join!(graph.retry(&run_id), graph.retry(&run_id));
