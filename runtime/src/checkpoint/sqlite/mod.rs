@@ -14,106 +14,7 @@ use rows::{
 };
 
 mod rows;
-
-/// The schema this build writes and reads (`PRAGMA user_version`).
-const SCHEMA_VERSION: i64 = 5;
-
-/// Each step applied in order to bring a file from version `n` to `n + 1`.
-const MIGRATIONS: &[&str] = &[
-    // 0 → 1
-    "CREATE TABLE runs (
-        run_id TEXT PRIMARY KEY,
-        graph TEXT NOT NULL,
-        status TEXT NOT NULL,
-        created_at TEXT NOT NULL,
-        created_us INTEGER NOT NULL,
-        updated_at TEXT NOT NULL,
-        last_node TEXT,
-        steps INTEGER NOT NULL,
-        state TEXT,
-        state_checkpoint INTEGER,
-        interrupts TEXT NOT NULL,
-        error TEXT,
-        transitions INTEGER NOT NULL
-    ) WITHOUT ROWID;
-    CREATE INDEX runs_newest ON runs (created_us DESC, run_id DESC);
-    CREATE TABLE checkpoints (
-        run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
-        id INTEGER NOT NULL,
-        step INTEGER NOT NULL,
-        label TEXT NOT NULL,
-        created_at TEXT NOT NULL,
-        state TEXT NOT NULL,
-        detail TEXT NOT NULL,
-        PRIMARY KEY (run_id, id)
-    ) WITHOUT ROWID;",
-    // 1 → 2: who is executing a running run, and until when its claim holds.
-    "ALTER TABLE runs ADD COLUMN owner TEXT;
-    ALTER TABLE runs ADD COLUMN lease_until TEXT;",
-    // 2 → 3: a step's checkpoint carries the run's progress, so that an ordinary step writes
-    // one row, not two (see `save_step`).
-    "ALTER TABLE checkpoints ADD COLUMN run_last_node TEXT;
-    ALTER TABLE checkpoints ADD COLUMN run_transitions INTEGER;",
-    // 3 → 4: a branch's parent run and checkpoint (time travel).
-    "ALTER TABLE runs ADD COLUMN parent_run TEXT;
-    ALTER TABLE runs ADD COLUMN parent_checkpoint INTEGER;",
-    // 4 → 5: each run numbered (`seq`, in creation order), and checkpoints in a rowid table
-    // keyed by `seq << 32 | id` (see `checkpoint_key`), the run's id no longer repeated in
-    // each: a run's steps append at the end of its range, where SQLite's b-tree fills a page
-    // before it starts the next, where the `WITHOUT ROWID` table rebalanced three pages each
-    // time its last one filled. `check_before_5` has made sure that every checkpoint has its
-    // run and an id that fits.
-    "ALTER TABLE runs ADD COLUMN seq INTEGER;
-    UPDATE runs SET seq = numbered.n
-        FROM (SELECT run_id, row_number() OVER (ORDER BY created_us, run_id) AS n FROM runs)
-            AS numbered
-        WHERE runs.run_id = numbered.run_id;
-    CREATE UNIQUE INDEX runs_seq ON runs (seq);
-    CREATE TABLE checkpoints_keyed (
-        key INTEGER PRIMARY KEY,
-        id INTEGER NOT NULL,
-        step INTEGER NOT NULL,
-        label TEXT NOT NULL,
-        created_at TEXT NOT NULL,
-        state TEXT NOT NULL,
-        detail TEXT NOT NULL,
-        run_last_node TEXT,
-        run_transitions INTEGER
-    );
-    INSERT INTO checkpoints_keyed
-        SELECT (r.seq << 32) + c.id, c.id, c.step, c.label, c.created_at, c.state, c.detail,
-            c.run_last_node, c.run_transitions
-        FROM checkpoints c JOIN runs r ON r.run_id = c.run_id
-        ORDER BY r.seq, c.id;
-    DROP TABLE checkpoints;
-    ALTER TABLE checkpoints_keyed RENAME TO checkpoints;",
-];
-
-/// Before the migration to schema 5, which keys each checkpoint by its run's number and its
-/// id: a checkpoint without its run, or with an id past 32 bits, would be lost by it. Neither
-/// can be written by any build (a step writes its run's row first; ids count steps, which a
-/// run's `u32` step limit bounds), so a file holding one was changed by hand: it is refused,
-/// whole, rather than migrated short.
-fn check_before_5(connection: &Connection) -> Result<(), CheckpointError> {
-    let stray: i64 = connection
-        .query_row(
-            "SELECT count(*) FROM checkpoints c
-             WHERE c.id < 0 OR c.id > 4294967295
-                OR NOT EXISTS (SELECT 1 FROM runs r WHERE r.run_id = c.run_id)",
-            [],
-            |row| row.get(0),
-        )
-        .map_err(backend)?;
-    if stray > 0 {
-        return Err(corrupt(
-            "database schema",
-            format!(
-                "{stray} checkpoint(s) have no run or an id past 32 bits: the file cannot be brought to schema 5 without losing them; remove them, or open the file with a build of schema 4"
-            ),
-        ));
-    }
-    Ok(())
-}
+mod schema;
 
 /// How hard SQLite makes each commit durable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -320,38 +221,7 @@ impl SqliteCheckpointer {
                 true,
             )
             .map_err(backend)?;
-        let version: i64 = connection
-            .query_row("PRAGMA user_version", [], |row| row.get(0))
-            .map_err(backend)?;
-        if !(0..=SCHEMA_VERSION).contains(&version) {
-            return Err(corrupt(
-                "database schema",
-                format!(
-                    "schema version {version} is not one this build knows (it reads versions up to {SCHEMA_VERSION}); use a newer trellis"
-                ),
-            ));
-        }
-        for (from, migration) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-            // Immediate, and the version read again inside: another process opening the same
-            // file may have migrated it meanwhile.
-            let transaction = connection
-                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-                .map_err(backend)?;
-            let now: i64 = transaction
-                .query_row("PRAGMA user_version", [], |row| row.get(0))
-                .map_err(backend)?;
-            if now > from as i64 {
-                continue;
-            }
-            if from == 4 {
-                check_before_5(&transaction)?;
-            }
-            transaction.execute_batch(migration).map_err(backend)?;
-            transaction
-                .execute_batch(&format!("PRAGMA user_version = {}", from + 1))
-                .map_err(backend)?;
-            transaction.commit().map_err(backend)?;
-        }
+        schema::migrate(&mut connection)?;
         Ok(SqliteCheckpointer {
             connection: Arc::new(Mutex::new(connection)),
             known: Arc::new(Mutex::new(None)),
