@@ -365,7 +365,7 @@ async fn a_rejected_call_runs_nothing_and_the_model_is_told_why() {
     let done = agent
         .resume(
             &paused.run_id,
-            trellis::Decision::reject("too many recipients"),
+            trellis::interrupt::Decision::reject("too many recipients"),
         )
         .await
         .expect("resumes");

@@ -413,9 +413,9 @@ async fn recorded_runs(
     #[derive(Clone, Default, serde::Serialize, serde::Deserialize)]
     struct Note(String);
     impl trellis::WholeState for Note {}
-    impl trellis::ApplyResume for Note {
+    impl trellis::interrupt::ApplyResume for Note {
         type Input = ();
-        fn apply_resume(&self, _: &trellis::Interrupt, _: ()) -> Note {
+        fn apply_resume(&self, _: &trellis::interrupt::Interrupt, _: ()) -> Note {
             Note("approved".into())
         }
     }

@@ -163,7 +163,7 @@ fn answer_of(
     wrapped_in(&field.ty, "Option").ok_or_else(|| {
         syn::Error::new(
             field.ty.span(),
-            "an `#[answer]` field is an `Option<T>` (`Option<trellis::Decision>` for approvals): \
+            "an `#[answer]` field is an `Option<T>` (`Option<trellis::interrupt::Decision>` for approvals): \
              it is empty until a person answers",
         )
     })
@@ -181,10 +181,10 @@ fn apply_resume(
     let (name, ty) = (answer.name, &answer.input);
     quote! {
         #[automatically_derived]
-        impl #impl_generics #krate::ApplyResume for #state #ty_generics #where_clause {
+        impl #impl_generics #krate::interrupt::ApplyResume for #state #ty_generics #where_clause {
             type Input = #ty;
 
-            fn apply_resume(&self, _: &#krate::Interrupt, answer: #ty) -> #update #ty_generics {
+            fn apply_resume(&self, _: &#krate::interrupt::Interrupt, answer: #ty) -> #update #ty_generics {
                 let mut update = <#update #ty_generics as ::core::default::Default>::default();
                 update.#name = ::core::option::Option::Some(::core::option::Option::Some(answer));
                 update

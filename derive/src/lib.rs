@@ -25,7 +25,7 @@ use proc_macro::TokenStream;
 /// `crate = "path"` names the runtime crate when it is not `::trellis`.
 ///
 /// `#[answer]` on one field of type `Option<T>` implements `ApplyResume` with `Input = T`: a
-/// person's answer to a pause is stored in that field (`Option<trellis::Decision>` for a plain
+/// person's answer to a pause is stored in that field (`Option<trellis::interrupt::Decision>` for a plain
 /// approve or reject). Without it, implement `ApplyResume` by hand.
 ///
 /// The update type has a chainable method per field named after it (`.draft("…")`, which

@@ -9,8 +9,11 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use trellis::{
-    ApplyResume, END, GraphBuilder, GraphState, Interrupt, NodeOptions, Outcome, START,
-    checkpoint::Checkpointer, checkpoint::InMemoryCheckpointer, event::Event,
+    END, GraphBuilder, GraphState, NodeOptions, Outcome, START,
+    checkpoint::Checkpointer,
+    checkpoint::InMemoryCheckpointer,
+    event::Event,
+    interrupt::{ApplyResume, Interrupt},
 };
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, GraphState)]

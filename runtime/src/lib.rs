@@ -112,21 +112,20 @@ mod owner;
 mod resume;
 mod runner;
 mod state;
-mod subgraph;
+pub mod subgraph;
 mod travel;
 pub mod worker;
 
-// What a first program needs, at the root; everything else in one module, by one path.
+// What a first program needs, at the root; everything else in one module, by one path: a
+// pause and its answers in `interrupt`, sends in `send`, subgraph mappings in `subgraph`.
 pub use builder::{END, GraphBuilder, START};
 pub use errors::{CompileError, RunError, RunFailure};
 pub use graph::{CompiledGraph, Visits};
 pub use id::RunId;
-pub use interrupt::{Decision, Interrupt, InterruptRequest};
-pub use node::{Command, Node, NodeContext, NodeError, NodeOutput, NodeResult, SendTo, node_fn};
+pub use node::{Command, Node, NodeContext, NodeError, NodeOutput, NodeResult, node_fn};
 pub use options::NodeOptions;
 pub use runner::Outcome;
-pub use state::{ApplyResume, GraphState, WholeState};
-pub use subgraph::{MapFn, SubgraphMap};
+pub use state::{GraphState, WholeState};
 
 /// `#[async_trait]`, re-exported so that node implementations need no extra dependency.
 pub use async_trait::async_trait;
@@ -143,6 +142,12 @@ pub mod run {
     pub use crate::id::{Timestamp, TimestampError};
     pub use crate::runner::{Run, StepOutcome};
     pub use crate::travel::Snapshot;
+}
+
+/// Dynamic fan-out: a branch to run ([`SendTo`](send::SendTo)), returned by a send edge's
+/// function or in [`Command::Sends`].
+pub mod send {
+    pub use crate::node::SendTo;
 }
 
 /// Reading one run as it goes: [`CompiledGraph::stream`] and

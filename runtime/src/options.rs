@@ -178,7 +178,7 @@ impl NodeOptions {
         self
     }
 
-    /// Run at most `max` of the node's sent branches ([`SendTo`](crate::SendTo)) at once; the
+    /// Run at most `max` of the node's sent branches ([`SendTo`](crate::send::SendTo)) at once; the
     /// others of the step wait for a free place. (All at once by default.)
     #[must_use]
     pub fn max_concurrency(mut self, max: u32) -> Self {

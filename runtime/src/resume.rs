@@ -12,7 +12,7 @@ use crate::runner::{Outcome, Run};
 use crate::state::{ApplyResume, GraphState};
 
 /// What a paused run is answered with: one answer, for a run that waits for one, or one answer
-/// per pending interrupt id ([`Interrupt::id`](crate::Interrupt::id)).
+/// per pending interrupt id ([`Interrupt::id`](crate::interrupt::Interrupt::id)).
 ///
 /// An answer converts into `Answers::One`, so `graph.resume(&run_id, answer)` needs no
 /// wrapping; several are given with [`Answers::each`].
@@ -149,8 +149,8 @@ impl<S: ApplyResume> CompiledGraph<S> {
     /// use std::sync::Arc;
     /// use serde::{Deserialize, Serialize};
     /// use trellis::checkpoint::InMemoryCheckpointer;
-    /// use trellis::interrupt::Answers;
-    /// use trellis::{ApplyResume, END, GraphBuilder, Interrupt, NodeOptions, NodeResult, START, WholeState};
+    /// use trellis::interrupt::{Answers, ApplyResume, Interrupt};
+    /// use trellis::{END, GraphBuilder, NodeOptions, NodeResult, START, WholeState};
     ///
     /// #[derive(Clone, Default, Serialize, Deserialize)]
     /// struct Post { approved: bool, sent: bool }

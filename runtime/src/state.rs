@@ -124,7 +124,11 @@ pub trait ApplyResume: GraphState {
     type Input: Send + 'static;
 
     /// The update that records `input` as the answer to `interrupt`.
-    fn apply_resume(&self, interrupt: &crate::Interrupt, input: Self::Input) -> Self::Update;
+    fn apply_resume(
+        &self,
+        interrupt: &crate::interrupt::Interrupt,
+        input: Self::Input,
+    ) -> Self::Update;
 }
 
 /// Helpers the derive's generated reducers call; not part of the stable API.

@@ -8,9 +8,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use common::{Answer, Ticket, TicketUpdate, log, shape, ticket};
 use trellis::{
-    Command, CompiledGraph, END, GraphBuilder, InterruptRequest, NodeOptions, NodeResult, RunError,
-    RunId, START, blueprint::InterruptPoint, checkpoint::Checkpointer,
-    checkpoint::InMemoryCheckpointer, checkpoint::RunStatus, run::StepOutcome,
+    Command, CompiledGraph, END, GraphBuilder, NodeOptions, NodeResult, RunError, RunId, START,
+    blueprint::InterruptPoint, checkpoint::Checkpointer, checkpoint::InMemoryCheckpointer,
+    checkpoint::RunStatus, interrupt::InterruptRequest, run::StepOutcome,
 };
 
 /// The support flow: classify → lookup_invoice | draft; draft ⇄ review; interrupt before send.
@@ -659,9 +659,9 @@ async fn a_run_saved_by_another_topology_is_refused_only_where_it_breaks() {
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 struct Other(u32);
 impl trellis::WholeState for Other {}
-impl trellis::ApplyResume for Other {
+impl trellis::interrupt::ApplyResume for Other {
     type Input = ();
-    fn apply_resume(&self, _: &trellis::Interrupt, _: ()) -> Other {
+    fn apply_resume(&self, _: &trellis::interrupt::Interrupt, _: ()) -> Other {
         self.clone()
     }
 }
@@ -700,7 +700,7 @@ async fn a_run_saved_with_another_state_type_is_refused() {
 struct Reply {
     text: String,
     #[answer]
-    decision: Option<trellis::Decision>,
+    decision: Option<trellis::interrupt::Decision>,
     #[reducer(append)]
     sent: Vec<String>,
 }
@@ -720,7 +720,7 @@ fn reply_graph(store: Arc<InMemoryCheckpointer>) -> CompiledGraph<Reply> {
                 let approved = reply
                     .decision
                     .as_ref()
-                    .is_some_and(trellis::Decision::is_approved);
+                    .is_some_and(trellis::interrupt::Decision::is_approved);
                 let update = ReplyUpdate::default();
                 Ok(if approved {
                     update.sent(reply.text.clone())
@@ -738,7 +738,7 @@ fn reply_graph(store: Arc<InMemoryCheckpointer>) -> CompiledGraph<Reply> {
         .add_conditional_edges(
             "send",
             |reply: &Reply| match reply.decision {
-                Some(trellis::Decision::Approve) => END,
+                Some(trellis::interrupt::Decision::Approve) => END,
                 _ => "draft",
             },
             [END, "draft"],
@@ -754,7 +754,10 @@ async fn an_answer_field_takes_decisions_and_the_pause_asks_its_own_question() {
     assert_eq!(paused.interrupts()[0].request.question, "Send this reply?");
     // A rejection lands in the field; the router sends the run back to be redrafted.
     let again = graph
-        .resume(paused.run_id(), trellis::Decision::reject("too short"))
+        .resume(
+            paused.run_id(),
+            trellis::interrupt::Decision::reject("too short"),
+        )
         .await
         .unwrap();
     assert!(
@@ -766,10 +769,13 @@ async fn an_answer_field_takes_decisions_and_the_pause_asks_its_own_question() {
         "the redraft cleared the answer"
     );
     let done = graph
-        .resume(again.run_id(), trellis::Decision::Approve)
+        .resume(again.run_id(), trellis::interrupt::Decision::Approve)
         .await
         .unwrap();
     assert!(!done.is_paused());
     assert_eq!(done.state().sent, ["hello"]);
-    assert_eq!(done.state().decision, Some(trellis::Decision::Approve));
+    assert_eq!(
+        done.state().decision,
+        Some(trellis::interrupt::Decision::Approve)
+    );
 }

@@ -13,8 +13,8 @@ use common::{Answer, Ticket, TicketUpdate, drain, shape};
 use serde::{Deserialize, Serialize};
 use trellis::checkpoint::{Checkpointer, InMemoryCheckpointer, Name};
 use trellis::{
-    Command, END, GraphBuilder, GraphState, InterruptRequest, NodeOptions, NodeResult, RunError,
-    START, SendTo, Visits,
+    Command, END, GraphBuilder, GraphState, NodeOptions, NodeResult, RunError, START, Visits,
+    interrupt::InterruptRequest, send::SendTo,
 };
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, GraphState)]

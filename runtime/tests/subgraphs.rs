@@ -12,8 +12,11 @@ use common::{Answer, Ticket, TicketUpdate, log, ticket};
 use serde::{Deserialize, Serialize};
 use trellis::checkpoint::{Checkpointer, InMemoryCheckpointer};
 use trellis::{
-    ApplyResume, CompileError, END, GraphBuilder, Interrupt, MapFn, NodeError, NodeOptions,
-    NodeResult, RunError, START, SendTo, WholeState,
+    CompileError, END, GraphBuilder, NodeError, NodeOptions, NodeResult, RunError, START,
+    WholeState,
+    interrupt::{ApplyResume, Interrupt},
+    send::SendTo,
+    subgraph::MapFn,
 };
 
 #[tokio::test]

@@ -12,7 +12,7 @@ use trellis::checkpoint::{
     Checkpointer, InMemoryCheckpointer, RunQueue, RunStatus, SqliteCheckpointer,
 };
 use trellis::event::Event;
-use trellis::{END, GraphBuilder, InterruptRequest, NodeResult, RunError, START};
+use trellis::{END, GraphBuilder, NodeResult, RunError, START, interrupt::InterruptRequest};
 
 fn memory() -> Arc<dyn Checkpointer> {
     Arc::new(InMemoryCheckpointer::new())

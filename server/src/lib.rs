@@ -43,7 +43,7 @@ use axum::routing::post;
 use serde::de::DeserializeOwned;
 use trellis::checkpoint::RunQueue;
 use trellis::run::CancellationToken;
-use trellis::{ApplyResume, CompiledGraph};
+use trellis::{CompiledGraph, interrupt::ApplyResume};
 use trellis_agent::{AgentCard, AgentGraph};
 
 pub use error::ApiError;

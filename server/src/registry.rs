@@ -10,7 +10,7 @@ use trellis::blueprint::Blueprint;
 use trellis::checkpoint::RunQueue;
 use trellis::run::CancellationToken;
 use trellis::worker::Worker;
-use trellis::{ApplyResume, CompiledGraph, RunId};
+use trellis::{CompiledGraph, RunId, interrupt::ApplyResume};
 
 use crate::error::ApiError;
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use trellis::blueprint::{Blueprint, InterruptPoint, NodeKind};
 use trellis::checkpoint::SharedCheckpointer;
-use trellis::{CompiledGraph, GraphBuilder, Interrupt, Outcome, RunId, Visits};
+use trellis::{CompiledGraph, GraphBuilder, Outcome, RunId, Visits, interrupt::Interrupt};
 
 use crate::error::AgentError;
 use crate::message::{Message, Usage};

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use trellis::{InterruptRequest, Node, NodeContext, NodeError, NodeResult};
+use trellis::{Node, NodeContext, NodeError, NodeResult, interrupt::InterruptRequest};
 
 use super::live::{Bridge, LiveTurn};
 use super::plan::Role;

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use trellis::{InterruptRequest, NodeContext, NodeResult};
+use trellis::{NodeContext, NodeResult, interrupt::InterruptRequest};
 
 use super::live::LiveTurn;
 use super::nodes::{Output, tool_result};

@@ -2,7 +2,10 @@
 //! that every step checkpoints cheaply. The messages live in the transcript, not here.
 
 use serde::{Deserialize, Serialize};
-use trellis::{ApplyResume, Decision, GraphState, Interrupt};
+use trellis::{
+    GraphState,
+    interrupt::{ApplyResume, Decision, Interrupt},
+};
 
 /// The state every agent blueprint runs on. Every field but the two first has a default, so a
 /// turn is started from `{"agent": "…", "input": "…"}` (as servers' clients do).

@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use trellis::checkpoint::{Checkpointer, InMemoryCheckpointer, SqliteCheckpointer};
 use trellis::{
-    CompiledGraph, Decision, END, GraphBuilder, GraphState, NodeOptions, NodeResult, START,
+    CompiledGraph, END, GraphBuilder, GraphState, NodeOptions, NodeResult, START,
+    interrupt::Decision,
 };
 
 use super::{Bench, BenchError, expect_eq};

@@ -182,7 +182,7 @@ fn set_sends(code: &mut Lines<'_>, names: &Names<'_>, sends: &[SendEdge<'_>]) {
             for (variant, target, _) in &send.variants {
                 put!(
                     code,
-                    "{enum_name}::{variant}(input) => {krate}::SendTo::new({}, &input),",
+                    "{enum_name}::{variant}(input) => {krate}::send::SendTo::new({}, &input),",
                     Lit(target)
                 );
             }
@@ -216,7 +216,7 @@ fn set_subgraphs(code: &mut Lines<'_>, names: &Names<'_>, subgraphs: &[SubgraphN
                 put!(code, "builder.set_subgraph_mapped(");
                 put!(code, "{},", sub.at);
                 put!(code, "handlers.{}(),", sub.method);
-                put!(code, "{krate}::MapFn(");
+                put!(code, "{krate}::subgraph::MapFn(");
                 put!(code, "move |state: &{state}| inputs.{input}(state),");
                 put!(
                     code,

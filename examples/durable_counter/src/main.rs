@@ -8,8 +8,11 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use trellis::checkpoint::StoreUrl;
 use trellis::{
-    ApplyResume, GraphState, Interrupt, NodeContext, Outcome, RunId, checkpoint::Checkpointer,
-    checkpoint::RunStatus, worker::Worker,
+    GraphState, NodeContext, Outcome, RunId,
+    checkpoint::Checkpointer,
+    checkpoint::RunStatus,
+    interrupt::{ApplyResume, Interrupt},
+    worker::Worker,
 };
 
 trellis::graph! {

@@ -4,8 +4,9 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use trellis::{
-    ApplyResume, GraphState, Interrupt, InterruptRequest, NodeContext, NodeResult,
+    GraphState, NodeContext, NodeResult,
     checkpoint::InMemoryCheckpointer,
+    interrupt::{ApplyResume, Interrupt, InterruptRequest},
 };
 
 trellis::graph! {

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 use trellis::checkpoint::SqliteCheckpointer;
-use trellis::{Decision, GraphState, RunId};
+use trellis::{GraphState, RunId, interrupt::Decision};
 
 trellis::include_generated!("support");
 

@@ -5,19 +5,17 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 
-use trellis_graph::{
-    Blueprint, Edge as EdgeDecl, EdgeKind, Endpoint, Limit, Violation, did_you_mean,
-};
+use trellis_graph::{Blueprint, Edge as EdgeDecl, EdgeKind, Endpoint, Violation};
 
 use crate::checkpoint::{Checkpointer, SharedCheckpointer};
 use crate::errors::{BuildDiagnostic, CompileError};
-use crate::event::EventBus;
-use crate::graph::{
-    CompiledGraph, Edge, FanFn, Join, NodeSpec, RouterFn, Target, Topology, Visits,
-};
+use crate::graph::{CompiledGraph, FanFn, RouterFn, Visits};
 use crate::node::{FnNode, Node, NodeContext, NodeError, NodeResult};
 use crate::options::NodeOptions;
 use crate::state::{ApplyResume, GraphState};
+
+mod help;
+mod resolve;
 use crate::subgraph::{Subgraph, SubgraphMap, SubgraphNode};
 
 pub use trellis_graph::{END, START};
@@ -444,7 +442,7 @@ impl<S: GraphState> GraphBuilder<S> {
     }
 
     /// A dynamic fan-out: after `from` runs, `fan` reads the merged state and returns the
-    /// branches to run in the next super-step, each a [`SendTo`](crate::SendTo) naming one of
+    /// branches to run in the next super-step, each a [`SendTo`](crate::send::SendTo) naming one of
     /// `targets` with an input of its own (one branch per document, say). The branches' updates
     /// are merged like any step's: in declaration order of their nodes, then in the order `fan`
     /// returned them. The step after them begins once all have finished, so a node they all
@@ -458,7 +456,7 @@ impl<S: GraphState> GraphBuilder<S> {
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// use serde::{Deserialize, Serialize};
-    /// use trellis::{END, GraphBuilder, GraphState, NodeOptions, SendTo, START};
+    /// use trellis::{END, GraphBuilder, GraphState, NodeOptions, START, send::SendTo};
     ///
     /// #[derive(Clone, Default, Serialize, Deserialize, GraphState)]
     /// struct Review {
@@ -513,7 +511,7 @@ impl<S: GraphState> GraphBuilder<S> {
     /// declared with [`from_blueprint`](Self::from_blueprint) needs for each of its send edges
     /// (a send edge without one fails the run that reaches it with
     /// [`RunError::NoSendFunction`](crate::RunError::NoSendFunction)). The function may fail
-    /// to write an input as JSON ([`SendTo::new`](crate::SendTo::new)): the run then fails
+    /// to write an input as JSON ([`SendTo::new`](crate::send::SendTo::new)): the run then fails
     /// with [`RunError::SendInput`](crate::RunError::SendInput). Generated `build()` calls it.
     pub fn set_send<F>(&mut self, edge: usize, fan: F) -> &mut Self
     where
@@ -593,7 +591,7 @@ impl<S: GraphState> GraphBuilder<S> {
         let describe = |violation: &Violation| BuildDiagnostic {
             code: violation.code(),
             message: violation.message(&self.blueprint),
-            help: Some(help(violation, &self.blueprint)),
+            help: Some(help::help(violation, &self.blueprint)),
         };
         if !errors.is_empty() {
             return Err(CompileError {
@@ -605,162 +603,6 @@ impl<S: GraphState> GraphBuilder<S> {
             tracing::warn!(graph = %self.blueprint.name, "{warning}");
         }
         Ok(self.resolve(warnings))
-    }
-
-    /// The runnable graph of a blueprint the rules accept: every name resolves, every node has
-    /// one outgoing edge, START has one.
-    fn resolve(self, warnings: Vec<BuildDiagnostic>) -> CompiledGraph<S> {
-        let GraphBuilder {
-            blueprint,
-            nodes,
-            mut routers,
-            mut fans,
-            mut subgraphs,
-            event_capacity,
-            checkpointer,
-        } = self;
-        let nests = !subgraphs.is_empty();
-        let names: Vec<Arc<str>> = blueprint
-            .nodes
-            .iter()
-            .map(|node| Arc::from(node.id.as_str()))
-            .collect();
-        let index: crate::graph::NameIndex = names
-            .iter()
-            .enumerate()
-            .map(|(at, name)| (Arc::clone(name), at))
-            .collect();
-        let target = |endpoint: &Endpoint| match endpoint {
-            Endpoint::Node(id) => index
-                .get(id.as_str())
-                .map_or(Target::End, |&at| Target::Node(at)),
-            _ => Target::End,
-        };
-        // One join per node joined into, numbered in the order the nodes are declared.
-        let mut join_of = vec![usize::MAX; nodes.len()];
-        let mut joins: Vec<Join> = Vec::new();
-        for edge in blueprint.edges.iter().filter(|e| e.kind == EdgeKind::Join) {
-            if let Target::Node(to) = target(&edge.targets[0]) {
-                join_of[to] = 0;
-            }
-        }
-        for (node, slot) in join_of.iter_mut().enumerate() {
-            if *slot == 0 {
-                *slot = joins.len();
-                joins.push(Join {
-                    target: node,
-                    sources: Vec::new(),
-                });
-            }
-        }
-        let mut entry = None;
-        let mut outgoing: Vec<Option<Edge<S>>> = (0..nodes.len()).map(|_| None).collect();
-        for (at, edge) in blueprint.edges.iter().enumerate() {
-            let resolved = match edge.kind {
-                EdgeKind::Each => Edge::Each {
-                    targets: edge
-                        .targets
-                        .iter()
-                        .filter_map(|t| match target(t) {
-                            Target::Node(node) => Some((Arc::from(t.as_str()), node)),
-                            Target::End => None,
-                        })
-                        .collect(),
-                    fan: fans.remove(&at),
-                },
-                EdgeKind::Join => {
-                    // The rules made sure a join leads into one node, from a node.
-                    let Target::Node(to) = target(&edge.targets[0]) else {
-                        continue;
-                    };
-                    if let Endpoint::Node(id) = &edge.from
-                        && let Some(&source) = index.get(id.as_str())
-                    {
-                        joins[join_of[to]].sources.push(source);
-                    }
-                    Edge::Join(join_of[to])
-                }
-                EdgeKind::Static => Edge::Static(target(&edge.targets[0])),
-                EdgeKind::Fork => Edge::Fork(
-                    edge.targets
-                        .iter()
-                        .filter_map(|t| match target(t) {
-                            Target::Node(node) => Some(node),
-                            Target::End => None,
-                        })
-                        .collect(),
-                ),
-                EdgeKind::Conditional => Edge::Conditional {
-                    targets: edge
-                        .targets
-                        .iter()
-                        .map(|t| (Arc::from(t.as_str()), target(t)))
-                        .collect(),
-                    // Every conditional edge was declared with its router.
-                    router: routers[at]
-                        .take()
-                        .unwrap_or_else(|| Box::new(|_, _, _| Err(String::new()))),
-                },
-            };
-            match &edge.from {
-                Endpoint::Node(id) => {
-                    if let Some(&node) = index.get(id.as_str()) {
-                        outgoing[node] = Some(resolved);
-                    }
-                }
-                _ => entry = Some(resolved),
-            }
-        }
-        let nodes: Vec<NodeSpec<S>> = nodes
-            .into_iter()
-            .zip(&names)
-            .zip(outgoing)
-            .enumerate()
-            .map(|(at, (((node, options), name), edge))| NodeSpec {
-                // Guarded: most graphs have none, and a lookup hashes.
-                subgraph: if nests { subgraphs.remove(&at) } else { None },
-                name: Arc::clone(name),
-                node,
-                edge: edge.unwrap_or(Edge::Static(Target::End)),
-                on_error: options
-                    .on_error
-                    .as_deref()
-                    .and_then(|h| index.get(h).copied()),
-                options,
-            })
-            .collect();
-        let entry = entry.unwrap_or(Edge::Static(Target::End));
-        let mut shape = format!("graph {}\nentry ", blueprint.name);
-        entry.describe(&nodes, &joins, &mut shape);
-        for node in &nodes {
-            shape.push_str("\nnode ");
-            shape.push_str(&node.name);
-            shape.push_str(" -> ");
-            node.edge.describe(&nodes, &joins, &mut shape);
-        }
-        shape.push('\n');
-        let asks_before = nodes
-            .iter()
-            .any(|node| node.options.interrupt == Some(crate::blueprint::InterruptPoint::Before));
-        CompiledGraph::new(
-            Topology {
-                name: Arc::from(blueprint.name.as_str()),
-                names: names.into(),
-                fingerprint: trellis_graph::Fnv::hex(&shape).into(),
-                state_type: std::any::type_name::<S>().into(),
-                max_steps: blueprint.max_steps.unwrap_or(Self::DEFAULT_MAX_STEPS),
-                nodes,
-                joins,
-                index,
-                entry,
-                blueprint,
-                warnings,
-                nests,
-                asks_before,
-            },
-            EventBus::new(event_capacity),
-            checkpointer,
-        )
     }
 }
 
@@ -793,129 +635,6 @@ where
     })
 }
 
-/// The most declared nodes an E0202 help lists.
-const LISTED: usize = 8;
-
-/// The graph's nodes as a help lists them: `` `a`, `b`, `c` `` (the first few, then how many
-/// more), in declaration order.
-fn declared_list(blueprint: &Blueprint) -> String {
-    let nodes = &blueprint.nodes;
-    if nodes.is_empty() {
-        return "none is declared yet".to_owned();
-    }
-    let mut listed: Vec<String> = nodes
-        .iter()
-        .take(LISTED)
-        .map(|node| format!("`{}`", node.id.as_str()))
-        .collect();
-    if nodes.len() > LISTED {
-        listed.push(format!("and {} more", nodes.len() - LISTED));
-    }
-    listed.join(", ")
-}
-
-/// What to do about a violation, in the builder's terms.
-fn help(violation: &Violation, blueprint: &Blueprint) -> String {
-    let node = |at: usize| blueprint.nodes[at].id.as_str();
-    match violation {
-        Violation::NoNodes => "add a node with `add_node`".to_owned(),
-        Violation::SentToSubgraph { .. } => {
-            "send to a node that reads the branch's input; add the subgraph after it".to_owned()
-        }
-        Violation::ReservedName { .. } => {
-            "START and END are built in; give the node a name of its own".to_owned()
-        }
-        Violation::DuplicateNode { .. } => "remove one declaration or rename it".to_owned(),
-        Violation::ZeroLimit { limit } => match limit {
-            Limit::MaxSteps => "set max_steps to 1 or more".to_owned(),
-            Limit::MaxVisits(_) => "give max_visits 1 or more, or none".to_owned(),
-            Limit::Timeout(_) => "give a timeout above zero, or none".to_owned(),
-            Limit::Retry(_) => "retry once or more, or not at all".to_owned(),
-            Limit::MaxConcurrency(_) => {
-                "let 1 or more branches run at once, or leave it unset for all".to_owned()
-            }
-            _ => "give it 1 or more, or leave it unset".to_owned(),
-        },
-        Violation::Undeclared { reference } => {
-            let name = reference.name(blueprint);
-            match name {
-                "START" => "the entry is `trellis::START` (spelled `__start__`)".to_owned(),
-                "END" => "the end of a branch is `trellis::END` (spelled `__end__`)".to_owned(),
-                _ => match did_you_mean(name, blueprint.nodes.iter().map(|n| n.id.as_str())) {
-                    Some(known) => format!("did you mean `{known}`?"),
-                    None => format!(
-                        "declare it with `add_node(\"{name}\", …)`, or use a declared node: {}",
-                        declared_list(blueprint)
-                    ),
-                },
-            }
-        }
-        Violation::EdgeOutOfEnd { .. } => "END ends a branch; nothing follows it".to_owned(),
-        Violation::EdgeIntoStart { .. } => {
-            "START only begins a run; lead the edge to a node or END".to_owned()
-        }
-        Violation::EndInFork { .. } => "a fork runs nodes; end the branches after them".to_owned(),
-        Violation::OnErrorNotANode { .. } => "name a handler node".to_owned(),
-        Violation::JoinOutOfStart { .. } => "join nodes only".to_owned(),
-        Violation::EndInSend { .. } => {
-            "send to nodes only; each leads to END by its own edge".to_owned()
-        }
-        Violation::EndInJoin { .. } => {
-            "join into a node, and lead that node to END".to_owned()
-        }
-        Violation::JoinTargets { .. } => {
-            "join into one node, and route or fork from it".to_owned()
-        }
-        Violation::LoneJoin { .. } => {
-            "join two sources or more with `add_join`, or use `add_edge` for one".to_owned()
-        }
-        Violation::RepeatedTarget { .. } => "name each target once".to_owned(),
-        Violation::NoTargets { .. } => "give the edge at least one target".to_owned(),
-        Violation::TwoEntries { .. } => "keep one START edge; use `add_conditional_edges` or `add_fork` from START to reach several nodes".to_owned(),
-        Violation::TwoOutgoing { .. } => "declare one edge per node: `add_conditional_edges` to choose one target, `add_fork` to run all".to_owned(),
-        Violation::NoEntry => "add an edge from START, e.g. `set_entry_point(\"first\")`".to_owned(),
-        Violation::NoOutgoing { node: at } => {
-            let name = node(*at);
-            format!("lead `{name}` somewhere, or end it: `add_edge(\"{name}\", END)`")
-        }
-        Violation::Unreachable { .. } => "lead an edge to it, or remove it".to_owned(),
-        Violation::CannotEnd { .. } => {
-            "only `max_steps` or `max_visits` stop a run there; add a path to END".to_owned()
-        }
-        Violation::UnboundedCycle { .. } => {
-            "only `max_steps` bounds it; give one of its nodes `NodeOptions::max_visits`".to_owned()
-        }
-        Violation::UnevenJoin { node: at, .. } => format!(
-            "join the branches into `{0}` with `add_join`, or give `{0}` `NodeOptions::defer()`, so that it runs once, after the other branches",
-            node(*at)
-        ),
-        // A rule the builder has no words of its own for yet: what its code stands for.
-        other => other.code().summary().to_owned(),
-    }
-}
-
 #[cfg(test)]
-/// Stored runs carry their graph's fingerprint, and a run is refused by a graph whose
-/// fingerprint differs: the text it hashes must never change by accident.
-mod fingerprint_pin {
-    use crate::{END, GraphBuilder, NodeResult, START, WholeState};
-
-    #[derive(Clone, Default, serde::Serialize, serde::Deserialize)]
-    struct S(u8);
-    impl WholeState for S {}
-
-    #[test]
-    fn the_fingerprint_of_a_graph_is_what_it_always_was() {
-        let mut b = GraphBuilder::<S>::new("Pin");
-        for n in ["a", "b", "c", "d"] {
-            b.add_node_fn(n, |_, _| async { Ok(NodeResult::None) });
-        }
-        b.add_edge(START, "a")
-            .add_conditional_edges("a", |_: &S| "b", ["b", "c", END])
-            .add_fork("b", ["c", "d"])
-            .add_edge("c", "d")
-            .add_edge("d", END);
-        // Computed by the code before the fingerprint's text was built without `format!`.
-        assert_eq!(b.compile().unwrap().fingerprint(), "a485c76c2a19ecf3");
-    }
-}
+#[path = "fingerprint_pin.rs"]
+mod fingerprint_pin;

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::*;
 use crate::graph::CompiledGraph;
 use crate::interrupt::InterruptRequest;
-use crate::{END, GraphBuilder, NodeOptions, NodeResult, START, SendTo, WholeState};
+use crate::{END, GraphBuilder, NodeOptions, NodeResult, START, WholeState, send::SendTo};
 
 /// A state whose updates append, so that the order they merge in shows.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -11,7 +11,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::{Deserialize, Serialize};
 use trellis::{
-    ApplyResume, GraphState, Interrupt, blueprint::InterruptPoint, event::Event, event::EventStream,
+    GraphState,
+    blueprint::InterruptPoint,
+    event::Event,
+    event::EventStream,
+    interrupt::{ApplyResume, Interrupt},
 };
 
 /// The support flow's state: every reducer kind the derive offers.

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use trellis::checkpoint::Checkpointer;
 use trellis::{
-    CompiledGraph, END, GraphBuilder, GraphState, InterruptRequest, NodeOptions, NodeResult, START,
-    SendTo,
+    CompiledGraph, END, GraphBuilder, GraphState, NodeOptions, NodeResult, START,
+    interrupt::InterruptRequest, send::SendTo,
 };
 
 use super::{Answer, Ticket, TicketUpdate};
@@ -114,7 +114,7 @@ pub struct Approvals {
     #[reducer(append)]
     pub done: Vec<u32>,
     #[answer]
-    pub decision: Option<trellis::Decision>,
+    pub decision: Option<trellis::interrupt::Decision>,
 }
 
 /// `work` for each item; item 1 asks first and, answered, runs again with its own input.
@@ -173,7 +173,7 @@ pub async fn a_sent_branch_resumes_to_itself_with_its_input(
     let done = asking_batch(second, Arc::clone(&runs))
         .resume(
             paused.run_id(),
-            trellis::interrupt::Answers::each([(id, trellis::Decision::Approve)]),
+            trellis::interrupt::Answers::each([(id, trellis::interrupt::Decision::Approve)]),
         )
         .await
         .unwrap();

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use trellis::checkpoint::RunQueue;
-use trellis::{Decision, GraphState, NodeContext, Visits};
+use trellis::{GraphState, NodeContext, Visits, interrupt::Decision};
 use trellis_server::{Running, ServeOptions, Server};
 
 /// A job: `rounds` work steps (each `slow_ms` long), then a question when `pause` is set.

@@ -15,9 +15,9 @@ struct Case {
     notes: u32,
 }
 
-impl trellis::ApplyResume for Case {
+impl trellis::interrupt::ApplyResume for Case {
     type Input = ();
-    fn apply_resume(&self, _: &trellis::Interrupt, _: ()) -> CaseUpdate {
+    fn apply_resume(&self, _: &trellis::interrupt::Interrupt, _: ()) -> CaseUpdate {
         CaseUpdate::default()
     }
 }

@@ -207,9 +207,9 @@ fn main() {
     });
 }
 
-impl trellis::ApplyResume for Work {
+impl trellis::interrupt::ApplyResume for Work {
     type Input = ();
-    fn apply_resume(&self, _: &trellis::Interrupt, _: ()) -> WorkUpdate {
+    fn apply_resume(&self, _: &trellis::interrupt::Interrupt, _: ()) -> WorkUpdate {
         WorkUpdate::default()
     }
 }

@@ -27,16 +27,16 @@ pub struct Found {
 
 impl WholeState for Found {}
 
-impl trellis::ApplyResume for Found {
+impl trellis::interrupt::ApplyResume for Found {
     type Input = ();
-    fn apply_resume(&self, _: &trellis::Interrupt, _: ()) -> Found {
+    fn apply_resume(&self, _: &trellis::interrupt::Interrupt, _: ()) -> Found {
         self.clone()
     }
 }
 
-impl trellis::ApplyResume for Work {
+impl trellis::interrupt::ApplyResume for Work {
     type Input = ();
-    fn apply_resume(&self, interrupt: &trellis::Interrupt, _: ()) -> WorkUpdate {
+    fn apply_resume(&self, interrupt: &trellis::interrupt::Interrupt, _: ()) -> WorkUpdate {
         WorkUpdate::default().log(format!("approved {}", interrupt.id))
     }
 }
