@@ -117,7 +117,7 @@ impl Interrupt {
 
 /// A person's answer to an approval, ready-made for the common case: a state with a field
 /// `#[answer] decision: Option<Decision>` under `#[derive(GraphState)]` takes answers with no
-/// hand-written [`ApplyResume`](crate::interrupt::ApplyResume) (the answer is stored in the field, where a
+/// hand-written [`ApplyResume`] (the answer is stored in the field, where a
 /// router reads it).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

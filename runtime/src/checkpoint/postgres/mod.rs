@@ -1,7 +1,6 @@
 //! `PostgresCheckpointer`: runs and checkpoints in PostgreSQL, shared by workers on many
 //! machines; claims with `FOR UPDATE SKIP LOCKED`, steps fenced by owner.
 
-mod pool;
 mod rows;
 mod tls;
 
@@ -13,7 +12,7 @@ use tokio_postgres::types::ToSql;
 
 use super::{Checkpoint, CheckpointError, Checkpointer, RunQueue, RunRecord, RunStatus, corrupt};
 use crate::id::{RunId, Timestamp};
-use pool::Pool;
+use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod};
 use rows::{
     CHECKPOINT, CLAIM_NEXT, CLAIM_RUN, CheckpointParams, HELD_RUNS, LATEST_CHECKPOINT,
     LIST_CHECKPOINTS, LIST_RUNS, LOAD_RUN, RENEW_LEASE, RunParams, SAVE_STEP, TAKE_OVER, column,
@@ -104,7 +103,7 @@ impl Default for PostgresOptions {
 /// ```
 #[derive(Clone)]
 pub struct PostgresCheckpointer {
-    pool: std::sync::Arc<Pool>,
+    pool: Pool,
 }
 
 impl std::fmt::Debug for PostgresCheckpointer {
@@ -122,6 +121,14 @@ struct PostgresError {
     message: String,
     #[source]
     source: tokio_postgres::Error,
+}
+
+/// A connection the pool could not give: PostgreSQL's own error as [`backend`] words it.
+fn pool_error(error: PoolError) -> CheckpointError {
+    match error {
+        PoolError::Backend(error) => backend(error),
+        other => CheckpointError::Backend(Box::new(other)),
+    }
 }
 
 fn backend(error: tokio_postgres::Error) -> CheckpointError {
@@ -197,9 +204,20 @@ impl PostgresCheckpointer {
             // Every connection finds the tables in `schema` (and only there).
             config.options(format!("-c search_path={}", quoted(schema)));
         }
-        let store = PostgresCheckpointer {
-            pool: std::sync::Arc::new(Pool::new(config, connector, options.max_connections)),
+        // `Fast`: a connection goes back into use unless it is closed (a server restart); a
+        // round trip to check each one would cost every call one.
+        let manager_config = ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
         };
+        let manager = match connector {
+            Some(tls) => Manager::from_config(config, tls, manager_config),
+            None => Manager::from_config(config, tokio_postgres::NoTls, manager_config),
+        };
+        let pool = Pool::builder(manager)
+            .max_size(options.max_connections.max(1))
+            .build()
+            .map_err(|error| CheckpointError::Backend(Box::new(error)))?;
+        let store = PostgresCheckpointer { pool };
         if options.migrate {
             store.migrate(options.schema.as_deref()).await?;
         } else {
@@ -212,8 +230,7 @@ impl PostgresCheckpointer {
     async fn check_schema(&self) -> Result<(), CheckpointError> {
         let exists = self
             .query("SELECT to_regclass('trellis_schema') IS NOT NULL", &[])
-            .await
-            .map_err(backend)?
+            .await?
             .first()
             .and_then(|row| row.try_get::<_, bool>(0).ok())
             .unwrap_or(false);
@@ -225,8 +242,7 @@ impl PostgresCheckpointer {
         }
         let version: Option<i32> = self
             .query("SELECT max(version) FROM trellis_schema", &[])
-            .await
-            .map_err(backend)?
+            .await?
             .first()
             .map(|row| row.try_get(0))
             .transpose()
@@ -245,8 +261,8 @@ impl PostgresCheckpointer {
     }
 
     async fn migrate(&self, schema: Option<&str>) -> Result<(), CheckpointError> {
-        let mut connection = self.pool.get().await.map_err(backend)?;
-        let transaction = connection.client.transaction().await.map_err(backend)?;
+        let mut connection = self.pool.get().await.map_err(pool_error)?;
+        let transaction = connection.transaction().await.map_err(backend)?;
         // One migrator at a time, database-wide (the key is "trellis" in ASCII).
         transaction
             .execute("SELECT pg_advisory_xact_lock(32776877234743667)", &[])
@@ -311,10 +327,13 @@ impl PostgresCheckpointer {
         &self,
         sql: &'static str,
         params: &[&(dyn ToSql + Sync)],
-    ) -> Result<u64, tokio_postgres::Error> {
-        let mut connection = self.pool.get().await?;
-        let statement = connection.statement(sql).await?;
-        connection.client.execute(&statement, params).await
+    ) -> Result<u64, CheckpointError> {
+        let connection = self.pool.get().await.map_err(pool_error)?;
+        let statement = connection.prepare_cached(sql).await.map_err(backend)?;
+        connection
+            .execute(&statement, params)
+            .await
+            .map_err(backend)
     }
 
     /// Runs one prepared query on a pooled connection.
@@ -322,10 +341,10 @@ impl PostgresCheckpointer {
         &self,
         sql: &'static str,
         params: &[&(dyn ToSql + Sync)],
-    ) -> Result<Vec<Row>, tokio_postgres::Error> {
-        let mut connection = self.pool.get().await?;
-        let statement = connection.statement(sql).await?;
-        connection.client.query(&statement, params).await
+    ) -> Result<Vec<Row>, CheckpointError> {
+        let connection = self.pool.get().await.map_err(pool_error)?;
+        let statement = connection.prepare_cached(sql).await.map_err(backend)?;
+        connection.query(&statement, params).await.map_err(backend)
     }
 }
 
@@ -339,7 +358,7 @@ impl Checkpointer for PostgresCheckpointer {
         let run = RunParams::of(run, None)?;
         let expected = expected.as_str();
         let params = run.params(&[&expected]);
-        Ok(self.execute(CLAIM_RUN, &params).await.map_err(backend)? == 1)
+        Ok(self.execute(CLAIM_RUN, &params).await? == 1)
     }
 
     async fn take_over(
@@ -356,7 +375,7 @@ impl Checkpointer for PostgresCheckpointer {
             &run.lease_until.map(Timestamp::datetime),
             &previous_owner,
         ];
-        Ok(self.execute(TAKE_OVER, &params).await.map_err(backend)? == 1)
+        Ok(self.execute(TAKE_OVER, &params).await? == 1)
     }
 
     async fn save_step(
@@ -383,7 +402,7 @@ impl Checkpointer for PostgresCheckpointer {
             &*checkpoint.state,
             &row.detail,
         ]);
-        if self.execute(SAVE_STEP, &params).await.map_err(backend)? == 1 {
+        if self.execute(SAVE_STEP, &params).await? == 1 {
             return Ok(());
         }
         // Nothing written: the stored record belongs to someone else.
@@ -392,8 +411,7 @@ impl Checkpointer for PostgresCheckpointer {
                 "SELECT owner FROM trellis_runs WHERE run_id = $1",
                 &[&record.run_id],
             )
-            .await
-            .map_err(backend)?
+            .await?
             .first()
             .and_then(|row| row.try_get::<_, Option<String>>(0).ok().flatten());
         Err(CheckpointError::Fenced {
@@ -403,10 +421,7 @@ impl Checkpointer for PostgresCheckpointer {
     }
 
     async fn load_run(&self, run_id: &RunId) -> Result<Option<RunRecord>, CheckpointError> {
-        let rows = self
-            .query(LOAD_RUN, &[&run_id.as_str()])
-            .await
-            .map_err(backend)?;
+        let rows = self.query(LOAD_RUN, &[&run_id.as_str()]).await?;
         rows.first().map(decode_run).transpose()
     }
 
@@ -417,18 +432,12 @@ impl Checkpointer for PostgresCheckpointer {
     ) -> Result<Vec<RunRecord>, CheckpointError> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let offset = i64::try_from(offset).unwrap_or(i64::MAX);
-        let rows = self
-            .query(LIST_RUNS, &[&limit, &offset])
-            .await
-            .map_err(backend)?;
+        let rows = self.query(LIST_RUNS, &[&limit, &offset]).await?;
         rows.iter().map(decode_run).collect()
     }
 
     async fn list_checkpoints(&self, run_id: &RunId) -> Result<Vec<Checkpoint>, CheckpointError> {
-        let rows = self
-            .query(LIST_CHECKPOINTS, &[&run_id.as_str()])
-            .await
-            .map_err(backend)?;
+        let rows = self.query(LIST_CHECKPOINTS, &[&run_id.as_str()]).await?;
         rows.iter().map(decode_checkpoint).collect()
     }
 
@@ -436,10 +445,7 @@ impl Checkpointer for PostgresCheckpointer {
         &self,
         run_id: &RunId,
     ) -> Result<Option<Checkpoint>, CheckpointError> {
-        let rows = self
-            .query(LATEST_CHECKPOINT, &[&run_id.as_str()])
-            .await
-            .map_err(backend)?;
+        let rows = self.query(LATEST_CHECKPOINT, &[&run_id.as_str()]).await?;
         rows.first().map(decode_checkpoint).transpose()
     }
 
@@ -451,10 +457,7 @@ impl Checkpointer for PostgresCheckpointer {
         let Ok(id) = i64::try_from(id) else {
             return Ok(None);
         };
-        let rows = self
-            .query(CHECKPOINT, &[&run_id.as_str(), &id])
-            .await
-            .map_err(backend)?;
+        let rows = self.query(CHECKPOINT, &[&run_id.as_str(), &id]).await?;
         rows.first().map(decode_checkpoint).transpose()
     }
 }
@@ -473,8 +476,7 @@ impl RunQueue for PostgresCheckpointer {
                 CLAIM_NEXT,
                 &[&graph, &owner, &now.datetime(), &lease_until.datetime()],
             )
-            .await
-            .map_err(backend)?;
+            .await?;
         let Some(row) = rows.first() else {
             return Ok(None);
         };
@@ -483,7 +485,7 @@ impl RunQueue for PostgresCheckpointer {
     }
 
     async fn held_runs(&self, graph: &str) -> Result<Vec<(RunId, String)>, CheckpointError> {
-        let rows = self.query(HELD_RUNS, &[&graph]).await.map_err(backend)?;
+        let rows = self.query(HELD_RUNS, &[&graph]).await?;
         rows.iter()
             .map(|row| {
                 let what = |c: &str| format!("column `{c}` of a held run");
@@ -504,8 +506,7 @@ impl RunQueue for PostgresCheckpointer {
                 RENEW_LEASE,
                 &[&run_id.as_str(), &owner, &lease_until.datetime()],
             )
-            .await
-            .map_err(backend)?;
+            .await?;
         Ok(changed == 1)
     }
 }
