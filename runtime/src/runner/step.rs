@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::absorb::{Activations, in_span};
-use super::algo::{self, Absorbed};
+use super::algo::{self, Absorbed, Updates};
 use super::{Advanced, Phase, Run, StepOutcome};
 use crate::activation::{Activation, attempt_in_place, once};
 use crate::checkpoint::{CheckpointLabel, RunStatus};
@@ -318,9 +318,7 @@ impl<S: GraphState> Run<S> {
         if let Some(update) = update {
             let name = &*topology.nodes[i].name;
             let streamed = self.copy_updates(|| vec![(name, update.clone())]);
-            Arc::make_mut(&mut self.state)
-                .apply_one(name, update)
-                .map_err(|conflict| RunError::MergeConflict { step, conflict })?;
+            algo::merge(&mut self.state, Updates::One(name, update), step)?;
             if let Some(updates) = streamed {
                 self.send_updates(step, updates);
             }
