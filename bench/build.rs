@@ -1,0 +1,1 @@
+../.ci/postgres_gate.rs
