@@ -2,7 +2,6 @@
 //! implements: in memory, SQLite (feature `sqlite`) and PostgreSQL (feature `postgres`).
 
 #[cfg(feature = "sqlite")]
-mod detail_json;
 mod memory;
 #[cfg(feature = "postgres")]
 mod postgres;
@@ -374,9 +373,11 @@ pub(crate) struct Detail<'c> {
     pub(crate) nodes: Cow<'c, [Name]>,
     pub(crate) frontier: Cow<'c, [Name]>,
     pub(crate) visits: Cow<'c, BTreeMap<Name, u32>>,
-    /// Stored as `released` by earlier versions.
-    #[serde(alias = "released")]
+    /// Stored as `released` by earlier versions. Left out when empty (as every list below):
+    /// most steps approve nothing and fail nothing, and each checkpoint row is smaller for it.
+    #[serde(alias = "released", default, skip_serializing_if = "<[_]>::is_empty")]
     pub(crate) approved: Cow<'c, [Name]>,
+    #[serde(default, skip_serializing_if = "<[_]>::is_empty")]
     pub(crate) failures: Cow<'c, [NodeFailure]>,
     #[serde(default, skip_serializing_if = "<[_]>::is_empty")]
     pub(crate) interrupts: Cow<'c, [Interrupt]>,
@@ -692,5 +693,27 @@ mod tests {
                     .starts_with(&format!("unknown checkpoint label `{bad}`"))
             );
         }
+    }
+
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    #[test]
+    fn a_detail_leaves_empty_lists_out_and_reads_what_earlier_builds_wrote() {
+        let mut checkpoint = conformance::sample_checkpoint(&RunId::from("run"), 1);
+        checkpoint.approved.clear();
+        checkpoint.failures.clear();
+        checkpoint.sends.clear();
+        checkpoint.pending.clear();
+        let written = serde_json::to_string(&Detail::of(&checkpoint)).unwrap();
+        for empty in ["\"approved\"", "\"failures\"", "\"sends\"", "\"pending\""] {
+            assert!(!written.contains(empty), "{empty} in {written}");
+        }
+        let read: Detail<'static> = serde_json::from_str(&written).unwrap();
+        assert_eq!(serde_json::to_string(&read).unwrap(), written);
+
+        // Earlier builds spelled every list out, and called `approved` `released`.
+        let earlier = r#"{"nodes":["a"],"frontier":["b"],"visits":{"a":1},"released":["b"],"failures":[],"graph_fingerprint":"f","state_type":"T"}"#;
+        let read: Detail<'static> = serde_json::from_str(earlier).unwrap();
+        assert_eq!(read.approved.as_ref(), [Name::from("b")]);
+        assert!(read.failures.is_empty());
     }
 }

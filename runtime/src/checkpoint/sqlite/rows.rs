@@ -157,12 +157,12 @@ pub(super) fn checkpoint_row(
         label: checkpoint.label.text(),
         created_at: TimeText::of(checkpoint.created_at),
         state,
-        detail: Detail::of(checkpoint)
-            .to_json()
-            .map_err(|source| CheckpointError::Serialize {
+        detail: serde_json::to_string(&Detail::of(checkpoint)).map_err(|source| {
+            CheckpointError::Serialize {
                 what: "checkpoint detail",
                 source,
-            })?,
+            }
+        })?,
         progress: None,
     })
 }
