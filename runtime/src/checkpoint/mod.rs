@@ -1,7 +1,6 @@
 //! The persistence contract: run records, checkpoints, and the `Checkpointer` every backend
 //! implements: in memory, SQLite (feature `sqlite`) and PostgreSQL (feature `postgres`).
 
-#[cfg(feature = "sqlite")]
 mod memory;
 #[cfg(feature = "postgres")]
 mod postgres;
