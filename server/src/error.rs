@@ -60,6 +60,22 @@ impl ApiError {
         }
     }
 
+    pub(crate) fn forbidden(message: impl Into<String>) -> Self {
+        ApiError {
+            status: 403,
+            code: "forbidden",
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn unsupported_type(message: impl Into<String>) -> Self {
+        ApiError {
+            status: 415,
+            code: "unsupported_media_type",
+            message: message.into(),
+        }
+    }
+
     pub(crate) fn internal(message: impl Into<String>) -> Self {
         ApiError {
             status: 500,

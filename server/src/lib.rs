@@ -23,6 +23,7 @@
 //! See `docs/server.md` in the repository for every resource and method.
 
 mod api;
+mod doors;
 mod error;
 mod events;
 mod registry;
@@ -70,6 +71,12 @@ pub enum ServerError {
         "binding {0} (not a loopback address) requires a bearer token: set `ServeOptions::token`"
     )]
     TokenRequired(SocketAddr),
+    /// An allowed host that is not `name` or `name:port`.
+    #[error("`{0}` is not a host name to allow: give `name` or `name:port`")]
+    AllowedHost(String),
+    /// An allowed origin that is not `scheme://name[:port]`.
+    #[error("`{0}` is not an origin to allow: give `http://name[:port]` or `https://name[:port]`")]
+    AllowedOrigin(String),
     /// The address could not be bound.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
@@ -145,11 +152,19 @@ pub struct Server {
 pub struct ServeOptions {
     /// The address (127.0.0.1:8080 by default). Anything but a loopback address needs a token.
     pub addr: SocketAddr,
-    /// A bearer token every request must carry (`Authorization: Bearer …`, or
-    /// `?access_token=…` for the browser's event streams). An empty or blank one is none.
+    /// A bearer token every request must carry (`Authorization: Bearer …`; an event stream,
+    /// which a browser's `EventSource` opens without headers, may give it as
+    /// `?access_token=…`). An empty or blank one is none.
     pub token: Option<String>,
     /// The largest request body accepted, in bytes (1 MiB by default).
     pub body_limit: usize,
+    /// Names a request's `Host` may give besides the server's address (and `localhost` on a
+    /// loopback address): `name` for any port, `name:port` for one — the name of a reverse
+    /// proxy in front of it, say. Any other name is refused (DNS rebinding).
+    pub allowed_hosts: Vec<String>,
+    /// Origins whose pages may call the server from a browser (`https://app.example`),
+    /// besides its own (the studio). A browser request from any other origin is refused.
+    pub allowed_origins: Vec<String>,
 }
 
 impl Default for ServeOptions {
@@ -158,6 +173,8 @@ impl Default for ServeOptions {
             addr: SocketAddr::from(([127, 0, 0, 1], 8080)),
             token: None,
             body_limit: 1 << 20,
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
         }
     }
 }
@@ -222,7 +239,7 @@ impl Server {
     ///
     /// # Errors
     /// [`ServerError::TokenRequired`] for an address off this machine without a token;
-    /// [`ServerError::Bind`].
+    /// [`ServerError::AllowedHost`], [`ServerError::AllowedOrigin`]; [`ServerError::Bind`].
     pub async fn serve(self, mut options: ServeOptions) -> Result<Running, ServerError> {
         // A blank token would let `?access_token=` with nothing in it through: it is none.
         options.token = options.token.filter(|token| !token.trim().is_empty());
@@ -236,7 +253,7 @@ impl Server {
                 authorize,
             ));
         }
-        let router = router.merge(Server::studio());
+        let (hosts, origins) = allowed(&options)?;
         let listener = tokio::net::TcpListener::bind(options.addr)
             .await
             .map_err(|source| ServerError::Bind {
@@ -247,6 +264,17 @@ impl Server {
             addr: options.addr,
             source,
         })?;
+        // Every route, the studio's too, behind the doors (see `doors`).
+        let router = router
+            .merge(Server::studio())
+            .layer(middleware::from_fn_with_state(
+                Arc::new(doors::Doors {
+                    addr,
+                    hosts,
+                    origins,
+                }),
+                doors::check,
+            ));
         let stop = CancellationToken::new();
         let mut tasks = Vec::new();
         for graph in self.app.graphs.values() {
@@ -267,14 +295,48 @@ impl Server {
     }
 }
 
-/// Refuses a request without the bearer token.
+/// The allowed hosts and origins of `options`, checked and in lower case.
+fn allowed(options: &ServeOptions) -> Result<(Vec<String>, Vec<String>), ServerError> {
+    let hosts = options
+        .allowed_hosts
+        .iter()
+        .map(|host| {
+            let lower = host.trim().to_ascii_lowercase();
+            match lower.parse::<axum::http::uri::Authority>() {
+                Ok(authority) if !lower.contains('@') && !authority.host().is_empty() => Ok(lower),
+                _ => Err(ServerError::AllowedHost(host.clone())),
+            }
+        })
+        .collect::<Result<_, _>>()?;
+    let origins = options
+        .allowed_origins
+        .iter()
+        .map(|origin| {
+            let lower = origin.trim().trim_end_matches('/').to_ascii_lowercase();
+            let authority = lower
+                .strip_prefix("http://")
+                .or_else(|| lower.strip_prefix("https://"));
+            match authority.map(str::parse::<axum::http::uri::Authority>) {
+                Some(Ok(authority)) if !authority.as_str().contains('@') => Ok(lower),
+                _ => Err(ServerError::AllowedOrigin(origin.clone())),
+            }
+        })
+        .collect::<Result<_, _>>()?;
+    Ok((hosts, origins))
+}
+
+/// Refuses a request without the bearer token: in `Authorization`, or — for an event stream
+/// only, which a browser's `EventSource` opens without headers — in `?access_token=`. (A token
+/// in an address ends up in logs and histories; only where there is no other way.)
 async fn authorize(State(token): State<Arc<str>>, request: Request, next: Next) -> Response {
     let bearer = request
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "));
-    let query = request.uri().query().unwrap_or_default();
+    let stream =
+        request.method() == axum::http::Method::GET && request.uri().path().ends_with("/stream");
+    let query = request.uri().query().filter(|_| stream).unwrap_or_default();
     let in_query = query
         .split('&')
         .find_map(|pair| pair.strip_prefix("access_token="));

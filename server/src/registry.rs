@@ -14,14 +14,6 @@ use trellis::{CompiledGraph, RunId, interrupt::ApplyResume};
 
 use crate::error::ApiError;
 
-/// A person's answers to a paused run, as a request gives them.
-pub(crate) enum Answers {
-    /// One answer, for a run with one question.
-    Only(Value),
-    /// Answers by interrupt id.
-    ById(Vec<(String, Value)>),
-}
-
 /// A graph the server can start, answer and execute.
 #[async_trait]
 pub(crate) trait Served: Send + Sync {
@@ -34,9 +26,10 @@ pub(crate) trait Served: Send + Sync {
     /// Queues a run on `input` (the state as JSON) for the workers.
     async fn enqueue(&self, input: Value) -> Result<RunId, ApiError>;
 
-    /// Folds the answers into a paused run and queues it again; the runtime refuses a run
-    /// that is not paused and answers that do not match its interrupts, writing nothing.
-    async fn answer(&self, run_id: &RunId, answers: Answers) -> Result<(), ApiError>;
+    /// Folds the answers (by interrupt id) into a paused run and queues it again; the runtime
+    /// refuses a run that is not paused and answers that do not match its interrupts, writing
+    /// nothing.
+    async fn answer(&self, run_id: &RunId, answers: Vec<(String, Value)>) -> Result<(), ApiError>;
 
     /// Takes a failed run up again from its last committed checkpoint and queues it (or, for
     /// a run that failed while paused, pauses it again); the runtime refuses a run that is not
@@ -88,24 +81,21 @@ where
         Ok(self.graph.enqueue(state).await?)
     }
 
-    async fn answer(&self, run_id: &RunId, answers: Answers) -> Result<(), ApiError> {
-        let input = |id: &str, value: Value| {
-            serde_json::from_value::<S::Input>(value).map_err(|e| {
-                ApiError::bad_request(format!(
-                    "the answer to `{id}` is not one graph `{}` takes: {e}",
-                    self.name
-                ))
+    async fn answer(&self, run_id: &RunId, answers: Vec<(String, Value)>) -> Result<(), ApiError> {
+        let answers = answers
+            .into_iter()
+            .map(|(id, value)| {
+                serde_json::from_value::<S::Input>(value)
+                    .map(|answer| (id.clone(), answer))
+                    .map_err(|e| {
+                        ApiError::bad_request(format!(
+                            "the answer to `{id}` is not one graph `{}` takes: {e}",
+                            self.name
+                        ))
+                    })
             })
-        };
-        let answers = match answers {
-            Answers::Only(value) => trellis::interrupt::Answers::One(input("the question", value)?),
-            Answers::ById(by_id) => trellis::interrupt::Answers::Each(
-                by_id
-                    .into_iter()
-                    .map(|(id, value)| input(&id, value).map(|answer| (id, answer)))
-                    .collect::<Result<Vec<_>, _>>()?,
-            ),
-        };
+            .collect::<Result<Vec<_>, _>>()?;
+        let answers = trellis::interrupt::Answers::Each(answers);
         Ok(self.graph.resume(run_id, answers).enqueue().await?)
     }
 

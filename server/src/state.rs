@@ -13,7 +13,7 @@ use trellis::run::Timestamp;
 use trellis_agent::AgentCard;
 
 use crate::error::ApiError;
-use crate::registry::{Answers, Served};
+use crate::registry::Served;
 
 /// The server's shared state.
 pub(crate) struct App {
@@ -143,31 +143,67 @@ impl App {
         self.run(run_id.as_str()).await
     }
 
-    /// Answers a paused run's interrupts: `answers` by interrupt id, or one `answer` for the
-    /// only interrupt. Nothing is written when anything is wrong (the runtime checks the run is
-    /// paused and the answers match its interrupts: one rule, in one place).
+    /// Answers a paused run's interrupts: `answers` by interrupt id, or one `answer` with the
+    /// `interrupt_id` it answers. Always by id: an answer meant for one question must never
+    /// land on the next (an approve and a reject sent together would otherwise answer two).
+    /// A question no longer asked is a 409 that names the ones asked now. Nothing is written
+    /// when anything is wrong (the runtime checks the run is paused and the answers match its
+    /// interrupts: one rule, in one place).
     pub(crate) async fn resume(&self, run_id: &str, body: &Value) -> Result<RunRecord, ApiError> {
         let run = self.run(run_id).await?;
         let served = self.graph(&run.graph)?;
-        let answers = match (body.get("answers"), body.get("answer")) {
-            (Some(Value::Object(by_id)), None) => Answers::ById(
-                by_id
-                    .iter()
-                    .map(|(id, a)| (id.clone(), a.clone()))
-                    .collect(),
-            ),
-            (None, Some(answer)) => Answers::Only(answer.clone()),
+        let answers: Vec<(String, Value)> = match (
+            body.get("answers"),
+            body.get("answer"),
+            body.get("interrupt_id"),
+        ) {
+            (Some(Value::Object(by_id)), None, None) => by_id
+                .iter()
+                .map(|(id, a)| (id.clone(), a.clone()))
+                .collect(),
+            (None, Some(answer), Some(Value::String(id))) => vec![(id.clone(), answer.clone())],
+            (None, Some(_), None) => {
+                return Err(ApiError::bad_request(format!(
+                    "say which question `answer` answers: `interrupt_id`, one of the run's `interrupts` ({})",
+                    asked(&run)
+                )));
+            }
             _ => {
                 return Err(ApiError::bad_request(
-                    "give `answer` (for a run with one question) or `answers` (an object by interrupt id)",
+                    "give `answer` with the `interrupt_id` it answers, or `answers` (an object by interrupt id)",
                 ));
             }
         };
-        if let Err(error) = served.answer(&run.run_id, answers).await {
+        if run.status == RunStatus::Paused {
+            self.still_asked(&run, &answers)?;
+        }
+        if let Err(error) = served.answer(&run.run_id, answers.clone()).await {
+            // Between the read and the write the run may have moved on to another question.
+            if let Ok(now) = self.run(run_id).await
+                && now.status == RunStatus::Paused
+                && let Err(moved_on) = self.still_asked(&now, &answers)
+            {
+                return Err(moved_on);
+            }
             return Err(self.lost_race(&run, "answered", error).await);
         }
         tracing::info!(target: "trellis_server", run_id, "run answered");
         self.run(run_id).await
+    }
+
+    /// A 409 when an answer is to a question `run` does not ask (any more).
+    fn still_asked(&self, run: &RunRecord, answers: &[(String, Value)]) -> Result<(), ApiError> {
+        match answers
+            .iter()
+            .find(|(id, _)| !run.interrupts.iter().any(|asked| asked.id == *id))
+        {
+            Some((id, _)) => Err(ApiError::conflict(format!(
+                "run {} does not ask `{id}` (now it asks {}): nothing was answered",
+                run.run_id,
+                asked(run)
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// A refusal of `action` on `before` (the run as read first) that another request changed
@@ -251,6 +287,18 @@ impl App {
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
     }
+}
+
+/// The ids of the questions `run` asks, for a message.
+fn asked(run: &RunRecord) -> String {
+    if run.interrupts.is_empty() {
+        return "nothing".to_owned();
+    }
+    run.interrupts
+        .iter()
+        .map(|interrupt| format!("`{}`", interrupt.id))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 pub(crate) fn parse_status(text: &str) -> Result<RunStatus, ApiError> {

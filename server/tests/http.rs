@@ -135,15 +135,7 @@ async fn the_same_flow_through_rest() {
             .contains("n_work -.-> n_ask")
     );
 
-    let (status, run) = client
-        .post(
-            "/runs",
-            &json!({"graph": "Jobs", "input": {"rounds": 1, "pause": true}}),
-        )
-        .await;
-    assert_eq!(status, 201, "{run}");
-    let run_id = run["run_id"].as_str().expect("an id").to_owned();
-    assert_eq!(client.settle(&run_id).await["status"], "paused");
+    let run_id = client.paused_job().await;
 
     let (status, listed) = client.get("/runs?status=paused&limit=10").await;
     assert_eq!(status, 200);
@@ -155,7 +147,7 @@ async fn the_same_flow_through_rest() {
     let (status, answered) = client
         .post(
             &format!("/runs/{run_id}/resume"),
-            &json!({"answer": {"reject": {"reason": "not today"}}}),
+            &json!({"answer": {"reject": {"reason": "not today"}}, "interrupt_id": "ask@2"}),
         )
         .await;
     assert_eq!(status, 200, "{answered}");
@@ -201,7 +193,7 @@ async fn the_same_flow_through_rest() {
     let (status, answered) = client
         .post(
             &format!("/runs/{other}/resume"),
-            &json!({"answer": {"reject": {"reason": "after all"}}}),
+            &json!({"answer": {"reject": {"reason": "after all"}}, "interrupt_id": retried["interrupts"][0]["id"]}),
         )
         .await;
     assert_eq!(status, 200, "{answered}");
@@ -354,7 +346,7 @@ async fn every_bad_request_is_a_clear_json_error_and_writes_nothing() {
                 .await,
         ),
         (
-            400,
+            409,
             client
                 .post(
                     &format!("/runs/{paused_id}/resume"),
@@ -367,7 +359,7 @@ async fn every_bad_request_is_a_clear_json_error_and_writes_nothing() {
             client
                 .post(
                     &format!("/runs/{paused_id}/resume"),
-                    &json!({"answer": "maybe"}),
+                    &json!({"answer": "maybe", "interrupt_id": "ask@2"}),
                 )
                 .await,
         ),
@@ -382,7 +374,7 @@ async fn every_bad_request_is_a_clear_json_error_and_writes_nothing() {
             client
                 .post(
                     &format!("/runs/{done_id}/resume"),
-                    &json!({"answer": "approve"}),
+                    &json!({"answer": "approve", "interrupt_id": "ask@2"}),
                 )
                 .await,
         ),
@@ -409,7 +401,9 @@ async fn every_bad_request_is_a_clear_json_error_and_writes_nothing() {
     );
     assert_eq!(
         cases[6].1.1["error"]["message"],
-        format!("run {paused_id} waits for answers to [ask@2], got answers to [work@9]")
+        format!(
+            "run {paused_id} does not ask `work@9` (now it asks `ask@2`): nothing was answered"
+        )
     );
     assert_eq!(
         cases[9].1.1["error"]["message"],
@@ -555,7 +549,7 @@ async fn agents_are_listed_run_and_answered_through_the_server() {
     let (status, body) = client
         .post(
             &format!("/runs/{run_id}/resume"),
-            &json!({"answer": "approve"}),
+            &json!({"answer": "approve", "interrupt_id": paused["interrupts"][0]["id"]}),
         )
         .await;
     assert_eq!(status, 200, "{body}");
@@ -630,12 +624,16 @@ async fn a_resume_racing_a_cancel_loses_with_a_409_and_the_run_says_cancelled() 
             )
             .await;
         let run_id = run["run_id"].as_str().expect("an id").to_owned();
-        assert_eq!(client.settle(&run_id).await["status"], "paused");
+        let paused = client.settle(&run_id).await;
+        assert_eq!(paused["status"], "paused");
         let (resume_path, cancel_path) = (
             format!("/runs/{run_id}/resume"),
             format!("/runs/{run_id}/cancel"),
         );
-        let (approve, nothing) = (json!({"answer": "approve"}), json!({}));
+        let (approve, nothing) = (
+            json!({"answer": "approve", "interrupt_id": paused["interrupts"][0]["id"]}),
+            json!({}),
+        );
         // One request sent a little after the other, by a different lead each time (either
         // way round), so that some land inside the other.
         let lead = |first: bool| {

@@ -51,10 +51,11 @@ async fn two_hundred_concurrent_runs_with_pauses_are_all_accounted_for_once() {
             .map(|(_, id)| {
                 let (client, id) = (client.clone(), id.clone());
                 tokio::spawn(async move {
-                    assert_eq!(client.settle(&id).await["status"], "paused");
-                    let (status, body) = client
-                        .post(&format!("/runs/{id}/resume"), &json!({"answer": "approve"}))
-                        .await;
+                    let paused = client.settle(&id).await;
+                    assert_eq!(paused["status"], "paused");
+                    let answer =
+                        json!({"answer": "approve", "interrupt_id": paused["interrupts"][0]["id"]});
+                    let (status, body) = client.post(&format!("/runs/{id}/resume"), &answer).await;
                     assert_eq!(status, 200, "{body}");
                 })
             })

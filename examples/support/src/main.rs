@@ -167,7 +167,8 @@ const DEFAULT_DB: &str = "trellis.db";
 const USAGE: &str = "usage: support [start] [--text TEXT] [--db FILE]
        support resume RUN_ID (--approve | --reject REASON) [--db FILE]
        support demo [--text TEXT] [--approve | --reject REASON] [--db FILE]
-       support serve [--port PORT] [--host ADDR] [--token TOKEN] [--pace MS] [--db FILE]";
+       support serve [--port PORT] [--host ADDR] [--token TOKEN] [--pace MS] [--db FILE]
+                     [--allow-host NAME[:PORT]]... [--allow-origin URL]...";
 
 /// What the command line asks for.
 enum Command {
@@ -272,6 +273,8 @@ fn parse_serve(mut args: impl Iterator<Item = String>) -> Result<(Command, PathB
                 options.addr.set_ip(ip);
             }
             "--token" => options.token = Some(value()?),
+            "--allow-host" => options.allowed_hosts.push(value()?),
+            "--allow-origin" => options.allowed_origins.push(value()?),
             "--pace" => {
                 let ms = value()?
                     .parse()

@@ -124,7 +124,7 @@ async fn a_server_killed_mid_run_and_restarted_completes_the_run() {
 
     let answered = client
         .post(format!("{url}/runs/{run_id}/resume"))
-        .json(&json!({"answer": "approve"}))
+        .json(&json!({"answer": "approve", "interrupt_id": run["interrupts"][0]["id"]}))
         .send()
         .await
         .expect("answered");

@@ -154,6 +154,20 @@ impl Client {
         }
     }
 
+    /// A run of `Jobs` (one round, then its question) created and paused: its id.
+    pub async fn paused_job(&self) -> String {
+        let (status, run) = self
+            .post(
+                "/runs",
+                &json!({"graph": "Jobs", "input": {"rounds": 1, "pause": true}}),
+            )
+            .await;
+        assert_eq!(status, 201, "{run}");
+        let run_id = run["run_id"].as_str().expect("an id").to_owned();
+        assert_eq!(self.settle(&run_id).await["status"], "paused");
+        run_id
+    }
+
     /// Waits for the run to stop running; its record.
     pub async fn settle(&self, run_id: &str) -> Value {
         let (status, run) = self.get(&format!("/runs/{run_id}/wait?timeout=30")).await;
