@@ -9,7 +9,7 @@ use std::task::Poll;
 use std::time::Duration;
 
 use crate::cancel::CancellationToken;
-use crate::checkpoint::{RunQueue, RunRecord};
+use crate::checkpoint::{ReadyWatch, RunQueue, RunRecord};
 use crate::errors::RunError;
 use crate::graph::{CompiledGraph, latest};
 use crate::id::{RunId, Timestamp};
@@ -149,6 +149,11 @@ impl<S: GraphState> Worker<S> {
     /// worker outlives a database restart.
     pub async fn run(self) -> WorkerReport {
         let mut report = WorkerReport::default();
+        // Watched before the first look: a run queued while this worker looks still wakes it.
+        let mut ready = self
+            .store
+            .changes()
+            .map(|changes| changes.watch_ready(self.graph.name()));
         while !self.stop.is_cancelled() {
             match self.run_once().await {
                 Ok(Some(handled)) => match handled.result {
@@ -160,19 +165,32 @@ impl<S: GraphState> Worker<S> {
                         report.failed += 1;
                     }
                 },
-                Ok(None) => self.idle().await,
+                Ok(None) => self.idle(ready.as_mut()).await,
                 Err(error) => {
                     tracing::warn!(target: "trellis", worker = %self.id, %error, "cannot claim a run");
-                    self.idle().await;
+                    self.idle(None).await;
                 }
             }
         }
         report
     }
 
-    async fn idle(&self) {
-        // Ends at the first of: the poll interval, a stop.
-        let _ = tokio::time::timeout(self.poll, self.stop.cancelled()).await;
+    /// Ends at the first of: a run of this graph left ready (when the store announces it),
+    /// the poll interval (which also finds runs whose lease ran out, and runs queued by other
+    /// processes), a stop.
+    async fn idle(&self, ready: Option<&mut ReadyWatch>) {
+        let woken = async {
+            match ready {
+                Some(ready) => ready.changed().await,
+                None => std::future::pending().await,
+            }
+        };
+        let stopped = self.stop.cancelled();
+        let _ = tokio::time::timeout(
+            self.poll,
+            futures_util::future::select(std::pin::pin!(woken), std::pin::pin!(stopped)),
+        )
+        .await;
     }
 
     /// Claims the oldest ready run and executes it to its end or next pause; `None` when no

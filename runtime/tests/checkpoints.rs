@@ -37,6 +37,16 @@ async fn in_memory_checkpointer_passes_the_conformance_suite() {
         .unwrap();
 }
 
+/// A store that announces its writes is the store it wraps, to every caller.
+#[tokio::test]
+async fn an_announced_store_passes_the_conformance_suite() {
+    conformance::run_all(|| async {
+        trellis::checkpoint::Announced::new(Arc::new(InMemoryCheckpointer::new()))
+    })
+    .await
+    .unwrap();
+}
+
 #[tokio::test]
 async fn a_run_writes_a_labelled_checkpoint_after_every_step() {
     let store = Arc::new(InMemoryCheckpointer::new());

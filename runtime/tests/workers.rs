@@ -237,3 +237,53 @@ async fn enqueueing_needs_a_checkpointer() {
         "{error:?}"
     );
 }
+
+/// On a store that announces its writes, an idle worker starts a queued or answered run when it
+/// is queued, not at its next poll: here it would poll once an hour.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_worker_is_woken_by_a_run_queued_on_an_announcing_store() {
+    let store = trellis::checkpoint::Announced::wrap(Arc::new(InMemoryCheckpointer::new()));
+    let graph = approval_graph(Arc::clone(&store));
+    let worker = Worker::new(graph.clone(), Arc::clone(&store))
+        .with_poll_interval(Duration::from_secs(3600));
+    let stopper = worker.stopper();
+    let working = tokio::spawn(worker.run());
+    // Let it look once, find nothing, and wait.
+    tokio::task::yield_now().await;
+    tokio::time::sleep(Duration::from_millis(20)).await;
+
+    let changes = store.changes().expect("announces");
+    let run_id = graph.enqueue(ticket("t")).await.unwrap();
+    let status = |store: Arc<dyn RunQueue>, run_id: trellis::RunId| async move {
+        store.load_run(&run_id).await.unwrap().unwrap().status
+    };
+    let settled = tokio::time::timeout(Duration::from_secs(30), async {
+        // Watched before each read, so no write is missed between them.
+        let mut watch = changes.watch_run(&run_id);
+        while status(Arc::clone(&store), run_id.clone()).await != RunStatus::Paused {
+            watch.changed().await;
+        }
+    })
+    .await;
+    assert!(settled.is_ok(), "the queued run was started without a poll");
+
+    graph
+        .resume(&run_id, Answer::Approve)
+        .enqueue()
+        .await
+        .unwrap();
+    let settled = tokio::time::timeout(Duration::from_secs(30), async {
+        let mut watch = changes.watch_run(&run_id);
+        while status(Arc::clone(&store), run_id.clone()).await != RunStatus::Completed {
+            watch.changed().await;
+        }
+    })
+    .await;
+    assert!(
+        settled.is_ok(),
+        "the answered run was continued without a poll"
+    );
+    stopper.cancel();
+    let report = working.await.unwrap();
+    assert_eq!((report.paused, report.completed), (1, 1));
+}

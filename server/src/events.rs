@@ -4,6 +4,7 @@
 //! Checkpoints rather than in-process events: they are what the store keeps, so the stream is
 //! the same whichever server or worker executed the run, and after a restart.
 
+use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,12 +12,18 @@ use std::time::Duration;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures_util::Stream;
 use serde_json::json;
-use trellis::checkpoint::{Checkpoint, RunRecord};
+use trellis::RunId;
+use trellis::checkpoint::{Checkpoint, RunRecord, RunWatch};
 
 use crate::error::ApiError;
 use crate::state::App;
 
-/// How often the store is read for new checkpoints while a run goes on.
+/// How long a stream waits for a write it has not heard of before it reads the store again:
+/// writes of this process wake it at once (the store announces them); this catches another
+/// process's, on a shared PostgreSQL store.
+const LOOK_AGAIN: Duration = Duration::from_secs(1);
+
+/// How often the store is read while a run goes on when it does not announce its writes.
 const POLL: Duration = Duration::from_millis(50);
 
 /// The event a checkpoint is sent as: its label's kind (`start`, `step`, `pause`, `resume`, `retry`,
@@ -49,48 +56,88 @@ fn end(run: &RunRecord) -> Event {
 }
 
 /// The run's events after `after` (a checkpoint id), until the run ends; then `end`.
+///
+/// Each wake reads the run's record and the checkpoints it has not sent (the newest, and any
+/// between): the work per event does not grow with the run's length.
 pub(crate) async fn stream(
     app: Arc<App>,
     run_id: String,
     after: u64,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let run = app.run(&run_id).await?;
-    let state = (app, run.run_id, after, Vec::<Event>::new(), false);
-    let events = futures_util::stream::unfold(
-        state,
-        |(app, run_id, mut after, mut queue, mut ended)| async move {
-            loop {
-                if !queue.is_empty() {
-                    let next = queue.remove(0);
-                    return Some((Ok(next), (app, run_id, after, queue, ended)));
-                }
-                if ended {
-                    return None;
-                }
-                // Read the status first: a run seen ended has written its last checkpoint.
-                let run = match app.store.load_run(&run_id).await {
-                    Ok(Some(run)) => run,
-                    _ => return None,
-                };
-                let checkpoints = app
-                    .store
-                    .list_checkpoints(&run_id)
-                    .await
-                    .unwrap_or_default();
-                let seen = after;
-                for checkpoint in checkpoints.iter().filter(|c| c.id > seen) {
-                    after = checkpoint.id;
-                    queue.push(event(checkpoint));
-                }
-                ended = run.status.is_ended();
-                if ended {
-                    queue.push(end(&run));
-                }
-                if queue.is_empty() && !ended {
-                    tokio::time::sleep(POLL).await;
+    // Watched before the first read: a write between the read and the wait still wakes it.
+    let watch = app
+        .store
+        .changes()
+        .map(|changes| changes.watch_run(&run.run_id));
+    let follow = Follow {
+        app,
+        run_id: run.run_id,
+        after,
+        queue: VecDeque::new(),
+        ended: false,
+        watch,
+    };
+    let events = futures_util::stream::unfold(follow, |mut follow| async move {
+        loop {
+            if let Some(next) = follow.queue.pop_front() {
+                return Some((Ok(next), follow));
+            }
+            if follow.ended {
+                return None;
+            }
+            follow.read().await?;
+            if follow.queue.is_empty() && !follow.ended {
+                follow.wait().await;
+            }
+        }
+    });
+    Ok(Sse::new(events).keep_alive(KeepAlive::default()))
+}
+
+/// Where a stream stands: what it sent, what it is about to send.
+struct Follow {
+    app: Arc<App>,
+    run_id: RunId,
+    /// The last checkpoint sent.
+    after: u64,
+    queue: VecDeque<Event>,
+    ended: bool,
+    watch: Option<RunWatch>,
+}
+
+impl Follow {
+    /// Queues the checkpoints after `after`, and `end` when the run has ended; `None` when the
+    /// run is gone or the store fails (the stream ends, and the client may rejoin).
+    async fn read(&mut self) -> Option<()> {
+        let store = &self.app.store;
+        // The status first: a run seen ended has written its last checkpoint.
+        let run = store.load_run(&self.run_id).await.ok()??;
+        if let Some(latest) = store.latest_checkpoint(&self.run_id).await.ok()?
+            && latest.id > self.after
+        {
+            for id in self.after + 1..latest.id {
+                if let Some(checkpoint) = store.checkpoint(&self.run_id, id).await.ok()? {
+                    self.queue.push_back(event(&checkpoint));
                 }
             }
-        },
-    );
-    Ok(Sse::new(events).keep_alive(KeepAlive::default()))
+            self.queue.push_back(event(&latest));
+            self.after = latest.id;
+        }
+        if run.status.is_ended() {
+            self.ended = true;
+            self.queue.push_back(end(&run));
+        }
+        Some(())
+    }
+
+    /// Until the run's next write (or, unheard, a while).
+    async fn wait(&mut self) {
+        match &mut self.watch {
+            Some(watch) => {
+                let _ = tokio::time::timeout(LOOK_AGAIN, watch.changed()).await;
+            }
+            None => tokio::time::sleep(POLL).await,
+        }
+    }
 }

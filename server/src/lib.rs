@@ -212,7 +212,8 @@ impl Server {
     /// A server of runs kept in `store`.
     pub fn builder(store: Arc<dyn RunQueue>) -> ServerBuilder {
         ServerBuilder {
-            store,
+            // Its writes wake the server's workers, waits and streams (see `Announced`).
+            store: trellis::checkpoint::Announced::wrap(store),
             graphs: Vec::new(),
             agents: BTreeMap::new(),
             workers: 2,

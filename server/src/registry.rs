@@ -104,8 +104,9 @@ where
     }
 
     fn spawn_worker(&self, stop: CancellationToken) -> tokio::task::JoinHandle<()> {
-        let worker = Worker::new(self.graph.clone(), Arc::clone(&self.store))
-            .with_poll_interval(std::time::Duration::from_millis(50));
+        // Woken when a run is queued here (the store announces it); the poll finds runs
+        // queued by other processes and leases that ran out.
+        let worker = Worker::new(self.graph.clone(), Arc::clone(&self.store));
         let stopper = worker.stopper();
         tokio::spawn(async move {
             let run = tokio::spawn(worker.run());

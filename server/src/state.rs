@@ -279,12 +279,25 @@ impl App {
         timeout: Duration,
     ) -> Result<RunRecord, ApiError> {
         let until = tokio::time::Instant::now() + timeout;
+        // Watched before the first read: a write between the read and the wait still wakes it.
+        let mut watch = self
+            .store
+            .changes()
+            .map(|changes| changes.watch_run(&RunId::from(run_id)));
         loop {
             let run = self.run(run_id).await?;
-            if run.status != RunStatus::Running || tokio::time::Instant::now() >= until {
+            let now = tokio::time::Instant::now();
+            if run.status != RunStatus::Running || now >= until {
                 return Ok(run);
             }
-            tokio::time::sleep(Duration::from_millis(25)).await;
+            match &mut watch {
+                // Woken by this process's writes; another process's are read a second later.
+                Some(watch) => {
+                    let wait = (until - now).min(Duration::from_secs(1));
+                    let _ = tokio::time::timeout(wait, watch.changed()).await;
+                }
+                None => tokio::time::sleep(Duration::from_millis(25)).await,
+            }
         }
     }
 }

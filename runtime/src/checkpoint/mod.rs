@@ -1,6 +1,7 @@
 //! The persistence contract: run records, checkpoints, and the `Checkpointer` every backend
 //! implements: in memory, SQLite (feature `sqlite`) and PostgreSQL (feature `postgres`).
 
+mod announce;
 mod memory;
 #[cfg(feature = "postgres")]
 mod postgres;
@@ -24,6 +25,7 @@ use crate::interrupt::Interrupt;
 use crate::node::NodeFailure;
 
 pub use crate::name::Name;
+pub use announce::{Announced, Changes, ReadyWatch, RunWatch};
 pub use memory::InMemoryCheckpointer;
 #[cfg(feature = "postgres")]
 pub use postgres::{PostgresCheckpointer, PostgresOptions};
@@ -602,6 +604,12 @@ pub trait Checkpointer: Send + Sync {
             .await?
             .into_iter()
             .find(|checkpoint| checkpoint.id == id))
+    }
+
+    /// Where waiters in this process hear of this store's writes, if it announces them
+    /// ([`Announced`]); `None` (the default) when waiters must look again by themselves.
+    fn changes(&self) -> Option<Arc<Changes>> {
+        None
     }
 }
 
