@@ -287,9 +287,123 @@ def build():
     emit("build", "builder", n, "node", median_of(samples(11), run) / n)
 
 
+# `server`'s graph, as `langgraph dev` loads it: a → b → c → ask, a question before `ask`.
+SERVER_GRAPH = """
+import operator
+from typing import Annotated, TypedDict
+
+from langgraph.graph import END, START, StateGraph
+
+
+class Approval(TypedDict):
+    x: Annotated[int, operator.add]
+
+
+def step(_state):
+    return {"x": 1}
+
+
+g = StateGraph(Approval)
+for name in ("a", "b", "c", "ask"):
+    g.add_node(name, step)
+g.add_edge(START, "a")
+g.add_edge("a", "b")
+g.add_edge("b", "c")
+g.add_edge("c", "ask")
+g.add_edge("ask", END)
+graph = g.compile(interrupt_before=["ask"])
+"""
+
+
+def server():
+    """LangGraph's development server (`langgraph dev`, its in-memory runtime: the store it
+    ships for local use) on trellis-bench's `server` cycle: a run created on a new thread and
+    waited for until it pauses before `ask` (one request, `/threads/{id}/runs/wait`, where
+    Trellis's client makes two). Rows under trellis's variant names and sizes; `measured` says
+    how many runs were timed."""
+    import asyncio
+    import socket
+    import subprocess
+    import uuid
+
+    import httpx
+
+    project = os.path.join(SCRATCH, "server")
+    os.makedirs(project, exist_ok=True)
+    with open(os.path.join(project, "graph.py"), "w") as out:
+        out.write(SERVER_GRAPH)
+    with open(os.path.join(project, "langgraph.json"), "w") as out:
+        json.dump({"dependencies": ["."], "graphs": {"approval": "./graph.py:graph"}}, out)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    cli = os.path.join(os.path.dirname(sys.executable), "langgraph")
+    log = open(os.path.join(project, "server.log"), "w")
+    process = subprocess.Popen([cli, "dev", "--port", str(port), "--no-browser", "--no-reload"],
+                               cwd=project, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(600):
+            try:
+                if httpx.get(f"{base}/ok", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if process.poll() is not None:
+                raise RuntimeError(f"langgraph dev exited: see {log.name}")
+            time.sleep(0.1)
+        else:
+            raise RuntimeError("langgraph dev did not answer /ok within a minute")
+
+        async def cycle(client):
+            started = time.perf_counter_ns()
+            response = await client.post(
+                f"/threads/{uuid.uuid4()}/runs/wait",
+                json={"assistant_id": "approval", "input": {"x": 0}, "if_not_exists": "create"})
+            response.raise_for_status()
+            values = response.json()
+            assert values.get("x") == 3, values
+            return time.perf_counter_ns() - started
+
+        async def measure(alone_runs, clients, per_client):
+            limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+            async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as client:
+                for _ in range(5):
+                    await cycle(client)
+                alone = [await cycle(client) for _ in range(alone_runs)]
+
+                async def one_client():
+                    return [await cycle(client) for _ in range(per_client)]
+
+                started = time.perf_counter_ns()
+                together = [t for times in await asyncio.gather(*(one_client() for _ in range(clients)))
+                            for t in times]
+                return alone, together, time.perf_counter_ns() - started
+
+        def quantile(times, q):
+            times = sorted(times)
+            return times[round((len(times) - 1) * q)]
+
+        alone_runs, per_client = (30, 10) if QUICK else (300, 80)
+        alone, together, wall = asyncio.run(measure(alone_runs, 50, per_client))
+        emit("server", "sqlite-1-client", 300, "run", quantile(alone, 0.5),
+             measured=len(alone), store="inmem")
+        emit("server", "sqlite-50-clients", 4000, "run", wall / len(together),
+             measured=len(together), runs_per_s=round(len(together) / (wall / 1e9)), store="inmem")
+        emit("server", "sqlite-50-p99", 4000, "run", quantile(together, 0.99),
+             measured=len(together), store="inmem")
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+
+
 WORKLOADS = [("chain", chain), ("loop", loop), ("fanout", fanout), ("memory", memory),
              ("loop_ckpt", loop_ckpt), ("growing_state", growing_state),
-             ("interrupt_resume", interrupt_resume), ("build", build)]
+             ("interrupt_resume", interrupt_resume), ("server", server), ("build", build)]
 
 if __name__ == "__main__":
     print(json.dumps({"versions": {"python": sys.version.split()[0],

@@ -74,6 +74,10 @@ fn every_workload_measures_something_sensible() {
     assert_eq!(variants("loop_ckpt"), ["sqlite-full", "sqlite-normal"]);
     assert_eq!(variants("interrupt_resume"), ["memory", "sqlite-full"]);
     assert_eq!(
+        variants("server"),
+        ["sqlite-1-client", "sqlite-50-clients", "sqlite-50-p99"]
+    );
+    assert_eq!(
         variants("compile"),
         ["chain", "chain", "mixed", "mixed", "forks", "forks"]
     );
@@ -100,7 +104,7 @@ fn every_workload_measures_something_sensible() {
     for row in &rows {
         let has_floor = !matches!(
             row.workload,
-            "memory" | "interrupt_resume" | "build" | "compile" | "tooling" | "editor"
+            "memory" | "interrupt_resume" | "server" | "build" | "compile" | "tooling" | "editor"
         );
         assert_eq!(
             row.baseline_ns.is_some(),

@@ -127,7 +127,7 @@ fn a_file_from_a_newer_schema_is_refused() {
     let error = SqliteCheckpointer::open(&path).unwrap_err();
     assert_eq!(
         error.to_string(),
-        "stored database schema is unreadable: schema version 99 is not one this build knows (it reads versions up to 5); use a newer trellis"
+        "stored database schema is unreadable: schema version 99 is not one this build knows (it reads versions up to 6); use a newer trellis"
     );
 }
 
@@ -220,6 +220,7 @@ const BACK_TO_SCHEMA_3: &str = "CREATE TABLE checkpoints_3 (
         c.detail, c.run_last_node, c.run_transitions
         FROM checkpoints c JOIN runs r ON r.seq = c.key >> 32;
     DROP TABLE checkpoints;
+    DROP INDEX runs_ready;
     DROP INDEX runs_seq;
     ALTER TABLE runs DROP COLUMN seq;
     ALTER TABLE checkpoints_3 RENAME TO checkpoints;

@@ -7,6 +7,7 @@ mod compile;
 mod editor;
 mod executor;
 mod interrupts;
+mod server;
 mod tooling;
 
 use std::path::PathBuf;
@@ -40,6 +41,7 @@ pub const WORKLOADS: &[&str] = &[
     "loop_ckpt",
     "growing_state",
     "interrupt_resume",
+    "server",
     "build",
     "compile",
     "tooling",
@@ -146,6 +148,7 @@ pub fn run(
             "loop_ckpt" => checkpoints::loop_ckpt(&mut bench, options.postgres.as_deref())?,
             "growing_state" => checkpoints::growing_state(&mut bench)?,
             "interrupt_resume" => interrupts::interrupt_resume(&mut bench)?,
+            "server" => server::server(&mut bench)?,
             "build" => build::build(&mut bench)?,
             "compile" => compile::compile(&mut bench)?,
             "tooling" => tooling::tooling(&mut bench)?,

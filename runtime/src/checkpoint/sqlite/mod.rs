@@ -98,6 +98,17 @@ fn write_transaction(connection: &mut Connection) -> Result<WriteTransaction<'_>
     })
 }
 
+/// The running runs of a graph, oldest first, with who holds them and until when: where a
+/// claim looks for a ready one. Read through the `runs_ready` index (schema 6).
+const QUEUED: &str = "SELECT run_id, owner, lease_until FROM runs
+    WHERE graph = ?1 AND status = 'running'
+    ORDER BY created_us, run_id";
+
+/// The running runs of a graph that someone holds, oldest first (`held_runs`).
+const HELD: &str = "SELECT run_id, owner FROM runs
+    WHERE graph = ?1 AND status = 'running' AND owner IS NOT NULL
+    ORDER BY created_us, run_id";
+
 /// The one row (or none) `sql` reads, through a statement parsed once per connection:
 /// rusqlite's `query_row` parses it anew on every call, which was most of a resume's reads.
 fn cached_row<T, P: rusqlite::Params>(
@@ -517,13 +528,7 @@ impl RunQueue for SqliteCheckpointer {
         self.with(move |connection| {
             let transaction = write_transaction(connection)?;
             let candidates: Vec<(String, Option<String>, Option<String>)> = {
-                let mut statement = transaction
-                    .prepare_cached(
-                        "SELECT run_id, owner, lease_until FROM runs
-                         WHERE graph = ?1 AND status = 'running'
-                         ORDER BY created_us, run_id",
-                    )
-                    .map_err(backend)?;
+                let mut statement = transaction.prepare_cached(QUEUED).map_err(backend)?;
                 let rows = statement
                     .query_map([&graph], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
                     .map_err(backend)?;
@@ -570,13 +575,7 @@ impl RunQueue for SqliteCheckpointer {
     async fn held_runs(&self, graph: &str) -> Result<Vec<(RunId, String)>, CheckpointError> {
         let graph = graph.to_owned();
         self.with(move |connection| {
-            let mut statement = connection
-                .prepare_cached(
-                    "SELECT run_id, owner FROM runs
-                     WHERE graph = ?1 AND status = 'running' AND owner IS NOT NULL
-                     ORDER BY created_us, run_id",
-                )
-                .map_err(backend)?;
+            let mut statement = connection.prepare_cached(HELD).map_err(backend)?;
             let rows = statement
                 .query_map([&graph], |r| {
                     Ok((RunId::from(r.get::<_, String>(0)?), r.get(1)?))
