@@ -40,6 +40,10 @@ pub(crate) struct RunFilter {
     pub(crate) status: Option<String>,
     pub(crate) limit: Option<usize>,
     pub(crate) offset: Option<usize>,
+    /// Whether each run comes with its state (`false` by default: a page of runs is a list to
+    /// choose from, and states can be large — a page of fifty once weighed 2 MB).
+    #[serde(default)]
+    pub(crate) state: bool,
 }
 
 /// The most runs one page lists.
@@ -94,8 +98,25 @@ impl App {
             .ok_or_else(|| ApiError::not_found(format!("no run is named `{run_id}`")))
     }
 
-    /// Runs newest first, filtered by graph and status, paged after filtering.
-    pub(crate) async fn runs(&self, filter: &RunFilter) -> Result<Vec<RunRecord>, ApiError> {
+    /// Runs newest first, filtered by graph and status, paged after filtering: each a summary
+    /// (the record without its `state`) unless the filter asks for states.
+    pub(crate) async fn runs(&self, filter: &RunFilter) -> Result<Vec<Value>, ApiError> {
+        let runs = self.records(filter).await?;
+        runs.into_iter()
+            .map(|run| {
+                let mut run = serde_json::to_value(run)
+                    .map_err(|e| ApiError::internal(format!("a run record as JSON: {e}")))?;
+                if !filter.state
+                    && let Some(fields) = run.as_object_mut()
+                {
+                    fields.remove("state");
+                }
+                Ok(run)
+            })
+            .collect()
+    }
+
+    async fn records(&self, filter: &RunFilter) -> Result<Vec<RunRecord>, ApiError> {
         let status = match filter.status.as_deref() {
             None => None,
             Some(text) => Some(parse_status(text)?),

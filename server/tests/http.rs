@@ -140,6 +140,11 @@ async fn the_same_flow_through_rest() {
     let (status, listed) = client.get("/runs?status=paused&limit=10").await;
     assert_eq!(status, 200);
     assert_eq!(listed[0]["run_id"], run_id.as_str());
+    // A list is of summaries: no state, unless asked for.
+    assert_eq!(listed[0].get("state"), None, "{listed}");
+    assert_eq!(listed[0]["interrupts"][0]["id"], "ask@2");
+    let (_, with_states) = client.get("/runs?status=paused&state=true").await;
+    assert_eq!(with_states[0]["state"]["done"], 1, "{with_states}");
     let (_, checkpoints) = client.get(&format!("/runs/{run_id}/checkpoints")).await;
     // `start`, then the step that led to the question: its checkpoint is the pause.
     assert_eq!(checkpoints.as_array().map(Vec::len), Some(2));
