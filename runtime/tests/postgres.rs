@@ -363,7 +363,7 @@ async fn corrupt_rows_and_a_newer_schema_are_clear_errors() {
         .unwrap_err();
     assert_eq!(
         error.to_string(),
-        "stored database schema is unreadable: schema version 99 is not one this build knows (it reads versions up to 2); use a newer trellis"
+        "stored database schema is unreadable: schema version 99 is not one this build knows (it reads versions up to 3); use a newer trellis"
     );
 }
 
@@ -442,6 +442,8 @@ async fn a_database_of_the_first_schema_is_brought_up_to_date_and_keeps_its_runs
         &url,
         &schema,
         "ALTER TABLE trellis_runs DROP COLUMN parent_run, DROP COLUMN parent_checkpoint;
+         DROP FUNCTION trellis_announce_run CASCADE;
+         DROP FUNCTION trellis_announce_checkpoint CASCADE;
          UPDATE trellis_schema SET version = 1",
     )
     .await;
@@ -562,4 +564,73 @@ async fn a_pause_inside_a_subgraph_is_resumed_by_another_os_process() {
         common::subgraphs::this_test_again(TEST, SECOND_PROCESS, format!("{schema}|{run_id}"))
     })
     .await;
+}
+
+/// Two processes on one database (two pools here): a run queued and stepped through one wakes
+/// the other's workers and watchers, through `LISTEN`/`NOTIFY`; writes in another schema (another
+/// application's tables) wake nobody.
+#[cfg_attr(
+    not(postgres_tests),
+    ignore = "needs PostgreSQL: set TRELLIS_TEST_POSTGRES_URL (`.ci/postgres start DIR` gives one)"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_process_s_writes_wake_this_one_s_waiters() {
+    let url = database_url();
+    let schema = fresh_schema();
+    let here = trellis::checkpoint::Announced::wrap(Arc::new(store_in(&url, &schema).await));
+    let there: Arc<dyn RunQueue> = Arc::new(store_in(&url, &schema).await);
+    let elsewhere: Arc<dyn RunQueue> = Arc::new(store_in(&url, &fresh_schema()).await);
+    let changes = here.changes().expect("announces");
+    let mut ready = changes.watch_ready("Approval");
+    let heard = |ready: &mut trellis::checkpoint::ReadyWatch| {
+        futures_util::FutureExt::now_or_never(ready.changed()).is_some()
+    };
+
+    // The listener connects in the background: runs are queued over there until one is heard.
+    let mut queued = None;
+    for _ in 0..60 {
+        queued = Some(
+            approval_graph(Arc::clone(&there))
+                .enqueue(ticket("t"))
+                .await
+                .unwrap(),
+        );
+        if tokio::time::timeout(Duration::from_millis(500), ready.changed())
+            .await
+            .is_ok()
+        {
+            break;
+        }
+    }
+    assert!(queued.is_some(), "runs were queued");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    heard(&mut ready); // what the attempts before the first heard one sent late
+    approval_graph(Arc::clone(&elsewhere))
+        .enqueue(ticket("x"))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        !heard(&mut ready),
+        "a run queued in another schema is not heard"
+    );
+
+    // A run queued and stepped by the other process wakes this one's workers and watchers.
+    let run_id = approval_graph(Arc::clone(&there))
+        .enqueue(ticket("t"))
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(30), ready.changed())
+        .await
+        .expect("the other process's queued run was heard");
+    let mut watch = changes.watch_run(&run_id);
+    let worker = Worker::new(approval_graph(Arc::clone(&there)), Arc::clone(&there));
+    while worker.run_once().await.unwrap().is_some() {}
+    tokio::time::timeout(Duration::from_secs(30), watch.changed())
+        .await
+        .expect("the other process's steps were heard");
+    assert_eq!(
+        here.load_run(&run_id).await.unwrap().unwrap().status,
+        RunStatus::Paused
+    );
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
-use trellis::checkpoint::SqliteCheckpointer;
+use trellis::checkpoint::{RunQueue, SqliteCheckpointer, StoreUrl};
 use trellis::{GraphState, RunId, interrupt::Decision};
 
 trellis::include_generated!("support");
@@ -167,7 +167,7 @@ const DEFAULT_DB: &str = "trellis.db";
 const USAGE: &str = "usage: support [start] [--text TEXT] [--db FILE]
        support resume RUN_ID (--approve | --reject REASON) [--db FILE]
        support demo [--text TEXT] [--approve | --reject REASON] [--db FILE]
-       support serve [--port PORT] [--host ADDR] [--token TOKEN] [--pace MS] [--db FILE]
+       support serve [--port PORT] [--host ADDR] [--token TOKEN] [--pace MS] [--db FILE|URL]
                      [--allow-host NAME[:PORT]]... [--allow-origin URL]...";
 
 /// What the command line asks for.
@@ -234,7 +234,7 @@ fn parse(args: Vec<String>) -> Result<(Command, PathBuf), String> {
 /// Serves the support graph over HTTP, its runs in `store` and executed by the server's
 /// workers, until Ctrl-C.
 async fn serve(
-    store: Arc<SqliteCheckpointer>,
+    store: Arc<dyn RunQueue>,
     options: trellis_server::ServeOptions,
     pace: std::time::Duration,
     db: &std::path::Path,
@@ -244,7 +244,7 @@ async fn serve(
         .build()?;
     let running = server.serve(options).await?;
     println!("listening on http://{}", running.local_addr());
-    println!("runs in {}; Ctrl-C stops", db.display());
+    println!("runs in {}; Ctrl-C stops", shown(db));
     running.wait().await;
     Ok(())
 }
@@ -303,7 +303,7 @@ fn report(outcome: &trellis::Outcome<Ticket>, db: &std::path::Path) {
         let db = if db == std::path::Path::new(DEFAULT_DB) {
             String::new()
         } else {
-            format!(" --db {}", db.display())
+            format!(" --db {}", shown(db))
         };
         println!("  cargo run -p support -- resume {run_id} --approve{db}");
         println!("  cargo run -p support -- resume {run_id} --reject \"reason\"{db}");
@@ -338,9 +338,29 @@ async fn main() -> std::process::ExitCode {
     }
 }
 
+/// Where runs live: one SQLite file (a paused run outlives this process), or — given a
+/// `postgres://` URL — a PostgreSQL database that several processes share.
+async fn open(
+    db: &std::path::Path,
+) -> Result<Arc<dyn RunQueue>, trellis::checkpoint::CheckpointError> {
+    match db.to_str() {
+        Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+            url.parse::<StoreUrl>()?.open().await
+        }
+        _ => Ok(Arc::new(SqliteCheckpointer::open(db)?)),
+    }
+}
+
+/// `db` as it may be printed: a PostgreSQL URL without its password.
+fn shown(db: &std::path::Path) -> String {
+    match db.to_str().map(str::parse::<StoreUrl>) {
+        Some(Ok(url @ StoreUrl::Postgres(_))) => url.to_string(),
+        _ => db.display().to_string(),
+    }
+}
+
 async fn run(command: Command, db: &std::path::Path) -> Result<(), Box<dyn std::error::Error>> {
-    // Runs live in one SQLite file: a paused run outlives this process.
-    let store = Arc::new(SqliteCheckpointer::open(db)?);
+    let store = open(db).await?;
     let graph = support::build(Desk::default()).with_checkpointer(Arc::clone(&store));
     let outcome = match command {
         Command::Serve(options, pace) => return serve(store, options, pace, db).await,

@@ -4,9 +4,9 @@
 //!
 //! [`Announced`] wraps any [`RunQueue`] and, after each write that succeeds, wakes whoever
 //! watches the run (and, when the run is left ready — `running` with nobody holding it — the
-//! workers of its graph). Writes made by other processes are not heard: with several processes
-//! on one PostgreSQL store, waiters still look again now and then (their poll interval), which
-//! also catches a lease that ran out.
+//! workers of its graph). Writes made by other processes are heard where the store can tell
+//! of them ([`Checkpointer::hear_others`]: PostgreSQL's `LISTEN`/`NOTIFY`); waiters still look
+//! again now and then (their poll interval), which also catches a lease that ran out.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -74,7 +74,7 @@ impl Changes {
         self.wrote(&run.run_id, &run.graph, is_ready(run));
     }
 
-    fn wrote(&self, run_id: &RunId, graph: &str, ready: bool) {
+    pub(crate) fn wrote(&self, run_id: &RunId, graph: &str, ready: bool) {
         if let Some(sender) = lock(&self.runs).get(run_id) {
             sender.send_modify(|writes| *writes = writes.wrapping_add(1));
         }
@@ -143,9 +143,11 @@ pub struct Announced {
 impl Announced {
     /// `store`, announcing its writes.
     pub fn new(store: Arc<dyn RunQueue>) -> Self {
+        let changes = Arc::new(Changes::default());
+        store.hear_others(&changes);
         Announced {
             inner: store,
-            changes: Arc::new(Changes::default()),
+            changes,
         }
     }
 

@@ -611,6 +611,13 @@ pub trait Checkpointer: Send + Sync {
     fn changes(&self) -> Option<Arc<Changes>> {
         None
     }
+
+    /// Has `changes` hear the writes other processes make to this store, where the store can
+    /// tell of them (PostgreSQL: `LISTEN`/`NOTIFY`, on a connection of its own for as long as
+    /// `changes` live); the default hears none. [`Announced`] calls it.
+    fn hear_others(&self, changes: &Arc<Changes>) {
+        let _ = changes;
+    }
 }
 
 /// A [`Checkpointer`] that is also a queue of ready runs: what a

@@ -1,9 +1,11 @@
 //! `PostgresCheckpointer`: runs and checkpoints in PostgreSQL, shared by workers on many
 //! machines; claims with `FOR UPDATE SKIP LOCKED`, steps fenced by owner.
 
+mod listen;
 mod rows;
 mod tls;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -20,7 +22,7 @@ use rows::{
 };
 
 /// The schema this build writes and reads (`trellis_schema.version`).
-const SCHEMA_VERSION: i32 = 2;
+const SCHEMA_VERSION: i32 = 3;
 
 /// Each step applied in order to bring a database from version `n` to `n + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -58,6 +60,25 @@ const MIGRATIONS: &[&str] = &[
     // 1 → 2: a branch's parent run and checkpoint (time travel).
     "ALTER TABLE trellis_runs ADD COLUMN parent_run text;
     ALTER TABLE trellis_runs ADD COLUMN parent_checkpoint bigint;",
+    // 2 → 3: every commit that writes a run or a checkpoint notifies `trellis:<schema>`, so
+    // that other processes' workers and watchers hear of it (see `listen`): `run_id graph
+    // ready|held` for a run (ready: running, and nobody holds it), `run_id` for a checkpoint.
+    "CREATE FUNCTION trellis_announce_run() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        PERFORM pg_notify('trellis:' || TG_TABLE_SCHEMA, NEW.run_id || ' ' || NEW.graph || ' '
+            || CASE WHEN NEW.status = 'running' AND NEW.owner IS NULL
+                    THEN 'ready' ELSE 'held' END);
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER trellis_runs_announce AFTER INSERT OR UPDATE ON trellis_runs
+        FOR EACH ROW EXECUTE FUNCTION trellis_announce_run();
+    CREATE FUNCTION trellis_announce_checkpoint() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        PERFORM pg_notify('trellis:' || TG_TABLE_SCHEMA, NEW.run_id);
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER trellis_checkpoints_announce AFTER INSERT OR UPDATE ON trellis_checkpoints
+        FOR EACH ROW EXECUTE FUNCTION trellis_announce_checkpoint();",
 ];
 
 /// How to connect: the pool's size, the schema the tables live in, timeouts.
@@ -104,6 +125,8 @@ impl Default for PostgresOptions {
 #[derive(Clone)]
 pub struct PostgresCheckpointer {
     pool: Pool,
+    /// The pool's settings, for the connection that hears other processes' writes.
+    listener: listen::Listener,
 }
 
 impl std::fmt::Debug for PostgresCheckpointer {
@@ -209,6 +232,10 @@ impl PostgresCheckpointer {
         let manager_config = ManagerConfig {
             recycling_method: RecyclingMethod::Fast,
         };
+        let listener = listen::Listener {
+            config: config.clone(),
+            tls: connector.clone(),
+        };
         let manager = match connector {
             Some(tls) => Manager::from_config(config, tls, manager_config),
             None => Manager::from_config(config, tokio_postgres::NoTls, manager_config),
@@ -217,7 +244,7 @@ impl PostgresCheckpointer {
             .max_size(options.max_connections.max(1))
             .build()
             .map_err(|error| CheckpointError::Backend(Box::new(error)))?;
-        let store = PostgresCheckpointer { pool };
+        let store = PostgresCheckpointer { pool, listener };
         if options.migrate {
             store.migrate(options.schema.as_deref()).await?;
         } else {
@@ -459,6 +486,10 @@ impl Checkpointer for PostgresCheckpointer {
         };
         let rows = self.query(CHECKPOINT, &[&run_id.as_str(), &id]).await?;
         rows.first().map(decode_checkpoint).transpose()
+    }
+
+    fn hear_others(&self, changes: &Arc<super::Changes>) {
+        self.listener.start(changes);
     }
 }
 
