@@ -6,8 +6,16 @@
 //! This is the one copy: `runtime/`, `cli/`, `bench/` and `examples/durable_counter/` each have a
 //! `build.rs` that is a symbolic link to it. A published package builds from its own folder (cargo
 //! refuses a `build = "../…"` path there), and `cargo package` stores a link's target, so each
-//! published crate carries a copy of this file while the repository keeps one.
+//! published crate carries a copy of this file while the repository keeps one. A package whose
+//! build script does more (`examples/support/`, which also compiles its graph) includes it as a
+//! module and calls [`gate`].
+#[allow(dead_code)] // as a module, `main` is not the build script's
 fn main() {
+    gate();
+}
+
+/// Says which PostgreSQL tests to build as run, not ignored.
+pub(crate) fn gate() {
     println!("cargo::rerun-if-env-changed=TRELLIS_TEST_POSTGRES_URL");
     println!("cargo::rerun-if-env-changed=TRELLIS_TEST_POSTGRES_CONTROL");
     println!("cargo::rerun-if-env-changed=CI");

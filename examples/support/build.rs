@@ -1,5 +1,10 @@
-//! Compiles the support graph into `OUT_DIR/support.rs` (included by `src/main.rs`).
+//! Compiles the support graph into `OUT_DIR/support.rs` (included by `src/main.rs`), and says
+//! whether the PostgreSQL soak test runs (the one gate every package shares).
+
+#[path = "../../.ci/postgres_gate.rs"]
+mod postgres_gate;
 
 fn main() -> Result<(), trellis_codegen::Error> {
+    postgres_gate::gate();
     trellis_codegen::compile(&["../graphs/support.graph"])
 }

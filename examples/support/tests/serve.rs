@@ -1,58 +1,13 @@
 //! `support serve` killed mid-run (SIGKILL, no chance to clean up) and started again on the same
 //! file: the run is picked up where its last checkpoint left it and completes, no step twice.
 
-use std::io::{BufRead, BufReader};
+mod common;
+
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use common::serve;
 use serde_json::{Value, json};
-
-/// A server process, killed (SIGKILL) when dropped, so a failing test leaves none behind.
-struct Server(Child);
-
-impl Server {
-    fn kill(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
-/// `support serve` on a free port over `db`, each node taking `pace_ms`; and its base URL.
-fn serve(db: &Path, pace_ms: u64) -> (Server, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_support"))
-        .args([
-            "serve",
-            "--port",
-            "0",
-            "--pace",
-            &pace_ms.to_string(),
-            "--db",
-        ])
-        .arg(db)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("the server starts");
-    let stdout = child.stdout.take().expect("its output");
-    let mut first = String::new();
-    let mut reader = BufReader::new(stdout);
-    reader.read_line(&mut first).expect("a line");
-    // Whatever it prints next is read too: a closed pipe would fail its next line.
-    std::thread::spawn(move || reader.lines().for_each(drop));
-    let url = first
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("not a listening line: {first:?}"))
-        .to_owned();
-    (Server(child), url)
-}
 
 async fn get(url: &str) -> Value {
     reqwest::get(url)
@@ -107,20 +62,7 @@ async fn a_server_killed_mid_run_and_restarted_completes_the_run() {
     assert_eq!(run["status"], "paused", "{run}");
     assert_eq!(run["state"]["drafts"], 1, "the draft was written once");
     let checkpoints = get(&format!("{url}/runs/{run_id}/checkpoints")).await;
-    // One `step` checkpoint per step: the step cut short by the kill ran again, it was not
-    // recorded twice. (The pause is checkpointed at the step it waits before.)
-    let steps: Vec<u64> = checkpoints
-        .as_array()
-        .expect("a list")
-        .iter()
-        .filter(|c| c["label"] == "step")
-        .filter_map(|c| c["step"].as_u64())
-        .collect();
-    assert_eq!(
-        steps,
-        (1..=steps.len() as u64).collect::<Vec<_>>(),
-        "{checkpoints}"
-    );
+    common::assert_each_step_once(&checkpoints);
 
     let answered = client
         .post(format!("{url}/runs/{run_id}/resume"))
