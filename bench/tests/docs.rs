@@ -57,6 +57,13 @@ fn the_readme_table_shows_every_workload_and_variant_and_no_other() {
     .expect("every workload runs");
     // Measured when a server is given, as it was for the table.
     printed.insert(("loop_ckpt".to_owned(), "postgres".to_owned()));
+    for variant in [
+        "postgres-1-client",
+        "postgres-50-clients",
+        "postgres-50-p99",
+    ] {
+        printed.insert(("server".to_owned(), variant.to_owned()));
+    }
     let readme = read("README.md");
     let table = table_rows(section(&readme, "\n## Performance\n"));
     assert_eq!(

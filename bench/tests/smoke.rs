@@ -75,7 +75,13 @@ fn every_workload_measures_something_sensible() {
     assert_eq!(variants("interrupt_resume"), ["memory", "sqlite-full"]);
     assert_eq!(
         variants("server"),
-        ["sqlite-1-client", "sqlite-50-clients", "sqlite-50-p99"]
+        [
+            "sqlite-1-client",
+            "sqlite-50-clients",
+            "sqlite-50-p99",
+            "sqlite-idle",
+            "sqlite-memory"
+        ]
     );
     assert_eq!(
         variants("compile"),
@@ -116,7 +122,10 @@ fn every_workload_measures_something_sensible() {
     }
     assert_eq!(
         skipped,
-        ["loop_ckpt postgres: skipped, no server given (--postgres URL)"]
+        [
+            "loop_ckpt postgres: skipped, no server given (--postgres URL)",
+            "server postgres: skipped, no server given (--postgres URL)"
+        ]
     );
 
     // The state grows by a 1 KB message a step, and each step writes all of it (in whole
@@ -164,4 +173,34 @@ fn loop_ckpt_measures_postgres_when_given_a_server() {
         .expect("a postgres row");
     assert!(postgres.baseline_ns.is_some_and(|ns| ns > 0.0));
     assert_eq!(postgres.extra.get("steps"), Some(&serde_json::json!(21)));
+}
+
+/// With a server, `server` measures its cycle on PostgreSQL too (not judged: the issue's
+/// targets are SQLite's).
+#[test]
+#[cfg_attr(
+    not(postgres_tests),
+    ignore = "needs PostgreSQL: set TRELLIS_TEST_POSTGRES_URL (`.ci/postgres start DIR` gives one)"
+)]
+fn server_measures_postgres_when_given_a_server() {
+    let url = std::env::var("TRELLIS_TEST_POSTGRES_URL")
+        .ok()
+        .filter(|url| !url.is_empty())
+        .expect("TRELLIS_TEST_POSTGRES_URL names a PostgreSQL server (CI must set it)");
+    let (rows, skipped) = smoke(&["server"], Some(url));
+    assert!(skipped.is_empty(), "{skipped:?}");
+    let postgres: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.variant.starts_with("postgres"))
+        .map(|r| r.variant.as_str())
+        .collect();
+    assert_eq!(
+        postgres,
+        [
+            "postgres-1-client",
+            "postgres-50-clients",
+            "postgres-50-p99"
+        ]
+    );
+    assert!(rows.iter().all(|r| r.trellis_ns > 0.0), "{rows:?}");
 }

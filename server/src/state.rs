@@ -312,9 +312,9 @@ impl App {
                 return Ok(run);
             }
             match &mut watch {
-                // Woken by this process's writes; another process's are read a second later.
+                // Woken by the writes the store announces; anything else is read a while later.
                 Some(watch) => {
-                    let wait = (until - now).min(Duration::from_secs(1));
+                    let wait = (until - now).min(crate::events::LOOK_AGAIN);
                     let _ = tokio::time::timeout(wait, watch.changed()).await;
                 }
                 None => tokio::time::sleep(Duration::from_millis(25)).await,

@@ -148,7 +148,7 @@ pub fn run(
             "loop_ckpt" => checkpoints::loop_ckpt(&mut bench, options.postgres.as_deref())?,
             "growing_state" => checkpoints::growing_state(&mut bench)?,
             "interrupt_resume" => interrupts::interrupt_resume(&mut bench)?,
-            "server" => server::server(&mut bench)?,
+            "server" => server::server(&mut bench, options.postgres.as_deref())?,
             "build" => build::build(&mut bench)?,
             "compile" => compile::compile(&mut bench)?,
             "tooling" => tooling::tooling(&mut bench)?,
