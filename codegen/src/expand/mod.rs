@@ -244,12 +244,15 @@ fn preamble(
         // The path's tokens stand where the source writes it, so that an unknown type is
         // reported there, not at the macro call.
         let ty = paths.place(path, &spans.state);
+        // A state type called `State` itself: inside the module the name is the alias's own
+        // (`pub type State = State;` is a cycle), so it is named where the module sees it.
+        let outside = if names_state(path) { "super::" } else { "" };
         put!(code, "#[allow(unused_imports)]");
         put!(code, "use super::*;");
         code.doc_line(format_args!(
             " The state this graph runs on (`state {path};`)."
         ));
-        put!(code, "pub type State = {ty};");
+        put!(code, "pub type State = {outside}{ty};");
         code.state_alias_written();
     }
     code.doc("The graph's name.");
@@ -267,6 +270,12 @@ fn preamble(
         code.doc("What a handler returns for the state `S` its handlers choose.");
         put!(code, "pub type NodeOutput<S> = {krate}::NodeOutput<S>;");
     }
+}
+
+/// Whether a state path's first segment is `State`, the name the module's alias takes.
+fn names_state(path: &str) -> bool {
+    let first = path.split("::").next().unwrap_or(path);
+    first.split('<').next().unwrap_or(first).trim() == "State"
 }
 
 /// `build` and `blueprint`: in a skeleton, bodies that are `unreachable!`.
@@ -349,5 +358,20 @@ pub(super) fn module_doc(code: &mut Lines<'_>, blueprint: &Blueprint, mode: Mode
             code.doc_line(format_args!(" {line}"));
         }
         code.doc("```");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::names_state;
+
+    #[test]
+    fn only_a_path_that_starts_with_state_is_named_from_outside() {
+        for path in ["State", "State<u8>", "State <u8>"] {
+            assert!(names_state(path), "{path}");
+        }
+        for path in ["my::State", "Work", "States", "crate::State", "Vec<State>"] {
+            assert!(!names_state(path), "{path}");
+        }
     }
 }
