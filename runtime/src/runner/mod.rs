@@ -104,7 +104,8 @@ pub enum StepOutcome {
     /// before it runs (`interrupt before`: this step ran, the next waits for the answer; a run
     /// that starts or resumes in front of such a node pauses without running anything).
     Paused(Vec<Interrupt>),
-    /// The run reached its end.
+    /// The run reached its end: the step that got there ran, and its update is in
+    /// [`Run::state`].
     Completed,
 }
 

@@ -82,6 +82,40 @@ impl<S: GraphState> Run<S> {
 
     /// Runs one super-step (the first call also records the run's start).
     ///
+    /// The step that ends the run is a step too: it returns [`StepOutcome::Completed`] (or
+    /// [`StepOutcome::Paused`]) *after* it ran, with its update in [`state`](Self::state). So a
+    /// loop that shows each step reads the state before it looks at the outcome — a
+    /// `while let Ok(StepOutcome::Stepped { .. })` loop would stop before showing the last one:
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use trellis::run::StepOutcome;
+    /// use trellis::{END, GraphBuilder, GraphState, NodeResult, START};
+    ///
+    /// #[derive(Clone, Default, serde::Serialize, serde::Deserialize, GraphState)]
+    /// struct Count { #[reducer(sum)] n: u32 }
+    ///
+    /// let mut graph = GraphBuilder::<Count>::new("Twice");
+    /// graph
+    ///     .add_node_fn("a", |_, _| async { Ok(NodeResult::Update(CountUpdate::default().n(1))) })
+    ///     .add_node_fn("b", |_, _| async { Ok(NodeResult::Update(CountUpdate::default().n(1))) })
+    ///     .add_edge(START, "a")
+    ///     .add_edge("a", "b")
+    ///     .add_edge("b", END);
+    /// let mut run = graph.compile()?.start(Count::default());
+    /// let mut seen = Vec::new();
+    /// loop {
+    ///     let outcome = run.step().await?;
+    ///     seen.push(run.state().n); // every step's state, the last one's too
+    ///     if !matches!(outcome, StepOutcome::Stepped { .. }) {
+    ///         break;
+    ///     }
+    /// }
+    /// assert_eq!(seen, [1, 2]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    ///
     /// # Errors
     /// [`RunError::Paused`] or [`RunError::Ended`] when the run cannot step; otherwise the error
     /// that failed the run, which is then recorded as failed with its last committed state.
