@@ -10,7 +10,7 @@ use crate::checkpoint::{
 use crate::errors::RunError;
 use crate::graph::CompiledGraph;
 use crate::id::{RunId, Timestamp};
-use crate::interrupt::Interrupt;
+use crate::interrupt::{Interrupt, InterruptPoint};
 use crate::runner::{Outcome, Run};
 use crate::state::GraphState;
 
@@ -31,7 +31,8 @@ pub struct Snapshot<S> {
     pub ran: Vec<Name>,
     /// The nodes of the next super-step: those its edges lead to, in declaration order, then
     /// the node of each branch sent to run in it, once per branch, in the order the branches
-    /// run (empty at the end).
+    /// run (empty at the end). At a pause, also the node each question resumes to
+    /// ([`resume_to`](crate::interrupt::InterruptRequest::resume_to)), once answered.
     pub next: Vec<Name>,
     /// Waiting joins some of whose sources are done: the node joined into → those sources, in
     /// declaration order (it runs once the rest are done too).
@@ -346,17 +347,30 @@ fn snapshot<S: GraphState>(checkpoint: Checkpoint) -> Result<Snapshot<S>, RunErr
         action: "read from",
         source,
     })?;
+    let mut next: Vec<Name> = checkpoint
+        .frontier
+        .into_iter()
+        .chain(checkpoint.sends.iter().map(|send| Name::from(&*send.node)))
+        .collect();
+    // A question asked inside a node names where its answer leads; the checkpoint's frontier
+    // is empty until the answer comes (a sent branch that asked is among the sends already).
+    for interrupt in &checkpoint.interrupts {
+        if let Some(to) = interrupt.request.resume_to.as_deref()
+            && interrupt.point == InterruptPoint::Node
+            && !interrupt.is_of_branch()
+            && to != crate::END
+            && !next.iter().any(|name| &**name == to)
+        {
+            next.push(Name::from(to));
+        }
+    }
     Ok(Snapshot {
         run_id: checkpoint.run_id,
         checkpoint: checkpoint.id,
         step: checkpoint.step,
         label: checkpoint.label,
         ran: checkpoint.nodes,
-        next: checkpoint
-            .frontier
-            .into_iter()
-            .chain(checkpoint.sends.iter().map(|send| Name::from(&*send.node)))
-            .collect(),
+        next,
         joins: checkpoint.joins,
         interrupts: checkpoint.interrupts,
         state,

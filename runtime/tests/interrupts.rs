@@ -371,6 +371,9 @@ async fn parallel_interrupts_each_get_an_id_and_resume_takes_an_answer_per_id() 
         ["quiet ran"],
         "the sibling kept its result"
     );
+    // The pause's snapshot names where the answers lead, as `next`.
+    let history = graph.history(paused.run_id()).await.unwrap();
+    assert_eq!(history[0].next, ["left_done", "right_done"]);
 
     let one = graph
         .resume(paused.run_id(), Answer::Approve)
