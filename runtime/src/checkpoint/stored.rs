@@ -1,0 +1,153 @@
+//! What the durable backends (SQLite, PostgreSQL) share: a checkpoint's detail as the one JSON
+//! column they keep it in, and the errors of stored values that cannot be read back.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use super::{
+    Checkpoint, CheckpointError, CheckpointLabel, CheckpointRef, Interrupt, Name, PendingUpdate,
+};
+use crate::id::{RunId, Timestamp};
+use crate::node::NodeFailure;
+
+/// The part of a checkpoint that durable backends keep as one JSON column.
+///
+/// Written borrowed from the checkpoint ([`Detail::of`]: serializing a step's detail copies
+/// nothing), read back owned.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct Detail<'c> {
+    pub(crate) nodes: Cow<'c, [Name]>,
+    pub(crate) frontier: Cow<'c, [Name]>,
+    pub(crate) visits: Cow<'c, BTreeMap<Name, u32>>,
+    /// Stored as `released` by earlier versions. Left out when empty (as every list below):
+    /// most steps approve nothing and fail nothing, and each checkpoint row is smaller for it.
+    #[serde(alias = "released", default, skip_serializing_if = "<[_]>::is_empty")]
+    pub(crate) approved: Cow<'c, [Name]>,
+    #[serde(default, skip_serializing_if = "<[_]>::is_empty")]
+    pub(crate) failures: Cow<'c, [NodeFailure]>,
+    #[serde(default, skip_serializing_if = "<[_]>::is_empty")]
+    pub(crate) interrupts: Cow<'c, [Interrupt]>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) joins: Cow<'c, BTreeMap<Name, Vec<Name>>>,
+    #[serde(default, skip_serializing_if = "<[_]>::is_empty")]
+    pub(crate) sends: Cow<'c, [crate::node::SendTo]>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) children: Cow<'c, BTreeMap<Name, RunId>>,
+    #[serde(default, skip_serializing_if = "<[_]>::is_empty")]
+    pub(crate) pending: Cow<'c, [PendingUpdate]>,
+    pub(crate) graph_fingerprint: Cow<'c, Name>,
+    pub(crate) state_type: Cow<'c, Name>,
+}
+
+impl<'c> Detail<'c> {
+    pub(crate) fn of(checkpoint: &'c Checkpoint) -> Self {
+        Detail {
+            nodes: Cow::Borrowed(&checkpoint.nodes),
+            frontier: Cow::Borrowed(&checkpoint.frontier),
+            visits: Cow::Borrowed(&checkpoint.visits),
+            approved: Cow::Borrowed(&checkpoint.approved),
+            failures: Cow::Borrowed(&checkpoint.failures),
+            interrupts: Cow::Borrowed(&checkpoint.interrupts),
+            joins: Cow::Borrowed(&checkpoint.joins),
+            sends: Cow::Borrowed(&checkpoint.sends),
+            children: Cow::Borrowed(&checkpoint.children),
+            pending: Cow::Borrowed(&checkpoint.pending),
+            graph_fingerprint: Cow::Borrowed(&checkpoint.graph_fingerprint),
+            state_type: Cow::Borrowed(&checkpoint.state_type),
+        }
+    }
+
+    /// The checkpoint whose detail this is, with the columns stored beside it.
+    pub(crate) fn into_checkpoint(self, columns: CheckpointColumns) -> Checkpoint {
+        Checkpoint {
+            id: columns.id,
+            run_id: columns.run_id,
+            step: columns.step,
+            nodes: self.nodes.into_owned(),
+            label: columns.label,
+            state: Arc::new(columns.state),
+            frontier: self.frontier.into_owned(),
+            visits: self.visits.into_owned(),
+            approved: self.approved.into_owned(),
+            failures: self.failures.into_owned(),
+            interrupts: self.interrupts.into_owned(),
+            joins: self.joins.into_owned(),
+            sends: self.sends.into_owned(),
+            children: self.children.into_owned(),
+            pending: self.pending.into_owned(),
+            graph_fingerprint: self.graph_fingerprint.into_owned(),
+            state_type: self.state_type.into_owned(),
+            created_at: columns.created_at,
+        }
+    }
+}
+
+/// A checkpoint's own columns, beside its [`Detail`].
+pub(crate) struct CheckpointColumns {
+    pub(crate) id: u64,
+    pub(crate) run_id: RunId,
+    pub(crate) step: u64,
+    pub(crate) label: CheckpointLabel,
+    pub(crate) state: serde_json::Value,
+    pub(crate) created_at: Timestamp,
+}
+
+/// A stored value that cannot be read back: `what` names the row and column.
+pub(crate) fn corrupt(what: impl Into<String>, reason: impl fmt::Display) -> CheckpointError {
+    CheckpointError::Corrupt {
+        what: what.into(),
+        reason: reason.to_string(),
+    }
+}
+
+/// A branch's parent as its two columns store it (both set, or neither); `what` names a column
+/// of the row for errors.
+pub(crate) fn parent_of(
+    run: Option<String>,
+    checkpoint: Option<i64>,
+    what: &dyn Fn(&str) -> String,
+) -> Result<Option<CheckpointRef>, CheckpointError> {
+    match (run, checkpoint) {
+        (Some(run), Some(checkpoint)) => Ok(Some(CheckpointRef {
+            run_id: RunId::from(run),
+            checkpoint: u64::try_from(checkpoint)
+                .map_err(|e| corrupt(what("parent_checkpoint"), e))?,
+        })),
+        (None, None) => Ok(None),
+        _ => Err(corrupt(
+            what("parent_run"),
+            "a parent run without its checkpoint, or the reverse",
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checkpoint::conformance;
+
+    #[test]
+    fn a_detail_leaves_empty_lists_out_and_reads_what_earlier_builds_wrote() {
+        let mut checkpoint = conformance::sample_checkpoint(&RunId::from("run"), 1);
+        checkpoint.approved.clear();
+        checkpoint.failures.clear();
+        checkpoint.sends.clear();
+        checkpoint.pending.clear();
+        let written = serde_json::to_string(&Detail::of(&checkpoint)).unwrap();
+        for empty in ["\"approved\"", "\"failures\"", "\"sends\"", "\"pending\""] {
+            assert!(!written.contains(empty), "{empty} in {written}");
+        }
+        let read: Detail<'static> = serde_json::from_str(&written).unwrap();
+        assert_eq!(serde_json::to_string(&read).unwrap(), written);
+
+        // Earlier builds spelled every list out, and called `approved` `released`.
+        let earlier = r#"{"nodes":["a"],"frontier":["b"],"visits":{"a":1},"released":["b"],"failures":[],"graph_fingerprint":"f","state_type":"T"}"#;
+        let read: Detail<'static> = serde_json::from_str(earlier).unwrap();
+        assert_eq!(read.approved.as_ref(), [Name::from("b")]);
+        assert!(read.failures.is_empty());
+    }
+}
