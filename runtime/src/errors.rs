@@ -5,7 +5,7 @@ use std::fmt;
 use trellis_graph::Code;
 
 use crate::checkpoint::CheckpointError;
-use crate::id::RunId;
+use crate::id::{RunId, ThreadId};
 use crate::node::NodeFailure;
 use crate::state::MergeConflict;
 
@@ -268,6 +268,33 @@ pub enum RunError {
         run_id: RunId,
         /// What it takes.
         expected: &'static str,
+    },
+    /// Threads are kept in the checkpointer, and the graph has none.
+    #[error("graph `{graph}` has no checkpointer to keep threads in")]
+    NoThreadStore {
+        /// The graph.
+        graph: String,
+    },
+    /// The checkpointer holds no thread by this id.
+    #[error("no thread {thread_id}")]
+    ThreadNotFound {
+        /// The thread.
+        thread_id: ThreadId,
+    },
+    /// A thread was created with an id that one already has.
+    #[error("thread {thread_id} already exists")]
+    ThreadExists {
+        /// The thread.
+        thread_id: ThreadId,
+    },
+    /// A run was started on a thread whose newest run is still running (or another run was
+    /// started on it at the same moment): the thread goes on from one run at a time.
+    #[error("thread {thread_id} is busy: its run {run_id} has not ended")]
+    ThreadBusy {
+        /// The thread.
+        thread_id: ThreadId,
+        /// The run it is busy with.
+        run_id: RunId,
     },
 }
 

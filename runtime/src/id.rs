@@ -285,9 +285,144 @@ impl PartialOrd<str> for RunId {
     }
 }
 
+/// The id of a thread: state that outlives a run ([`Thread`](crate::thread::Thread)). A new one
+/// is a ULID, as a run's; one chosen by a client (a LangGraph client sends UUIDs) is any text of
+/// 1 to 128 letters, digits and `-_.:` — what fits a URL's path and a log line as it is.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ThreadId(Arc<str>);
+
+/// Text that cannot be a [`ThreadId`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{text}` is not a thread id: {reason}")]
+pub struct InvalidThreadId {
+    /// The text, as given.
+    pub text: String,
+    /// What is wrong with it.
+    pub reason: &'static str,
+}
+
+impl ThreadId {
+    /// The longest id a thread may have.
+    pub const MAX_LEN: usize = 128;
+
+    /// A new id, greater than every run or thread id this process made before.
+    pub fn new() -> Self {
+        ThreadId(RunId::new().0)
+    }
+
+    /// `text` as a thread id, if it is one.
+    ///
+    /// ```
+    /// use trellis::ThreadId;
+    /// assert!(ThreadId::parse("2f9c1c4e-4b1a-4f53-9d4e-0c6f1e2a7b10").is_ok());
+    /// assert!(ThreadId::parse("a/b").is_err());
+    /// ```
+    ///
+    /// # Errors
+    /// [`InvalidThreadId`] for empty text, text longer than [`MAX_LEN`](Self::MAX_LEN), or a
+    /// character other than an ASCII letter, digit, `-`, `_`, `.` or `:`.
+    pub fn parse(text: &str) -> Result<Self, InvalidThreadId> {
+        let refuse = |reason| {
+            Err(InvalidThreadId {
+                text: text.to_owned(),
+                reason,
+            })
+        };
+        if text.is_empty() {
+            return refuse("it is empty");
+        }
+        if text.len() > Self::MAX_LEN {
+            return refuse("it is longer than 128 characters");
+        }
+        if !text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
+        {
+            return refuse("only ASCII letters, digits and `-_.:` may be in one");
+        }
+        Ok(ThreadId(text.into()))
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Default for ThreadId {
+    fn default() -> Self {
+        ThreadId::new()
+    }
+}
+
+impl fmt::Display for ThreadId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Debug for ThreadId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ThreadId({})", self.0)
+    }
+}
+
+impl std::str::FromStr for ThreadId {
+    type Err = InvalidThreadId;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        ThreadId::parse(text)
+    }
+}
+
+impl Serialize for ThreadId {
+    fn serialize<Ser: Serializer>(&self, serializer: Ser) -> Result<Ser::Ok, Ser::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for ThreadId {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        ThreadId::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn thread_ids_are_url_safe_text_of_1_to_128_characters() {
+        assert!(ThreadId::parse("2f9c1c4e-4b1a-4f53-9d4e-0c6f1e2a7b10").is_ok());
+        assert!(ThreadId::parse("user:42.chat_7").is_ok());
+        assert!(ThreadId::parse(&"a".repeat(128)).is_ok());
+        for (text, reason) in [
+            ("", "it is empty"),
+            (&*"a".repeat(129), "it is longer than 128 characters"),
+            (
+                "grüße",
+                "only ASCII letters, digits and `-_.:` may be in one",
+            ),
+            ("a/b", "only ASCII letters, digits and `-_.:` may be in one"),
+            ("a b", "only ASCII letters, digits and `-_.:` may be in one"),
+        ] {
+            assert_eq!(
+                ThreadId::parse(text).unwrap_err().reason,
+                reason,
+                "{text:?}"
+            );
+        }
+        let id = ThreadId::new();
+        assert_eq!(
+            ThreadId::parse(id.as_str()).unwrap(),
+            id,
+            "a new id is a valid one"
+        );
+        let json = serde_json::to_string(&id).unwrap();
+        assert_eq!(serde_json::from_str::<ThreadId>(&json).unwrap(), id);
+        assert!(serde_json::from_str::<ThreadId>("\"a/b\"").is_err());
+    }
 
     #[test]
     fn run_ids_increase_in_creation_order() {

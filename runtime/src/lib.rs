@@ -113,6 +113,7 @@ mod resume;
 mod runner;
 mod state;
 pub mod subgraph;
+pub mod thread;
 mod travel;
 pub mod worker;
 
@@ -121,7 +122,7 @@ pub mod worker;
 pub use builder::{END, GraphBuilder, START};
 pub use errors::{CompileError, RunError, RunFailure};
 pub use graph::{CompiledGraph, Visits};
-pub use id::RunId;
+pub use id::{InvalidThreadId, RunId, ThreadId};
 pub use node::{Command, Node, NodeContext, NodeError, NodeOutput, NodeResult, node_fn};
 pub use options::NodeOptions;
 pub use runner::Outcome;

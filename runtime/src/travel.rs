@@ -260,6 +260,7 @@ impl<S: GraphState> CompiledGraph<S> {
             record.run_id.clone(),
             record.created_at,
             record.parent,
+            record.thread,
             committed,
             last_id,
         )?;
@@ -303,6 +304,7 @@ impl<S: GraphState> CompiledGraph<S> {
             RunId::new(),
             Timestamp::now(),
             Some(parent),
+            None,
             source.clone(),
             0,
         )?;
@@ -341,7 +343,7 @@ impl<S: GraphState> CompiledGraph<S> {
     }
 }
 
-fn snapshot<S: GraphState>(checkpoint: Checkpoint) -> Result<Snapshot<S>, RunError> {
+pub(crate) fn snapshot<S: GraphState>(checkpoint: Checkpoint) -> Result<Snapshot<S>, RunError> {
     let state = S::deserialize(&*checkpoint.state).map_err(|source| RunError::State {
         run_id: checkpoint.run_id.clone(),
         action: "read from",
@@ -454,6 +456,7 @@ async fn copy_children(
                 run_id: child_from.clone(),
                 checkpoint: source.id,
             }),
+            thread: None,
         };
         store.save_step(copy, checkpoint.clone()).await?;
         Box::pin(copy_children(store, &source, &child_from, &child_to)).await?;

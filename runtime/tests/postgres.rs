@@ -363,7 +363,7 @@ async fn corrupt_rows_and_a_newer_schema_are_clear_errors() {
         .unwrap_err();
     assert_eq!(
         error.to_string(),
-        "stored database schema is unreadable: schema version 99 is not one this build knows (it reads versions up to 3); use a newer trellis"
+        "stored database schema is unreadable: schema version 99 is not one this build knows (it reads versions up to 4); use a newer trellis"
     );
 }
 
@@ -441,7 +441,9 @@ async fn a_database_of_the_first_schema_is_brought_up_to_date_and_keeps_its_runs
     tamper(
         &url,
         &schema,
-        "ALTER TABLE trellis_runs DROP COLUMN parent_run, DROP COLUMN parent_checkpoint;
+        "DROP TABLE trellis_threads;
+         ALTER TABLE trellis_runs DROP COLUMN thread_id;
+         ALTER TABLE trellis_runs DROP COLUMN parent_run, DROP COLUMN parent_checkpoint;
          DROP FUNCTION trellis_announce_run CASCADE;
          DROP FUNCTION trellis_announce_checkpoint CASCADE;
          UPDATE trellis_schema SET version = 1",
@@ -633,4 +635,15 @@ async fn another_process_s_writes_wake_this_one_s_waiters() {
         here.load_run(&run_id).await.unwrap().unwrap().status,
         RunStatus::Paused
     );
+}
+
+#[cfg_attr(
+    not(postgres_tests),
+    ignore = "needs PostgreSQL: set TRELLIS_TEST_POSTGRES_URL (`.ci/postgres start DIR` gives one)"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn threads_carry_state_and_run_one_at_a_time_on_postgres() {
+    let url = database_url();
+    let store: Arc<dyn Checkpointer> = Arc::new(store_in(&url, &fresh_schema()).await);
+    common::threads::all(store).await;
 }

@@ -8,6 +8,7 @@ mod editor;
 mod executor;
 mod interrupts;
 mod server;
+mod threads;
 mod tooling;
 
 use std::path::PathBuf;
@@ -40,6 +41,7 @@ pub const WORKLOADS: &[&str] = &[
     "memory",
     "loop_ckpt",
     "growing_state",
+    "thread_run",
     "interrupt_resume",
     "server",
     "build",
@@ -147,6 +149,7 @@ pub fn run(
             "memory" => executor::memory(&mut bench)?,
             "loop_ckpt" => checkpoints::loop_ckpt(&mut bench, options.postgres.as_deref())?,
             "growing_state" => checkpoints::growing_state(&mut bench)?,
+            "thread_run" => threads::thread_run(&mut bench)?,
             "interrupt_resume" => interrupts::interrupt_resume(&mut bench)?,
             "server" => server::server(&mut bench, options.postgres.as_deref())?,
             "build" => build::build(&mut bench)?,

@@ -14,8 +14,10 @@ use async_trait::async_trait;
 use rustc_hash::FxHashMap;
 use tokio::sync::watch;
 
-use super::{Checkpoint, CheckpointError, Checkpointer, RunQueue, RunRecord, RunStatus};
-use crate::id::{RunId, Timestamp};
+use super::{
+    Checkpoint, CheckpointError, Checkpointer, RunQueue, RunRecord, RunStatus, ThreadRecord,
+};
+use crate::id::{RunId, ThreadId, Timestamp};
 
 /// Who to wake on a store's writes: the watchers of each run, and the workers of each graph.
 ///
@@ -228,6 +230,58 @@ impl Checkpointer for Announced {
         id: u64,
     ) -> Result<Option<Checkpoint>, CheckpointError> {
         self.inner.checkpoint(run_id, id).await
+    }
+
+    // Threads: forwarded as they are (a run's writes, which announce, carry its thread).
+    async fn create_thread(&self, thread: &ThreadRecord) -> Result<bool, CheckpointError> {
+        self.inner.create_thread(thread).await
+    }
+
+    async fn load_thread(
+        &self,
+        thread_id: &ThreadId,
+    ) -> Result<Option<ThreadRecord>, CheckpointError> {
+        self.inner.load_thread(thread_id).await
+    }
+
+    async fn list_threads(
+        &self,
+        limit: usize,
+        offset: usize,
+    ) -> Result<Vec<ThreadRecord>, CheckpointError> {
+        self.inner.list_threads(limit, offset).await
+    }
+
+    async fn set_thread_metadata(
+        &self,
+        thread_id: &ThreadId,
+        metadata: &serde_json::Map<String, serde_json::Value>,
+        now: Timestamp,
+    ) -> Result<bool, CheckpointError> {
+        self.inner
+            .set_thread_metadata(thread_id, metadata, now)
+            .await
+    }
+
+    async fn move_thread_head(
+        &self,
+        thread_id: &ThreadId,
+        expected: Option<&RunId>,
+        head: &RunId,
+        now: Timestamp,
+    ) -> Result<bool, CheckpointError> {
+        self.inner
+            .move_thread_head(thread_id, expected, head, now)
+            .await
+    }
+
+    async fn thread_runs(
+        &self,
+        thread_id: &ThreadId,
+        limit: usize,
+        offset: usize,
+    ) -> Result<Vec<RunRecord>, CheckpointError> {
+        self.inner.thread_runs(thread_id, limit, offset).await
     }
 
     fn changes(&self) -> Option<Arc<Changes>> {

@@ -23,7 +23,7 @@ use serde_json::json;
 use super::{
     Checkpoint, CheckpointLabel, CheckpointRef, Checkpointer, RunQueue, RunRecord, RunStatus,
 };
-use crate::id::{RunId, Timestamp};
+use crate::id::{RunId, ThreadId, Timestamp};
 use crate::interrupt::{Interrupt, InterruptPoint, InterruptRequest};
 use crate::name::Name;
 use crate::node::{FailureKind, NodeFailure};
@@ -45,6 +45,8 @@ macro_rules! ensure {
         }
     };
 }
+
+mod threads;
 
 /// Runs every check, each on a fresh store from `fresh`; stops at the first failure.
 ///
@@ -68,7 +70,15 @@ where
     save_step_is_fenced(&fresh().await).await?;
     claim_next_hands_out_each_ready_run_once(&fresh().await).await?;
     renew_lease_only_for_the_owner(&fresh().await).await?;
-    held_runs_are_the_owned_running_ones(&fresh().await).await
+    held_runs_are_the_owned_running_ones(&fresh().await).await?;
+    threads::threads_round_trip(&fresh().await).await?;
+    threads::thread_head_moves_once(&fresh().await).await?;
+    threads::thread_runs_newest_first(&fresh().await).await
+}
+
+fn thread_id(text: &str) -> ThreadId {
+    // As `at`: the suite's own constants.
+    ThreadId::parse(text).unwrap_or_else(|e| panic!("conformance suite constant: {e}"))
 }
 
 fn at(text: &str) -> Timestamp {
@@ -136,6 +146,7 @@ pub fn sample_run(run_id: RunId, created_at: Timestamp) -> RunRecord {
             run_id: RunId::from("01JPARENT0000000000000000X"),
             checkpoint: 9_007_199_254_740_993,
         }),
+        thread: Some(thread_id("2f9c1c4e-4b1a-4f53-9d4e-0c6f1e2a7b10")),
     }
 }
 

@@ -5,8 +5,10 @@ use std::sync::{Mutex, MutexGuard};
 
 use async_trait::async_trait;
 
-use super::{Checkpoint, CheckpointError, Checkpointer, RunQueue, RunRecord, RunStatus};
-use crate::id::{RunId, Timestamp};
+use super::{
+    Checkpoint, CheckpointError, Checkpointer, RunQueue, RunRecord, RunStatus, ThreadRecord,
+};
+use crate::id::{RunId, ThreadId, Timestamp};
 
 /// Keeps runs and checkpoints in memory; everything is gone when it is dropped.
 ///
@@ -21,6 +23,15 @@ use crate::id::{RunId, Timestamp};
 #[derive(Debug, Default)]
 pub struct InMemoryCheckpointer {
     runs: Mutex<HashMap<RunId, Stored>>,
+    /// Locked after `runs` when both are (a run's first write joins its thread's list).
+    threads: Mutex<HashMap<ThreadId, StoredThread>>,
+}
+
+#[derive(Debug)]
+struct StoredThread {
+    record: ThreadRecord,
+    /// Its runs, in the order their first write reached the store.
+    runs: Vec<RunId>,
 }
 
 #[derive(Debug)]
@@ -39,6 +50,13 @@ impl InMemoryCheckpointer {
         // A panic elsewhere while holding the lock cannot leave a half-written entry: every
         // write below is an insert, a move or a clone, none of which panics.
         self.runs
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn threads(&self) -> MutexGuard<'_, HashMap<ThreadId, StoredThread>> {
+        // As `lock`: every write is an insert, an assignment or a push.
+        self.threads
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
@@ -63,6 +81,7 @@ fn overwrite(record: &mut RunRecord, from: &RunRecord) {
         owner,
         lease_until,
         parent,
+        thread,
     } = from;
     record.run_id.clone_from(run_id);
     record.graph.clone_from(graph);
@@ -78,6 +97,24 @@ fn overwrite(record: &mut RunRecord, from: &RunRecord) {
     record.owner.clone_from(owner);
     record.lease_until = *lease_until;
     record.parent.clone_from(parent);
+    record.thread.clone_from(thread);
+}
+
+/// `records` newest first by `key` (creation time, then id), skipping `offset`, at most
+/// `limit`: the page every list of this store returns.
+fn newest_page<'a, T: Clone, K: Ord>(
+    mut records: Vec<&'a T>,
+    key: impl Fn(&'a T) -> K,
+    limit: usize,
+    offset: usize,
+) -> Vec<T> {
+    records.sort_by_key(|r| std::cmp::Reverse(key(r)));
+    records
+        .into_iter()
+        .skip(offset)
+        .take(limit)
+        .cloned()
+        .collect()
 }
 
 impl Stored {
@@ -149,6 +186,11 @@ impl Checkpointer for InMemoryCheckpointer {
         let Some(stored) = runs.get_mut(&run.run_id) else {
             // A run's first write: nothing to fence against.
             let run_id = run.run_id.clone();
+            if let Some(thread) = &run.thread
+                && let Some(stored) = self.threads().get_mut(thread)
+            {
+                stored.runs.push(run_id.clone());
+            }
             runs.insert(
                 run_id,
                 Stored {
@@ -184,14 +226,13 @@ impl Checkpointer for InMemoryCheckpointer {
         offset: usize,
     ) -> Result<Vec<RunRecord>, CheckpointError> {
         let runs = self.lock();
-        let mut records: Vec<&RunRecord> = runs.values().map(|stored| &stored.record).collect();
-        records.sort_by(|a, b| (b.created_at, &b.run_id).cmp(&(a.created_at, &a.run_id)));
-        Ok(records
-            .into_iter()
-            .skip(offset)
-            .take(limit)
-            .cloned()
-            .collect())
+        let records = runs.values().map(|stored| &stored.record).collect();
+        Ok(newest_page(
+            records,
+            |r| (r.created_at, &r.run_id),
+            limit,
+            offset,
+        ))
     }
 
     async fn list_checkpoints(&self, run_id: &RunId) -> Result<Vec<Checkpoint>, CheckpointError> {
@@ -224,6 +265,102 @@ impl Checkpointer for InMemoryCheckpointer {
                 .ok()?;
             Some(stored.checkpoints[at].clone())
         }))
+    }
+
+    async fn create_thread(&self, thread: &ThreadRecord) -> Result<bool, CheckpointError> {
+        let mut threads = self.threads();
+        if threads.contains_key(&thread.thread_id) {
+            return Ok(false);
+        }
+        threads.insert(
+            thread.thread_id.clone(),
+            StoredThread {
+                record: thread.clone(),
+                runs: Vec::new(),
+            },
+        );
+        Ok(true)
+    }
+
+    async fn load_thread(
+        &self,
+        thread_id: &ThreadId,
+    ) -> Result<Option<ThreadRecord>, CheckpointError> {
+        Ok(self
+            .threads()
+            .get(thread_id)
+            .map(|stored| stored.record.clone()))
+    }
+
+    async fn list_threads(
+        &self,
+        limit: usize,
+        offset: usize,
+    ) -> Result<Vec<ThreadRecord>, CheckpointError> {
+        let threads = self.threads();
+        let records = threads.values().map(|s| &s.record).collect();
+        Ok(newest_page(
+            records,
+            |t| (t.created_at, &t.thread_id),
+            limit,
+            offset,
+        ))
+    }
+
+    async fn set_thread_metadata(
+        &self,
+        thread_id: &ThreadId,
+        metadata: &serde_json::Map<String, serde_json::Value>,
+        now: Timestamp,
+    ) -> Result<bool, CheckpointError> {
+        Ok(match self.threads().get_mut(thread_id) {
+            Some(stored) => {
+                stored.record.metadata.clone_from(metadata);
+                stored.record.updated_at = now;
+                true
+            }
+            None => false,
+        })
+    }
+
+    async fn move_thread_head(
+        &self,
+        thread_id: &ThreadId,
+        expected: Option<&RunId>,
+        head: &RunId,
+        now: Timestamp,
+    ) -> Result<bool, CheckpointError> {
+        Ok(match self.threads().get_mut(thread_id) {
+            Some(stored) if stored.record.head.as_ref() == expected => {
+                stored.record.head = Some(head.clone());
+                stored.record.updated_at = now;
+                true
+            }
+            _ => false,
+        })
+    }
+
+    async fn thread_runs(
+        &self,
+        thread_id: &ThreadId,
+        limit: usize,
+        offset: usize,
+    ) -> Result<Vec<RunRecord>, CheckpointError> {
+        let ids = match self.threads().get(thread_id) {
+            Some(stored) => stored.runs.clone(),
+            None => return Ok(Vec::new()),
+        };
+        let runs = self.lock();
+        let records = ids
+            .iter()
+            .filter_map(|id| runs.get(id).map(|stored| &stored.record))
+            .collect();
+        Ok(newest_page(
+            records,
+            |r| (r.created_at, &r.run_id),
+            limit,
+            offset,
+        ))
     }
 }
 
@@ -316,6 +453,7 @@ mod tests {
             owner: Some("first".into()),
             lease_until: None,
             parent: None,
+            thread: None,
         };
         let now = then.plus(Duration::from_secs(1));
         let claim = RunRecord {
@@ -336,6 +474,7 @@ mod tests {
                 run_id: RunId::new(),
                 checkpoint: 4,
             }),
+            thread: Some(ThreadId::new()),
         };
         let mut record = paused.clone();
         overwrite(&mut record, &claim);

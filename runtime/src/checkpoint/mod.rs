@@ -10,6 +10,7 @@ mod sqlite;
 mod store_url;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod stored;
+mod threads;
 
 #[cfg(any(test, feature = "test-util"))]
 pub mod conformance;
@@ -22,7 +23,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::id::{RunId, Timestamp};
+use crate::id::{RunId, ThreadId, Timestamp};
 use crate::interrupt::Interrupt;
 use crate::node::NodeFailure;
 
@@ -36,6 +37,7 @@ pub use sqlite::{Durability, SqliteCheckpointer};
 pub use store_url::StoreUrl;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use stored::{CheckpointColumns, Detail, corrupt, parent_of};
+pub use threads::ThreadRecord;
 
 /// Where a run stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -134,6 +136,10 @@ pub struct RunRecord {
     /// forked from. Never changes once written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<CheckpointRef>,
+    /// For a run started on a [`Thread`](crate::thread::Thread): the thread. Never changes once
+    /// written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread: Option<ThreadId>,
 }
 
 impl RunRecord {
@@ -392,6 +398,13 @@ pub enum CheckpointError {
         /// Who holds it now (`nobody` when it was released).
         owner: String,
     },
+    /// The store keeps no threads (a backend written before threads, which kept the
+    /// provided methods' default).
+    #[error("this checkpointer keeps no {what}")]
+    Unsupported {
+        /// What it does not keep.
+        what: &'static str,
+    },
     /// A store URL that cannot be opened.
     #[error("unsupported database URL `{url}`: {reason}")]
     Url {
@@ -492,6 +505,72 @@ pub trait Checkpointer: Send + Sync {
             .await?
             .into_iter()
             .find(|checkpoint| checkpoint.id == id))
+    }
+
+    /// Records a new thread; `false` (and nothing written) when one with its id exists. The
+    /// default refuses: the backends Trellis ships keep threads.
+    async fn create_thread(&self, thread: &ThreadRecord) -> Result<bool, CheckpointError> {
+        let _ = thread;
+        Err(CheckpointError::Unsupported { what: "threads" })
+    }
+
+    /// The thread's record, if there is one.
+    async fn load_thread(
+        &self,
+        thread_id: &ThreadId,
+    ) -> Result<Option<ThreadRecord>, CheckpointError> {
+        let _ = thread_id;
+        Err(CheckpointError::Unsupported { what: "threads" })
+    }
+
+    /// Threads, newest first by creation (ties broken by id, greatest first), skipping
+    /// `offset`, at most `limit`.
+    async fn list_threads(
+        &self,
+        limit: usize,
+        offset: usize,
+    ) -> Result<Vec<ThreadRecord>, CheckpointError> {
+        let _ = (limit, offset);
+        Err(CheckpointError::Unsupported { what: "threads" })
+    }
+
+    /// Replaces the thread's metadata and sets its `updated_at` to `now`; `false` when there is
+    /// no such thread.
+    async fn set_thread_metadata(
+        &self,
+        thread_id: &ThreadId,
+        metadata: &serde_json::Map<String, serde_json::Value>,
+        now: Timestamp,
+    ) -> Result<bool, CheckpointError> {
+        let _ = (thread_id, metadata, now);
+        Err(CheckpointError::Unsupported { what: "threads" })
+    }
+
+    /// Makes `head` the thread's newest run (and `now` its `updated_at`) only if its head is
+    /// still `expected`; returns whether it did. This is how a run starts on a thread: of two
+    /// started at once from the same head, one wins.
+    async fn move_thread_head(
+        &self,
+        thread_id: &ThreadId,
+        expected: Option<&RunId>,
+        head: &RunId,
+        now: Timestamp,
+    ) -> Result<bool, CheckpointError> {
+        let _ = (thread_id, expected, head, now);
+        Err(CheckpointError::Unsupported { what: "threads" })
+    }
+
+    /// The runs started on the thread, newest first by creation (ties broken by run id,
+    /// newest first), skipping `offset`, at most `limit`. Reading the newest costs the same on
+    /// a thread of one run and of thousands.
+    async fn thread_runs(
+        &self,
+        thread_id: &ThreadId,
+        limit: usize,
+        offset: usize,
+    ) -> Result<Vec<RunRecord>, CheckpointError> {
+        let _ = (thread_id, limit, offset);
+        Err(CheckpointError::Unsupported { what: "threads" })
     }
 
     /// Where waiters in this process hear of this store's writes, if it announces them

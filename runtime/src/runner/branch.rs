@@ -9,7 +9,7 @@ use crate::checkpoint::{Checkpoint, CheckpointLabel, CheckpointRef, Name, RunRec
 use crate::errors::RunError;
 use crate::event::Event;
 use crate::graph::CompiledGraph;
-use crate::id::{RunId, Timestamp};
+use crate::id::{RunId, ThreadId, Timestamp};
 use crate::state::GraphState;
 
 impl<S: GraphState> Run<S> {
@@ -20,6 +20,7 @@ impl<S: GraphState> Run<S> {
         run_id: RunId,
         created_at: Timestamp,
         parent: Option<CheckpointRef>,
+        thread: Option<ThreadId>,
         checkpoint: Checkpoint,
         last_id: u64,
     ) -> Result<Self, RunError> {
@@ -60,6 +61,7 @@ impl<S: GraphState> Run<S> {
             owner: None,
             lease_until: None,
             parent,
+            thread,
         };
         let mut run = Run::from_checkpoint(graph, record, checkpoint)?;
         run.ledger.checkpoints = last_id;
@@ -133,6 +135,20 @@ impl<S: GraphState> Run<S> {
         self.held.children.clear();
         self.held.pending.clear();
         self.progress.last_node = Some(index);
+        Ok(())
+    }
+
+    /// This new run, started on `thread` from its committed state: `input` is folded in by the
+    /// reducers as if the caller had written it before the first step (START's edges then
+    /// follow, seeing it).
+    pub(crate) fn on_thread(&mut self, thread: ThreadId, input: S::Update) -> Result<(), RunError> {
+        Arc::make_mut(&mut self.state)
+            .apply_one(crate::START, input)
+            .map_err(|conflict| RunError::MergeConflict {
+                step: self.progress.step,
+                conflict,
+            })?;
+        self.ledger.thread = Some(thread);
         Ok(())
     }
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::{LEASE, Phase};
 use crate::checkpoint::{CheckpointRef, PendingUpdate};
-use crate::id::{RunId, Timestamp};
+use crate::id::{RunId, ThreadId, Timestamp};
 use crate::interrupt::Interrupt;
 use crate::node::NodeFailure;
 
@@ -92,6 +92,8 @@ pub(super) struct Ledger {
     pub(super) lease: std::time::Duration,
     /// For a branch: the run and checkpoint it was forked from.
     pub(super) parent: Option<CheckpointRef>,
+    /// For a run started on a thread: the thread.
+    pub(super) thread: Option<ThreadId>,
 }
 
 impl Ledger {
@@ -103,6 +105,7 @@ impl Ledger {
             owner: Arc::clone(crate::owner::shared()),
             lease: LEASE,
             parent: None,
+            thread: None,
         }
     }
 }

@@ -95,6 +95,7 @@ impl<S: GraphState> Run<S> {
             owner: Some(Name::from(&self.ledger.owner)),
             lease_until: (status == RunStatus::Running).then(|| now.plus(self.ledger.lease)),
             parent: self.ledger.parent.clone(),
+            thread: self.ledger.thread.clone(),
         }
     }
 

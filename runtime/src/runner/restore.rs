@@ -135,6 +135,7 @@ impl<S: GraphState> Run<S> {
             owner: Arc::clone(crate::owner::shared()),
             lease: LEASE,
             parent: record.parent,
+            thread: record.thread,
         };
         Ok(Self::assemble(
             graph, run_id, state, work, held, progress, ledger,

@@ -9,10 +9,10 @@ use crate::checkpoint::{
     Checkpoint, CheckpointColumns, CheckpointError, Detail, RunRecord, RunStatus, corrupt,
     parent_of,
 };
-use crate::id::{RunId, Timestamp};
+use crate::id::{RunId, ThreadId, Timestamp};
 use crate::name::Name;
 
-/// A run record as bind parameters ($1–$16 of `UPSERT_RUN` and friends).
+/// A run record as bind parameters ($1–$17 of `UPSERT_RUN` and friends).
 pub(super) struct RunParams {
     pub(super) run_id: String,
     pub(super) graph: String,
@@ -30,6 +30,7 @@ pub(super) struct RunParams {
     pub(super) lease_until: Option<time::OffsetDateTime>,
     pub(super) parent_run: Option<String>,
     pub(super) parent_checkpoint: Option<i64>,
+    pub(super) thread_id: Option<String>,
 }
 
 impl RunParams {
@@ -55,10 +56,11 @@ impl RunParams {
             lease_until: run.lease_until.map(Timestamp::datetime),
             parent_run: run.parent.as_ref().map(|p| p.run_id.to_string()),
             parent_checkpoint: run.parent.as_ref().map(|p| big(p.checkpoint)),
+            thread_id: run.thread.as_ref().map(|t| t.as_str().to_owned()),
         })
     }
 
-    /// $1–$16, then `more` ($17…).
+    /// $1–$17, then `more` ($18…).
     pub(super) fn params<'a>(
         &'a self,
         more: &[&'a (dyn ToSql + Sync)],
@@ -80,6 +82,7 @@ impl RunParams {
             &self.lease_until,
             &self.parent_run,
             &self.parent_checkpoint,
+            &self.thread_id,
         ];
         params.extend_from_slice(more);
         params
@@ -90,14 +93,18 @@ impl RunParams {
 macro_rules! run_columns {
     () => {
         "run_id, graph, status, created_at, updated_at, last_node, steps, state, state_checkpoint,
-         interrupts, error, transitions, owner, lease_until, parent_run, parent_checkpoint"
+         interrupts, error, transitions, owner, lease_until, parent_run, parent_checkpoint,
+         thread_id"
     };
 }
+/// A run's thread never changes once written: the update keeps the stored one (and so types
+/// `$17`, which every statement taking these parameters must).
 macro_rules! run_updates {
     () => {
         "graph = $2, status = $3, updated_at = $5, last_node = $6, steps = $7, state = $8,
          state_checkpoint = $9, interrupts = $10, error = $11, transitions = $12, owner = $13,
-         lease_until = $14, parent_run = $15, parent_checkpoint = $16"
+         lease_until = $14, parent_run = $15, parent_checkpoint = $16,
+         thread_id = COALESCE(trellis_runs.thread_id, $17)"
     };
 }
 macro_rules! upsert_run {
@@ -106,7 +113,7 @@ macro_rules! upsert_run {
             "INSERT INTO trellis_runs (",
             run_columns!(),
             ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
-                $16)
+                $16, $17)
              ON CONFLICT (run_id) DO UPDATE SET ",
             run_updates!()
         )
@@ -118,7 +125,7 @@ macro_rules! upsert_run {
 pub(super) const CLAIM_RUN: &str = concat!(
     "UPDATE trellis_runs SET ",
     run_updates!(),
-    " WHERE run_id = $1 AND status = $17 AND $4::timestamptz IS NOT NULL"
+    " WHERE run_id = $1 AND status = $18 AND $4::timestamptz IS NOT NULL"
 );
 
 pub(super) const TAKE_OVER: &str = "UPDATE trellis_runs
@@ -133,7 +140,7 @@ pub(super) const SAVE_STEP: &str = concat!(
     upsert_run!(),
     " WHERE trellis_runs.owner IS NOT DISTINCT FROM excluded.owner RETURNING run_id)
     INSERT INTO trellis_checkpoints (run_id, id, step, label, created_at, state, detail)
-    SELECT run_id, $17, $18, $19, $20, $21, $22 FROM run
+    SELECT run_id, $18, $19, $20, $21, $22, $23 FROM run
     ON CONFLICT (run_id, id) DO UPDATE SET step = excluded.step, label = excluded.label,
         created_at = excluded.created_at, state = excluded.state, detail = excluded.detail"
 );
@@ -161,11 +168,13 @@ macro_rules! select_run {
     () => {
         "SELECT r.run_id, r.graph, r.status, r.created_at, r.updated_at, r.last_node,
             COALESCE(r.state, c.state), r.interrupts, r.error, r.steps, r.transitions, r.owner,
-            r.lease_until, r.parent_run, r.parent_checkpoint
+            r.lease_until, r.parent_run, r.parent_checkpoint, r.thread_id
         FROM trellis_runs r
         LEFT JOIN trellis_checkpoints c ON c.run_id = r.run_id AND c.id = r.state_checkpoint"
     };
 }
+
+pub(super) use select_run;
 
 pub(super) const LOAD_RUN: &str = concat!(select_run!(), " WHERE r.run_id = $1");
 pub(super) const LIST_RUNS: &str = concat!(
@@ -249,6 +258,9 @@ pub(super) fn decode_run(row: &Row) -> Result<RunRecord, CheckpointError> {
         lease_until: column::<Option<time::OffsetDateTime>>(row, 12, &what)?
             .map(Timestamp::from_datetime),
         parent: parent_of(column(row, 13, &what)?, column(row, 14, &what)?, &what)?,
+        thread: column::<Option<String>>(row, 15, &what)?
+            .map(|t| ThreadId::parse(&t).map_err(|e| corrupt(what("thread_id"), e)))
+            .transpose()?,
         run_id: RunId::from(run_id.clone()),
     })
 }

@@ -6,8 +6,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::{Checkpoint, CheckpointError, Checkpointer, RunQueue, RunRecord, RunStatus, corrupt};
-use crate::id::{RunId, Timestamp};
+use super::{
+    Checkpoint, CheckpointError, Checkpointer, RunQueue, RunRecord, RunStatus, ThreadRecord,
+    corrupt,
+};
+use crate::id::{RunId, ThreadId, Timestamp};
 use rows::{
     SELECT_CHECKPOINT, SELECT_RUN, SELECT_STORED, Stored, checkpoint_row, decode_checkpoint,
     decode_run, decode_stored, insert_checkpoint, run_row, upsert_run,
@@ -15,6 +18,7 @@ use rows::{
 
 mod rows;
 mod schema;
+mod threads;
 
 /// How hard SQLite makes each commit durable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -511,6 +515,54 @@ impl Checkpointer for SqliteCheckpointer {
             .transpose()
         })
         .await
+    }
+
+    async fn create_thread(&self, thread: &ThreadRecord) -> Result<bool, CheckpointError> {
+        self.create_thread_row(thread).await
+    }
+
+    async fn load_thread(
+        &self,
+        thread_id: &ThreadId,
+    ) -> Result<Option<ThreadRecord>, CheckpointError> {
+        self.load_thread_row(thread_id).await
+    }
+
+    async fn list_threads(
+        &self,
+        limit: usize,
+        offset: usize,
+    ) -> Result<Vec<ThreadRecord>, CheckpointError> {
+        self.list_thread_rows(limit, offset).await
+    }
+
+    async fn set_thread_metadata(
+        &self,
+        thread_id: &ThreadId,
+        metadata: &serde_json::Map<String, serde_json::Value>,
+        now: Timestamp,
+    ) -> Result<bool, CheckpointError> {
+        self.set_thread_metadata_row(thread_id, metadata, now).await
+    }
+
+    async fn move_thread_head(
+        &self,
+        thread_id: &ThreadId,
+        expected: Option<&RunId>,
+        head: &RunId,
+        now: Timestamp,
+    ) -> Result<bool, CheckpointError> {
+        self.move_thread_head_row(thread_id, expected, head, now)
+            .await
+    }
+
+    async fn thread_runs(
+        &self,
+        thread_id: &ThreadId,
+        limit: usize,
+        offset: usize,
+    ) -> Result<Vec<RunRecord>, CheckpointError> {
+        self.thread_run_rows(thread_id, limit, offset).await
     }
 }
 

@@ -10,7 +10,7 @@ use crate::checkpoint::{
     Checkpoint, CheckpointColumns, CheckpointError, Detail, RunRecord, RunStatus, corrupt,
     parent_of,
 };
-use crate::id::{RunId, Timestamp};
+use crate::id::{RunId, ThreadId, Timestamp};
 use crate::name::Name;
 
 /// The columns of a run record, ready to bind.
@@ -33,6 +33,7 @@ pub(super) struct RunRow {
     pub(super) lease_until: Option<String>,
     pub(super) parent_run: Option<String>,
     pub(super) parent_checkpoint: Option<i64>,
+    pub(super) thread_id: Option<String>,
 }
 
 /// The run's columns; with `same_as`, the state is not written again but read from that
@@ -63,16 +64,18 @@ pub(super) fn run_row(run: &RunRecord, same_as: Option<i64>) -> Result<RunRow, C
             .parent
             .as_ref()
             .map(|p| i64::try_from(p.checkpoint).unwrap_or(i64::MAX)),
+        thread_id: run.thread.as_ref().map(|t| t.as_str().to_owned()),
     })
 }
 
 /// A new row takes the next run number (`seq`, which keys its checkpoints); a write to an
-/// existing row keeps the row's own (the update leaves `seq` out).
+/// existing row keeps the row's own (the update leaves `seq` out), and its thread, which never
+/// changes.
 pub(super) const UPSERT_RUN: &str =
     "INSERT INTO runs (run_id, graph, status, created_at, created_us,
         updated_at, last_node, steps, state, state_checkpoint, interrupts, error, transitions,
-        owner, lease_until, parent_run, parent_checkpoint, seq)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+        owner, lease_until, parent_run, parent_checkpoint, thread_id, seq)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
         (SELECT COALESCE(max(seq), 0) + 1 FROM runs))
     ON CONFLICT (run_id) DO UPDATE SET graph = excluded.graph, status = excluded.status,
         updated_at = excluded.updated_at, last_node = excluded.last_node, steps = excluded.steps,
@@ -103,7 +106,8 @@ pub(super) fn upsert_run(connection: &Connection, row: &RunRow) -> Result<(), Ch
                 row.owner,
                 row.lease_until,
                 row.parent_run,
-                row.parent_checkpoint
+                row.parent_checkpoint,
+                row.thread_id
             ])
         })
         .map_err(backend)?;
@@ -239,7 +243,7 @@ pub(super) const SELECT_RUN: &str = "SELECT r.run_id, r.graph, r.status, r.creat
     CASE WHEN p.id IS NULL THEN r.last_node ELSE p.run_last_node END,
     COALESCE(p.state, r.state, c.state), r.interrupts, r.error,
     COALESCE(p.step, r.steps), COALESCE(p.run_transitions, r.transitions),
-    r.owner, r.lease_until, r.parent_run, r.parent_checkpoint
+    r.owner, r.lease_until, r.parent_run, r.parent_checkpoint, r.thread_id
     FROM runs r
     LEFT JOIN checkpoints c ON c.key = (r.seq << 32) + r.state_checkpoint
     LEFT JOIN checkpoints p ON p.key = (SELECT key FROM checkpoints
@@ -256,6 +260,7 @@ pub(super) fn decode_run(row: &Row<'_>) -> rusqlite::Result<Result<RunRecord, Ch
     let lease_until: Option<String> = row.get(12)?;
     let parent_run: Option<String> = row.get(13)?;
     let parent_checkpoint: Option<i64> = row.get(14)?;
+    let thread: Option<String> = row.get(15)?;
     Ok((|| {
         let [
             run_id,
@@ -299,6 +304,9 @@ pub(super) fn decode_run(row: &Row<'_>) -> rusqlite::Result<Result<RunRecord, Ch
                 .map(|t| Timestamp::parse(&t).map_err(|e| corrupt(what("lease_until"), e)))
                 .transpose()?,
             parent: parent_of(parent_run, parent_checkpoint, &what)?,
+            thread: thread
+                .map(|t| ThreadId::parse(&t).map_err(|e| corrupt(what("thread_id"), e)))
+                .transpose()?,
             run_id: RunId::from(run_id.clone()),
         })
     })())
@@ -429,6 +437,7 @@ mod tests {
             owner: Some("me".into()),
             lease_until: Some(now.plus(lease)),
             parent: None,
+            thread: None,
         }
     }
 
