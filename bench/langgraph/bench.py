@@ -243,6 +243,35 @@ def growing_state():
             f"bytes_at_step_{early}": pick(0, 1), f"bytes_at_step_{late}": pick(1, 1)})
 
 
+class Turns(TypedDict):
+    turns: Annotated[int, operator.add]
+    said: str
+
+
+def thread_run():
+    runs = 5000
+    g = StateGraph(Turns)
+    g.add_node("reply", lambda _state: {"turns": 1})
+    g.add_edge(START, "reply")
+    g.add_edge("reply", END)
+    app = g.compile(checkpointer=sqlite_saver(os.path.join(SCRATCH, "threads.db"), "NORMAL"))
+    long, short = thread("long"), thread("short")
+    for _ in range(runs):
+        app.invoke({"turns": 0}, long, durability="sync")
+    app.invoke({"turns": 0}, short, durability="sync")
+
+    def turn(config):
+        started = time.perf_counter_ns()
+        app.invoke({"said": "hi"}, config, durability="sync")
+        app.get_state(config)
+        return time.perf_counter_ns() - started
+
+    ours = median_of(samples(31), lambda: turn(long))
+    assert app.get_state(long).values["turns"] > runs
+    emit("thread_run", "sqlite-normal", runs, "run", ours,
+         short_thread_ns=median_of(samples(31), lambda: turn(short)))
+
+
 class Approval(TypedDict):
     x: Annotated[int, operator.add]
 
@@ -402,7 +431,7 @@ def server():
 
 
 WORKLOADS = [("chain", chain), ("loop", loop), ("fanout", fanout), ("memory", memory),
-             ("loop_ckpt", loop_ckpt), ("growing_state", growing_state),
+             ("loop_ckpt", loop_ckpt), ("growing_state", growing_state), ("thread_run", thread_run),
              ("interrupt_resume", interrupt_resume), ("server", server), ("build", build)]
 
 if __name__ == "__main__":

@@ -1,9 +1,14 @@
-//! Cancelling a run from outside: a token checked between super-steps and raced against nodes.
+//! Cancelling a run from outside: a token checked between super-steps and raced against nodes,
+//! and a stored run cancelled through its record, wherever it executes.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::sync::Notify;
+
+use crate::checkpoint::{Checkpointer, RunRecord, RunStatus};
+use crate::errors::RunError;
+use crate::id::{RunId, Timestamp};
 
 /// Cancels the runs it was given to. Clones share one flag.
 ///
@@ -47,5 +52,51 @@ impl CancellationToken {
             }
             notified.await;
         }
+    }
+}
+
+/// Cancels a stored run that has not ended — queued, paused, or executing in any process: its
+/// record becomes `cancelled` with `reason` as its error, and a process executing it is fenced
+/// out at its next checkpoint (the step it has in flight is never committed). Returns the
+/// record as written. What the run committed stays; [`retry`](crate::CompiledGraph::retry)
+/// takes it up again.
+///
+/// # Errors
+/// [`RunError::RunNotFound`]; [`RunError::NotCancellable`] for a run that has ended; the
+/// checkpointer's error.
+pub async fn cancel_stored(
+    store: &dyn Checkpointer,
+    run_id: &RunId,
+    reason: &str,
+) -> Result<RunRecord, RunError> {
+    loop {
+        let run = store
+            .load_run(run_id)
+            .await?
+            .ok_or_else(|| RunError::RunNotFound {
+                run_id: run_id.clone(),
+            })?;
+        let mut cancelled = run.clone();
+        cancelled.status = RunStatus::Cancelled;
+        cancelled.error = Some(reason.to_owned());
+        cancelled.owner = None;
+        cancelled.lease_until = None;
+        cancelled.interrupts.clear();
+        cancelled.updated_at = Timestamp::now();
+        let done = match run.status {
+            RunStatus::Completed | RunStatus::Failed | RunStatus::Cancelled => {
+                return Err(RunError::NotCancellable {
+                    run_id: run.run_id,
+                    status: run.status,
+                });
+            }
+            RunStatus::Paused => store.claim_run(&cancelled, RunStatus::Paused).await?,
+            RunStatus::Running => store.take_over(&cancelled, run.owner.as_deref()).await?,
+        };
+        if done {
+            return Ok(cancelled);
+        }
+        // The run moved on between the read and the write (a step, a claim): each lost race is
+        // a change the run made, so this ends when it ends or holds still long enough.
     }
 }

@@ -275,6 +275,14 @@ pub enum RunError {
         /// The graph.
         graph: String,
     },
+    /// A stored run that has ended cannot be cancelled.
+    #[error("run {run_id} already {status}; there is nothing to cancel")]
+    NotCancellable {
+        /// The run.
+        run_id: RunId,
+        /// Where it ended.
+        status: crate::checkpoint::RunStatus,
+    },
     /// The checkpointer holds no thread by this id.
     #[error("no thread {thread_id}")]
     ThreadNotFound {

@@ -139,7 +139,7 @@ pub use trellis_macros::{graph, include_graph};
 /// Driving a run step by step: the run, what one step did, cancelling it, its clock, and its
 /// history ([`CompiledGraph::history`]).
 pub mod run {
-    pub use crate::cancel::CancellationToken;
+    pub use crate::cancel::{CancellationToken, cancel_stored};
     pub use crate::id::{Timestamp, TimestampError};
     pub use crate::runner::{Run, StepOutcome};
     pub use crate::travel::Snapshot;

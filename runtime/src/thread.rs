@@ -3,11 +3,13 @@
 //! appends a message and goes on.
 //!
 //! A thread is a record in the checkpointer ([`ThreadRecord`]) and the runs that name it
-//! ([`RunRecord::thread`]); its history is its runs' checkpoints, newest first. One run at a
-//! time: a run started while the thread's newest run is still running is refused
-//! ([`RunError::ThreadBusy`]), and of two started at once from the same state one wins. A
-//! run started while the newest one is paused goes on from the pause's state and leaves the
-//! question unanswered (as LangGraph does for new input on an interrupted thread).
+//! ([`RunRecord::thread`]), each naming the checkpoint it went on from as its parent; its
+//! history is that chain, newest first. One run at a time: of two started at once from the
+//! same state one wins, and a run started while the thread's newest run is still running does
+//! what its [`Multitask`] says — refused, the running run interrupted or rolled back, or
+//! waiting for it. A run started while the newest one is paused goes on from the pause's state
+//! and leaves the question unanswered (as LangGraph does for new input on an interrupted
+//! thread).
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
@@ -47,7 +49,10 @@
 
 use std::sync::Arc;
 
-use crate::checkpoint::{Checkpointer, RunRecord, RunStatus, ThreadRecord};
+use serde::{Deserialize, Serialize};
+
+use crate::cancel::cancel_stored;
+use crate::checkpoint::{CheckpointRef, Checkpointer, RunRecord, RunStatus, ThreadRecord};
 use crate::errors::RunError;
 use crate::graph::CompiledGraph;
 use crate::id::{RunId, ThreadId, Timestamp};
@@ -189,47 +194,68 @@ impl<S: GraphState> Thread<S> {
         }
     }
 
-    /// The thread's checkpoints with their states, newest first — its newest run's, then the
-    /// run's before it, and so on — at most `limit`.
+    /// The thread's checkpoints with their states, newest first — its newest run's, then
+    /// those of the run it went on from, from the checkpoint it went on from down, and so on —
+    /// at most `limit`. A run set aside by a [`Multitask::Rollback`] is not among them.
     ///
     /// # Errors
     /// As [`state`](Self::state).
     pub async fn history(&self, limit: usize) -> Result<Vec<Snapshot<S>>, RunError> {
-        // Runs are read a page at a time: a long thread's history is read only as far back as
-        // it is wanted.
-        const PAGE: usize = 16;
-        let mut snapshots = Vec::new();
-        let mut offset = 0;
-        while snapshots.len() < limit {
-            let runs = self.runs(PAGE, offset).await?;
-            for run in &runs {
-                for checkpoint in self
-                    .store
-                    .list_checkpoints(&run.run_id)
-                    .await?
-                    .into_iter()
-                    .rev()
-                {
-                    if snapshots.len() == limit {
-                        return Ok(snapshots);
-                    }
-                    snapshots.push(snapshot(checkpoint)?);
-                }
-            }
-            if runs.len() < PAGE {
-                break;
-            }
-            offset += PAGE;
+        match self.runs(1, 0).await?.pop() {
+            Some(newest) => self.graph.history_at_most(&newest.run_id, limit).await,
+            None => Ok(Vec::new()),
         }
-        Ok(snapshots)
     }
+}
+
+/// What a run started on a thread does when the thread's newest run is still running (what
+/// LangGraph calls the `multitask_strategy` of a run created on a busy thread).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Multitask {
+    /// It is refused: [`RunError::ThreadBusy`].
+    #[default]
+    Reject,
+    /// The running run is cancelled — it stops at its next step boundary, the step in flight
+    /// never committed, what it committed kept — and the new run goes on from its last
+    /// committed state.
+    Interrupt,
+    /// The running run is cancelled and set aside: the new run goes on from the state the
+    /// cancelled one started from, as if it had never run. The cancelled run is kept (its
+    /// record says why), but is no longer in the thread's history.
+    Rollback,
+    /// It waits for the running run to end (complete, pause, fail), then goes on from it. The
+    /// input waits in this process: [`Thread::start_with`] returns once the run has started.
+    Enqueue,
+}
+
+impl std::fmt::Display for Multitask {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Multitask::Reject => "reject",
+            Multitask::Interrupt => "interrupt",
+            Multitask::Rollback => "rollback",
+            Multitask::Enqueue => "enqueue",
+        })
+    }
+}
+
+/// Where a new run on a thread goes on from, once the thread is free.
+enum Base {
+    /// Free now: go on from this checkpoint (none before the thread's first run).
+    From(Option<CheckpointRef>),
+    /// Busy with this run.
+    Busy(RunId),
 }
 
 impl<S: GraphState + Default> Thread<S> {
     /// A new run on the thread, from the state its newest run committed last (the state's
     /// default before the first run) with `input` folded in; recorded (its `start` checkpoint
-    /// written) and made the thread's newest, held by this process but not run: to drive step
-    /// by step with [`Run::step`].
+    /// written, the checkpoint it went on from its [`parent`](RunRecord::parent)) and made the
+    /// thread's newest, held by this process but not run: to drive step by step with
+    /// [`Run::step`]. On a busy thread it is refused ([`Multitask::Reject`]); see
+    /// [`start_with`](Self::start_with).
     ///
     /// # Errors
     /// [`RunError::ThreadBusy`] while the thread's newest run is running, or when another run
@@ -237,28 +263,83 @@ impl<S: GraphState + Default> Thread<S> {
     /// the thread's newest run is another graph's; [`RunError::MergeConflict`] for an input
     /// the reducers refuse; the checkpointer's or the state's error.
     pub async fn start(&self, input: S::Update) -> Result<Run<S>, RunError> {
-        let record = self.record().await?;
-        let base = self.base(&record).await?;
-        let mut run = self.graph.start(base);
-        run.on_thread(self.thread_id.clone(), input)?;
-        let moved = self
-            .store
-            .move_thread_head(
-                &self.thread_id,
-                record.head.as_ref(),
-                run.run_id(),
-                Timestamp::now(),
-            )
-            .await?;
-        if !moved {
-            let now = self.record().await?;
-            return Err(RunError::ThreadBusy {
-                thread_id: self.thread_id.clone(),
-                run_id: now.head.unwrap_or_else(|| run.run_id().clone()),
-            });
+        self.start_with(input, Multitask::Reject).await
+    }
+
+    /// [`start`](Self::start), doing what `strategy` says when the thread's newest run is
+    /// still running.
+    ///
+    /// # Errors
+    /// As [`start`](Self::start); with [`Multitask::Interrupt`] and [`Multitask::Rollback`],
+    /// as [`cancel_stored`](crate::run::cancel_stored) too.
+    pub async fn start_with(
+        &self,
+        input: S::Update,
+        strategy: Multitask,
+    ) -> Result<Run<S>, RunError> {
+        loop {
+            let record = self.record().await?;
+            let from = match self.base(&record).await? {
+                Base::From(from) => from,
+                Base::Busy(run_id) => match strategy {
+                    Multitask::Reject => {
+                        return Err(RunError::ThreadBusy {
+                            thread_id: self.thread_id.clone(),
+                            run_id,
+                        });
+                    }
+                    Multitask::Enqueue => {
+                        self.until_ended(&run_id).await?;
+                        continue;
+                    }
+                    Multitask::Interrupt | Multitask::Rollback => {
+                        let how = match strategy {
+                            Multitask::Rollback => "rolled back",
+                            _ => "interrupted",
+                        };
+                        let reason = format!("{how} by a new run on thread {}", self.thread_id);
+                        match cancel_stored(self.store.as_ref(), &run_id, &reason).await {
+                            // Ended on its own meanwhile: go on from it as from any other.
+                            Ok(_) | Err(RunError::NotCancellable { .. }) => {}
+                            Err(error) => return Err(error),
+                        }
+                        match strategy {
+                            Multitask::Rollback => self.stored(&run_id).await?.parent,
+                            _ => self.latest(&run_id).await?,
+                        }
+                    }
+                },
+            };
+            let base = match &from {
+                Some(at) => self.state_at(at).await?,
+                None => S::default(),
+            };
+            let mut run = self.graph.start(base);
+            run.on_thread(self.thread_id.clone(), from, input.clone())?;
+            let moved = self
+                .store
+                .move_thread_head(
+                    &self.thread_id,
+                    record.head.as_ref(),
+                    run.run_id(),
+                    Timestamp::now(),
+                )
+                .await?;
+            if !moved {
+                // Another run started first: it is now what this one is refused for, or waits
+                // for, or cancels.
+                if strategy == Multitask::Reject {
+                    let now = self.record().await?;
+                    return Err(RunError::ThreadBusy {
+                        thread_id: self.thread_id.clone(),
+                        run_id: now.head.unwrap_or_else(|| run.run_id().clone()),
+                    });
+                }
+                continue;
+            }
+            run.begin().await?;
+            return Ok(run);
         }
-        run.begin().await?;
-        Ok(run)
     }
 
     /// [`start`](Self::start), then runs to the end or the first pause. When the run fails,
@@ -270,37 +351,35 @@ impl<S: GraphState + Default> Thread<S> {
         self.start(input).await?.finish().await
     }
 
-    /// [`start`](Self::start), leaving the run to a [`Worker`](crate::worker::Worker): returns
-    /// its id at once.
+    /// [`start_with`](Self::start_with), leaving the run to a
+    /// [`Worker`](crate::worker::Worker): returns its id once it is started.
     ///
     /// # Errors
-    /// As [`start`](Self::start).
-    pub async fn enqueue(&self, input: S::Update) -> Result<RunId, RunError> {
-        let run = self.start(input).await?;
+    /// As [`start_with`](Self::start_with).
+    pub async fn enqueue(&self, input: S::Update, strategy: Multitask) -> Result<RunId, RunError> {
+        let run = self.start_with(input, strategy).await?;
         crate::graph::release(run).await
     }
 
-    /// The state a new run goes on from: the newest run's last committed state.
-    async fn base(&self, record: &ThreadRecord) -> Result<S, RunError> {
-        let busy = |run_id: &RunId| RunError::ThreadBusy {
-            thread_id: self.thread_id.clone(),
-            run_id: run_id.clone(),
-        };
+    /// Where a new run goes on from: the newest run's last checkpoint, unless it still runs.
+    async fn base(&self, record: &ThreadRecord) -> Result<Base, RunError> {
         let newest = match &record.head {
-            None => None,
+            None => return Ok(Base::From(None)),
             Some(head) => match self.store.load_run(head).await? {
-                Some(run) if run.status == RunStatus::Running => return Err(busy(head)),
-                Some(run) => Some(run),
+                Some(run) if run.status == RunStatus::Running => {
+                    return Ok(Base::Busy(run.run_id));
+                }
+                Some(run) => run,
                 // Made the head, not yet recorded: being started now — or its starter died
                 // in between, which a lease's time without its first write tells.
                 None if record.updated_at.plus(LEASE) > Timestamp::now() => {
-                    return Err(busy(head));
+                    return Ok(Base::Busy(head.clone()));
                 }
-                None => self.runs(1, 0).await?.pop(),
+                None => match self.runs(1, 0).await?.pop() {
+                    Some(run) => run,
+                    None => return Ok(Base::From(None)),
+                },
             },
-        };
-        let Some(newest) = newest else {
-            return Ok(S::default());
         };
         if newest.graph != self.graph.name() {
             return Err(RunError::WrongGraph {
@@ -309,10 +388,73 @@ impl<S: GraphState + Default> Thread<S> {
                 found: newest.graph.to_string(),
             });
         }
-        newest.state_as().map_err(|source| RunError::State {
-            run_id: newest.run_id.clone(),
+        Ok(Base::From(self.latest(&newest.run_id).await?))
+    }
+
+    /// The stored record of `run_id`.
+    async fn stored(&self, run_id: &RunId) -> Result<RunRecord, RunError> {
+        self.store
+            .load_run(run_id)
+            .await?
+            .ok_or_else(|| RunError::RunNotFound {
+                run_id: run_id.clone(),
+            })
+    }
+
+    /// The run's last checkpoint (for a failed run, its `failed` one: the last committed
+    /// state); `None` when it has none.
+    async fn latest(&self, run_id: &RunId) -> Result<Option<CheckpointRef>, RunError> {
+        Ok(self
+            .store
+            .latest_checkpoint(run_id)
+            .await?
+            .map(|checkpoint| CheckpointRef {
+                run_id: checkpoint.run_id,
+                checkpoint: checkpoint.id,
+            }))
+    }
+
+    /// The state checkpoint `at` holds.
+    async fn state_at(&self, at: &CheckpointRef) -> Result<S, RunError> {
+        let checkpoint = self
+            .store
+            .checkpoint(&at.run_id, at.checkpoint)
+            .await?
+            .ok_or_else(|| RunError::CheckpointNotFound {
+                run_id: at.run_id.clone(),
+                checkpoint: at.checkpoint,
+            })?;
+        checkpoint.state_as().map_err(|source| RunError::State {
+            run_id: at.run_id.clone(),
             action: "read from",
             source,
         })
+    }
+
+    /// Waits until `run_id` no longer runs: woken by the store's announcements when it makes
+    /// them, else looking again every 50 ms.
+    async fn until_ended(&self, run_id: &RunId) -> Result<(), RunError> {
+        let mut watch = self
+            .store
+            .changes()
+            .map(|changes| changes.watch_run(run_id));
+        loop {
+            let pause = std::time::Duration::from_millis(50);
+            match self.store.load_run(run_id).await? {
+                Some(run) if run.status == RunStatus::Running => {}
+                Some(_) => return Ok(()),
+                // Being started now (or never to be): the thread is to be read again, soon.
+                None => {
+                    tokio::time::sleep(pause).await;
+                    return Ok(());
+                }
+            }
+            match &mut watch {
+                Some(watch) => {
+                    let _ = tokio::time::timeout(pause * 20, watch.changed()).await;
+                }
+                None => tokio::time::sleep(pause).await,
+            }
+        }
     }
 }

@@ -65,6 +65,16 @@ impl<S: GraphState> CompiledGraph<S> {
     /// [`RunError::WrongGraph`]; [`RunError::State`] for a state this graph's type cannot read;
     /// the checkpointer's error.
     pub async fn history(&self, run_id: &RunId) -> Result<Vec<Snapshot<S>>, RunError> {
+        self.history_at_most(run_id, usize::MAX).await
+    }
+
+    /// [`history`](Self::history), the first `limit` snapshots only: ancestors past them are
+    /// not read (a thread's history is its newest run's, back through the runs before).
+    pub(crate) async fn history_at_most(
+        &self,
+        run_id: &RunId,
+        limit: usize,
+    ) -> Result<Vec<Snapshot<S>>, RunError> {
         let store = self.store_for(run_id)?;
         let mut snapshots = Vec::new();
         let mut next = Some((run_id.clone(), u64::MAX));
@@ -79,6 +89,9 @@ impl<S: GraphState> CompiledGraph<S> {
             }
             let record = self.record_of(store.as_ref(), &run_id).await?;
             for checkpoint in store.list_checkpoints(&run_id).await?.into_iter().rev() {
+                if snapshots.len() == limit {
+                    return Ok(snapshots);
+                }
                 if checkpoint.id <= up_to {
                     snapshots.push(snapshot(checkpoint)?);
                 }

@@ -113,6 +113,7 @@ impl From<RunError> for ApiError {
             | RunError::Checkpoint(CheckpointError::Fenced { .. })
             | RunError::StillRunning { .. }
             | RunError::NotFailed { .. }
+            | RunError::NotCancellable { .. }
             | RunError::WrongGraph { .. } => ApiError::conflict(error.to_string()),
             RunError::CheckpointNotFound { .. } => ApiError::not_found(error.to_string()),
             RunError::Answers { .. } => ApiError::bad_request(error.to_string()),

@@ -9,7 +9,6 @@ use serde::Serialize;
 use serde_json::Value;
 use trellis::RunId;
 use trellis::checkpoint::{Checkpoint, RunQueue, RunRecord, RunStatus};
-use trellis::run::Timestamp;
 use trellis_agent::AgentCard;
 
 use crate::error::ApiError;
@@ -259,38 +258,11 @@ impl App {
     /// Cancels a run that has not ended: queued, paused, or executing (its worker is fenced
     /// out at its next checkpoint). The record says why.
     pub(crate) async fn cancel(&self, run_id: &str) -> Result<RunRecord, ApiError> {
-        for _ in 0..5 {
-            let run = self.run(run_id).await?;
-            let mut cancelled = run.clone();
-            cancelled.status = RunStatus::Cancelled;
-            cancelled.error = Some("cancelled by a request to the server".to_owned());
-            cancelled.owner = None;
-            cancelled.lease_until = None;
-            cancelled.interrupts.clear();
-            cancelled.updated_at = Timestamp::now();
-            let done = match run.status {
-                RunStatus::Completed | RunStatus::Failed | RunStatus::Cancelled => {
-                    return Err(ApiError::conflict(format!(
-                        "run {run_id} already {}; there is nothing to cancel",
-                        run.status
-                    )));
-                }
-                RunStatus::Paused => self.store.claim_run(&cancelled, RunStatus::Paused).await?,
-                RunStatus::Running => {
-                    self.store
-                        .take_over(&cancelled, run.owner.as_deref())
-                        .await?
-                }
-            };
-            if done {
-                tracing::info!(target: "trellis_server", run_id, "run cancelled");
-                return Ok(cancelled);
-            }
-            // The run moved on between the read and the write: read it again.
-        }
-        Err(ApiError::conflict(format!(
-            "run {run_id} keeps changing; try again"
-        )))
+        let run_id = RunId::from(run_id);
+        let reason = "cancelled by a request to the server";
+        let cancelled = trellis::run::cancel_stored(self.store.as_ref(), &run_id, reason).await?;
+        tracing::info!(target: "trellis_server", %run_id, "run cancelled");
+        Ok(cancelled)
     }
 
     /// Waits until the run is no longer running (paused, completed, failed), at most `timeout`.

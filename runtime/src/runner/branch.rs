@@ -138,10 +138,15 @@ impl<S: GraphState> Run<S> {
         Ok(())
     }
 
-    /// This new run, started on `thread` from its committed state: `input` is folded in by the
-    /// reducers as if the caller had written it before the first step (START's edges then
-    /// follow, seeing it).
-    pub(crate) fn on_thread(&mut self, thread: ThreadId, input: S::Update) -> Result<(), RunError> {
+    /// This new run, started on `thread` from checkpoint `from` (whose state it holds): `input`
+    /// is folded in by the reducers as if the caller had written it before the first step
+    /// (START's edges then follow, seeing it), and `from` is its parent.
+    pub(crate) fn on_thread(
+        &mut self,
+        thread: ThreadId,
+        from: Option<CheckpointRef>,
+        input: S::Update,
+    ) -> Result<(), RunError> {
         Arc::make_mut(&mut self.state)
             .apply_one(crate::START, input)
             .map_err(|conflict| RunError::MergeConflict {
@@ -149,6 +154,7 @@ impl<S: GraphState> Run<S> {
                 conflict,
             })?;
         self.ledger.thread = Some(thread);
+        self.ledger.parent = from;
         Ok(())
     }
 

@@ -5,8 +5,11 @@
 
 use std::sync::Arc;
 
+use std::time::Duration;
+
 use trellis::checkpoint::{Checkpointer, RunStatus};
-use trellis::{CompiledGraph, END, GraphBuilder, NodeError, RunError, START, ThreadId};
+use trellis::thread::{Multitask, Thread};
+use trellis::{CompiledGraph, END, GraphBuilder, NodeError, RunError, RunId, START, ThreadId};
 
 use super::{Answer, Ticket, TicketUpdate, approval_graph};
 
@@ -234,11 +237,182 @@ pub async fn a_failed_run_s_thread_goes_on(store: Arc<dyn Checkpointer>) {
     assert_eq!(next.state().log, ["hi", "re: hi", "fail", "ok", "re: ok"]);
 }
 
+/// START → one → two → three → END, each step taking `STEP` and logging its node: a run long
+/// enough to start another beside.
+pub fn slow_graph(store: Arc<dyn Checkpointer>) -> CompiledGraph<Ticket> {
+    let mut builder = GraphBuilder::<Ticket>::new("Slow");
+    for name in ["one", "two", "three"] {
+        builder.add_node_fn(name, move |_, _| async move {
+            tokio::time::sleep(STEP).await;
+            Ok(TicketUpdate::default().log(name).into())
+        });
+    }
+    builder
+        .add_edge(START, "one")
+        .add_edge("one", "two")
+        .add_edge("two", "three")
+        .add_edge("three", END)
+        .set_checkpointer(store);
+    builder.compile().expect("valid graph")
+}
+
+const STEP: Duration = Duration::from_millis(150);
+
+/// A thread whose first run has completed (`before`), and a second run on it executing in a
+/// task of its own, once it has committed its first step: its id and the task.
+async fn busy_thread(
+    store: Arc<dyn Checkpointer>,
+) -> (
+    Thread<Ticket>,
+    RunId,
+    tokio::task::JoinHandle<Result<trellis::Outcome<Ticket>, RunError>>,
+) {
+    let thread = slow_graph(store)
+        .create_thread(Default::default())
+        .await
+        .unwrap();
+    thread.invoke(say("before")).await.unwrap();
+    let mut running = thread.start(say("busy")).await.unwrap();
+    let run_id = running.run_id().clone();
+    let task = tokio::spawn(async move { running.run_to_end().await });
+    loop {
+        let state = thread.state().await.unwrap().unwrap();
+        if state.run_id == run_id && state.state.log.last().map(String::as_str) == Some("one") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    (thread, run_id, task)
+}
+
+const BEFORE: [&str; 4] = ["before", "one", "two", "three"];
+
+/// `interrupt`: the running run stops at its next step boundary (its step in flight never
+/// committed) and the new run goes on from what it had committed.
+pub async fn interrupt_goes_on_from_the_running_run_s_committed_state(
+    store: Arc<dyn Checkpointer>,
+) {
+    let (thread, busy, task) = busy_thread(Arc::clone(&store)).await;
+    let mut next = thread
+        .start_with(say("instead"), Multitask::Interrupt)
+        .await
+        .unwrap();
+    let outcome = task.await.unwrap();
+    assert!(
+        matches!(
+            outcome,
+            Err(RunError::Checkpoint(
+                trellis::checkpoint::CheckpointError::Fenced { .. }
+            ))
+        ),
+        "the interrupted run is fenced out: {:?}",
+        outcome.map(|o| o.state().log.clone())
+    );
+    let stopped = store.load_run(&busy).await.unwrap().unwrap();
+    assert_eq!(stopped.status, RunStatus::Cancelled);
+    assert!(stopped.error.unwrap().contains("interrupted by a new run"));
+    let committed: trellis::checkpoint::Checkpoint =
+        store.latest_checkpoint(&busy).await.unwrap().unwrap();
+    let committed_log = committed.state_as::<super::Ticket>().unwrap().log;
+    // Stopped after its first step or its second (the one in flight when it was interrupted
+    // may have committed first), never at its end.
+    let started: Vec<String> = BEFORE
+        .iter()
+        .chain(&["busy", "one"])
+        .map(|s| s.to_string())
+        .collect();
+    assert!(committed_log.starts_with(&started), "{committed_log:?}");
+    assert!(
+        committed_log.len() <= started.len() + 1,
+        "{committed_log:?}"
+    );
+    let done = next.run_to_end().await.unwrap();
+    let mut want = committed_log.clone();
+    want.extend(["instead", "one", "two", "three"].map(String::from));
+    assert_eq!(done.state().log, want);
+    let record = store.load_run(done.run_id()).await.unwrap().unwrap();
+    assert_eq!(
+        record.parent.map(|p| (p.run_id, p.checkpoint)),
+        Some((busy, committed.id))
+    );
+}
+
+/// `rollback`: the running run is cancelled and set aside; the new run goes on from the state
+/// it started from, and the thread's history no longer shows it.
+pub async fn rollback_goes_on_as_if_the_running_run_never_ran(store: Arc<dyn Checkpointer>) {
+    let (thread, busy, task) = busy_thread(Arc::clone(&store)).await;
+    let done = thread
+        .start_with(say("instead"), Multitask::Rollback)
+        .await
+        .unwrap()
+        .run_to_end()
+        .await
+        .unwrap();
+    assert!(
+        task.await.unwrap().is_err(),
+        "the rolled-back run is fenced out"
+    );
+    let mut want = BEFORE.map(String::from).to_vec();
+    want.extend(["instead", "one", "two", "three"].map(String::from));
+    assert_eq!(done.state().log, want);
+    let set_aside = store.load_run(&busy).await.unwrap().unwrap();
+    assert_eq!(set_aside.status, RunStatus::Cancelled);
+    assert!(
+        set_aside
+            .error
+            .unwrap()
+            .contains("rolled back by a new run")
+    );
+    let history = thread.history(100).await.unwrap();
+    assert!(
+        history.iter().all(|s| s.run_id != busy),
+        "the rolled-back run is not in the history"
+    );
+    assert_eq!(
+        history.len(),
+        8,
+        "the new run's four checkpoints and the first run's four"
+    );
+}
+
+/// `enqueue`: the new run waits for the running one to end on its own, then goes on from it.
+pub async fn enqueue_runs_after_the_running_run(store: Arc<dyn Checkpointer>) {
+    let (thread, busy, task) = busy_thread(Arc::clone(&store)).await;
+    let waiting = {
+        let thread = thread.clone();
+        tokio::spawn(async move {
+            thread
+                .start_with(say("after"), Multitask::Enqueue)
+                .await
+                .unwrap()
+                .run_to_end()
+                .await
+                .unwrap()
+        })
+    };
+    let first = task.await.unwrap().unwrap();
+    let mut want = BEFORE.map(String::from).to_vec();
+    want.extend(["busy", "one", "two", "three"].map(String::from));
+    assert_eq!(first.state().log, want, "the running run was left to end");
+    let done = waiting.await.unwrap();
+    want.extend(["after", "one", "two", "three"].map(String::from));
+    assert_eq!(done.state().log, want);
+    let record = store.load_run(done.run_id()).await.unwrap().unwrap();
+    let ended = store.latest_checkpoint(&busy).await.unwrap().unwrap();
+    assert_eq!(
+        record.parent.map(|p| (p.run_id, p.checkpoint)),
+        Some((busy, ended.id))
+    );
+}
+
 /// Every scenario, each on a fresh thread of `store`.
 pub async fn all(store: Arc<dyn Checkpointer>) {
     a_thread_carries_state_from_run_to_run(Arc::clone(&store)).await;
     a_busy_thread_refuses_a_second_run(Arc::clone(&store)).await;
     of_runs_started_at_once_one_wins(Arc::clone(&store)).await;
     a_paused_thread_goes_on_answered_or_not(Arc::clone(&store)).await;
-    a_failed_run_s_thread_goes_on(store).await;
+    a_failed_run_s_thread_goes_on(Arc::clone(&store)).await;
+    interrupt_goes_on_from_the_running_run_s_committed_state(Arc::clone(&store)).await;
+    rollback_goes_on_as_if_the_running_run_never_ran(Arc::clone(&store)).await;
+    enqueue_runs_after_the_running_run(store).await;
 }
