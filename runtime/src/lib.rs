@@ -142,7 +142,7 @@ pub mod run {
     pub use crate::cancel::{CancellationToken, cancel_stored};
     pub use crate::id::{Timestamp, TimestampError};
     pub use crate::runner::{Run, StepOutcome};
-    pub use crate::travel::Snapshot;
+    pub use crate::travel::{Snapshot, lineage};
 }
 
 /// Dynamic fan-out: a branch to run ([`SendTo`](send::SendTo)), returned by a send edge's

@@ -76,29 +76,12 @@ impl<S: GraphState> CompiledGraph<S> {
         limit: usize,
     ) -> Result<Vec<Snapshot<S>>, RunError> {
         let store = self.store_for(run_id)?;
-        let mut snapshots = Vec::new();
-        let mut next = Some((run_id.clone(), u64::MAX));
-        let mut seen = HashSet::new();
-        while let Some((run_id, up_to)) = next.take() {
-            if !seen.insert(run_id.clone()) {
-                // Only a store edited by hand can make a run its own ancestor.
-                return Err(RunError::Unresumable {
-                    run_id,
-                    reason: "it is recorded as its own ancestor".to_owned(),
-                });
-            }
-            let record = self.record_of(store.as_ref(), &run_id).await?;
-            for checkpoint in store.list_checkpoints(&run_id).await?.into_iter().rev() {
-                if snapshots.len() == limit {
-                    return Ok(snapshots);
-                }
-                if checkpoint.id <= up_to {
-                    snapshots.push(snapshot(checkpoint)?);
-                }
-            }
-            next = record.parent.map(|p| (p.run_id, p.checkpoint));
-        }
-        Ok(snapshots)
+        self.record_of(store.as_ref(), run_id).await?;
+        lineage(store.as_ref(), run_id, limit)
+            .await?
+            .into_iter()
+            .map(snapshot)
+            .collect()
     }
 
     /// A new run — a branch of `run_id` — that starts from its checkpoint `checkpoint` (its
@@ -354,6 +337,49 @@ impl<S: GraphState> CompiledGraph<S> {
         }
         Ok(record)
     }
+}
+
+/// A run's checkpoints newest first, then — for a branch or a thread's run — those of the run
+/// it went on from, from the checkpoint it went on from down, and so on up its ancestry; at most
+/// `limit`, and ancestors past them are not read. Untyped: what
+/// [`CompiledGraph::history`] reads, and what a server answers without the graph's state type.
+///
+/// # Errors
+/// [`RunError::RunNotFound`] for the run or an ancestor; [`RunError::Unresumable`] for a run
+/// recorded as its own ancestor; the checkpointer's error.
+pub async fn lineage(
+    store: &dyn Checkpointer,
+    run_id: &RunId,
+    limit: usize,
+) -> Result<Vec<Checkpoint>, RunError> {
+    let mut checkpoints = Vec::new();
+    let mut next = Some((run_id.clone(), u64::MAX));
+    let mut seen = HashSet::new();
+    while let Some((run_id, up_to)) = next.take() {
+        if !seen.insert(run_id.clone()) {
+            // Only a store edited by hand can make a run its own ancestor.
+            return Err(RunError::Unresumable {
+                run_id,
+                reason: "it is recorded as its own ancestor".to_owned(),
+            });
+        }
+        let record = store
+            .load_run(&run_id)
+            .await?
+            .ok_or_else(|| RunError::RunNotFound {
+                run_id: run_id.clone(),
+            })?;
+        for checkpoint in store.list_checkpoints(&run_id).await?.into_iter().rev() {
+            if checkpoints.len() == limit {
+                return Ok(checkpoints);
+            }
+            if checkpoint.id <= up_to {
+                checkpoints.push(checkpoint);
+            }
+        }
+        next = record.parent.map(|p| (p.run_id, p.checkpoint));
+    }
+    Ok(checkpoints)
 }
 
 pub(crate) fn snapshot<S: GraphState>(checkpoint: Checkpoint) -> Result<Snapshot<S>, RunError> {

@@ -115,7 +115,12 @@ impl From<RunError> for ApiError {
             | RunError::NotFailed { .. }
             | RunError::NotCancellable { .. }
             | RunError::WrongGraph { .. } => ApiError::conflict(error.to_string()),
-            RunError::CheckpointNotFound { .. } => ApiError::not_found(error.to_string()),
+            RunError::CheckpointNotFound { .. } | RunError::ThreadNotFound { .. } => {
+                ApiError::not_found(error.to_string())
+            }
+            RunError::ThreadBusy { .. } | RunError::ThreadExists { .. } => {
+                ApiError::conflict(error.to_string())
+            }
             RunError::Answers { .. } => ApiError::bad_request(error.to_string()),
             _ => ApiError::internal(error.to_string()),
         }

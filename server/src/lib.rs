@@ -26,6 +26,7 @@ mod api;
 mod doors;
 mod error;
 mod events;
+mod langgraph;
 mod registry;
 mod rpc;
 mod state;
@@ -94,7 +95,7 @@ impl ServerBuilder {
     #[must_use]
     pub fn graph<S>(mut self, graph: CompiledGraph<S>) -> Self
     where
-        S: ApplyResume,
+        S: ApplyResume + Default,
         S::Input: DeserializeOwned,
     {
         self.graphs
@@ -134,6 +135,7 @@ impl ServerBuilder {
                 graphs,
                 agents: self.agents,
                 store: self.store,
+                started: trellis::run::Timestamp::now(),
             }),
             workers: self.workers,
         })
@@ -225,6 +227,7 @@ impl Server {
     pub fn router(&self, body_limit: usize) -> Router {
         Router::new()
             .merge(api::routes())
+            .merge(langgraph::routes())
             .route("/rpc", post(rpc::handle))
             .layer(axum::extract::DefaultBodyLimit::max(body_limit))
             .with_state(Arc::clone(&self.app))

@@ -9,8 +9,9 @@ use serde_json::Value;
 use trellis::blueprint::Blueprint;
 use trellis::checkpoint::RunQueue;
 use trellis::run::CancellationToken;
+use trellis::thread::Multitask;
 use trellis::worker::Worker;
-use trellis::{CompiledGraph, RunId, interrupt::ApplyResume};
+use trellis::{CompiledGraph, RunId, ThreadId, interrupt::ApplyResume};
 
 use crate::error::ApiError;
 
@@ -25,6 +26,16 @@ pub(crate) trait Served: Send + Sync {
 
     /// Queues a run on `input` (the state as JSON) for the workers.
     async fn enqueue(&self, input: Value) -> Result<RunId, ApiError>;
+
+    /// Starts a run on thread `thread_id` with `input` (an update of the state, as JSON: what
+    /// the reducers fold into the thread's state) for the workers, doing what `strategy` says
+    /// when the thread is busy.
+    async fn thread_enqueue(
+        &self,
+        thread_id: &ThreadId,
+        input: Value,
+        strategy: Multitask,
+    ) -> Result<RunId, ApiError>;
 
     /// Folds the answers (by interrupt id) into a paused run and queues it again; the runtime
     /// refuses a run that is not paused and answers that do not match its interrupts, writing
@@ -60,7 +71,7 @@ impl<S: ApplyResume> ServedGraph<S> {
 #[async_trait]
 impl<S> Served for ServedGraph<S>
 where
-    S: ApplyResume,
+    S: ApplyResume + Default,
     S::Input: DeserializeOwned,
 {
     fn name(&self) -> &str {
@@ -79,6 +90,22 @@ where
             ))
         })?;
         Ok(self.graph.enqueue(state).await?)
+    }
+
+    async fn thread_enqueue(
+        &self,
+        thread_id: &ThreadId,
+        input: Value,
+        strategy: Multitask,
+    ) -> Result<RunId, ApiError> {
+        let update: S::Update = serde_json::from_value(input).map_err(|e| {
+            ApiError::bad_request(format!(
+                "the input is not an update of graph `{}`'s state: {e}",
+                self.name
+            ))
+        })?;
+        let thread = self.graph.thread(thread_id).await?;
+        Ok(thread.enqueue(update, strategy).await?)
     }
 
     async fn answer(&self, run_id: &RunId, answers: Vec<(String, Value)>) -> Result<(), ApiError> {

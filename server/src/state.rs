@@ -19,6 +19,8 @@ pub(crate) struct App {
     pub(crate) graphs: BTreeMap<String, Arc<dyn Served>>,
     pub(crate) agents: BTreeMap<String, AgentCard>,
     pub(crate) store: Arc<dyn RunQueue>,
+    /// When the server was built: its assistants' creation time.
+    pub(crate) started: trellis::run::Timestamp,
 }
 
 /// A graph definition, as listed.

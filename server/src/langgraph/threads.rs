@@ -1,0 +1,260 @@
+//! Threads as LangGraph's server keeps them: create, search, get, patch (metadata), state and
+//! history.
+
+use std::sync::Arc;
+
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{Path, Query, State};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::{Map, Value, json};
+use trellis::checkpoint::{RunRecord, ThreadRecord};
+use trellis::{RunError, ThreadId};
+
+use super::shapes::{self, Detail};
+use super::{Shared, body, unsupported};
+use crate::ApiError;
+use crate::state::App;
+
+pub(super) fn routes() -> Router<Arc<App>> {
+    Router::new()
+        .route("/threads", post(create))
+        .route("/threads/search", post(search))
+        .route("/threads/{thread_id}", get(get_one).patch(patch))
+        .route("/threads/{thread_id}/state", get(state))
+        .route(
+            "/threads/{thread_id}/history",
+            get(history_get).post(history_post),
+        )
+}
+
+/// A thread id from a path or a body, or a 422 saying why it is not one.
+pub(super) fn thread_id(text: &str) -> Result<ThreadId, Detail> {
+    ThreadId::parse(text).map_err(|error| {
+        Detail(ApiError {
+            status: 422,
+            code: "unprocessable",
+            message: error.to_string(),
+        })
+    })
+}
+
+/// The thread's record and its newest run, or a 404.
+pub(super) async fn load(
+    app: &App,
+    thread_id: &ThreadId,
+) -> Result<(ThreadRecord, Option<RunRecord>), Detail> {
+    let record = app.store.load_thread(thread_id).await?.ok_or_else(|| {
+        Detail::from(RunError::ThreadNotFound {
+            thread_id: thread_id.clone(),
+        })
+    })?;
+    let newest = app.store.thread_runs(thread_id, 1, 0).await?.pop();
+    Ok((record, newest))
+}
+
+fn metadata_of(value: &Value) -> Result<Map<String, Value>, Detail> {
+    match value {
+        Value::Null => Ok(Map::new()),
+        Value::Object(map) => Ok(map.clone()),
+        _ => Err(Detail(ApiError {
+            status: 422,
+            code: "unprocessable",
+            message: "`metadata` must be an object".to_owned(),
+        })),
+    }
+}
+
+/// Creates the thread `thread_id` if there is none (`if_exists`: `raise`, the default, or
+/// `do_nothing`).
+pub(super) async fn create_thread(
+    app: &App,
+    thread_id: ThreadId,
+    metadata: Map<String, Value>,
+    if_exists: &str,
+) -> Result<Value, Detail> {
+    let record = ThreadRecord::new(thread_id.clone(), metadata);
+    if !app.store.create_thread(&record).await? && if_exists != "do_nothing" {
+        return Err(RunError::ThreadExists { thread_id }.into());
+    }
+    let (record, newest) = load(app, &thread_id).await?;
+    Ok(shapes::thread(&record, newest.as_ref()))
+}
+
+async fn create(
+    State(app): Shared,
+    json: Result<Json<Value>, JsonRejection>,
+) -> Result<Json<Value>, Detail> {
+    let request = body(json)?;
+    if request.get("supersteps").is_some_and(|s| !s.is_null()) {
+        return Err(unsupported("creating a thread with `supersteps`"));
+    }
+    let thread_id = match request["thread_id"].as_str() {
+        Some(id) => thread_id(id)?,
+        None => ThreadId::new(),
+    };
+    let metadata = metadata_of(&request["metadata"])?;
+    let if_exists = request["if_exists"].as_str().unwrap_or("raise");
+    Ok(Json(
+        create_thread(&app, thread_id, metadata, if_exists).await?,
+    ))
+}
+
+async fn search(
+    State(app): Shared,
+    json: Result<Json<Value>, JsonRejection>,
+) -> Result<Json<Value>, Detail> {
+    let query = body(json)?;
+    let limit = query["limit"].as_u64().unwrap_or(10) as usize;
+    let offset = query["offset"].as_u64().unwrap_or(0) as usize;
+    let metadata = metadata_of(&query["metadata"])?;
+    let status = query["status"].as_str();
+    let ids: Vec<ThreadId> = match query["ids"].as_array() {
+        Some(ids) => ids
+            .iter()
+            .filter_map(Value::as_str)
+            .map(thread_id)
+            .collect::<Result<_, _>>()?,
+        None => Vec::new(),
+    };
+    // Filtered in the server, a page of the store at a time: metadata and status are not
+    // indexed (see docs/server.md).
+    let mut found = Vec::new();
+    let mut skipped = 0;
+    let mut page = 0;
+    const PAGE: usize = 200;
+    'pages: loop {
+        let threads = app.store.list_threads(PAGE, page * PAGE).await?;
+        for record in &threads {
+            if !ids.is_empty() && !ids.contains(&record.thread_id) {
+                continue;
+            }
+            if !metadata
+                .iter()
+                .all(|(k, v)| record.metadata.get(k) == Some(v))
+            {
+                continue;
+            }
+            let newest = app.store.thread_runs(&record.thread_id, 1, 0).await?.pop();
+            if status.is_some_and(|s| s != shapes::thread_status(newest.as_ref())) {
+                continue;
+            }
+            if skipped < offset {
+                skipped += 1;
+                continue;
+            }
+            found.push(shapes::thread(record, newest.as_ref()));
+            if found.len() == limit {
+                break 'pages;
+            }
+        }
+        if threads.len() < PAGE {
+            break;
+        }
+        page += 1;
+    }
+    Ok(Json(Value::Array(found)))
+}
+
+async fn get_one(State(app): Shared, Path(id): Path<String>) -> Result<Json<Value>, Detail> {
+    let (record, newest) = load(&app, &thread_id(&id)?).await?;
+    Ok(Json(shapes::thread(&record, newest.as_ref())))
+}
+
+/// Merges `metadata` into the thread's, as LangGraph does.
+async fn patch(
+    State(app): Shared,
+    Path(id): Path<String>,
+    json: Result<Json<Value>, JsonRejection>,
+) -> Result<Json<Value>, Detail> {
+    let thread_id = thread_id(&id)?;
+    let request = body(json)?;
+    let (mut record, _) = load(&app, &thread_id).await?;
+    record.metadata.extend(metadata_of(&request["metadata"])?);
+    app.store
+        .set_thread_metadata(&thread_id, &record.metadata, trellis::run::Timestamp::now())
+        .await?;
+    let (record, newest) = load(&app, &thread_id).await?;
+    Ok(Json(shapes::thread(&record, newest.as_ref())))
+}
+
+/// The thread's checkpoints, newest first, as far back as `limit` (its newest run's, then the
+/// runs' it went on from).
+async fn history_of(
+    app: &App,
+    thread_id: &ThreadId,
+    limit: usize,
+) -> Result<Vec<trellis::checkpoint::Checkpoint>, Detail> {
+    let (_, newest) = load(app, thread_id).await?;
+    match newest {
+        Some(run) => Ok(trellis::run::lineage(app.store.as_ref(), &run.run_id, limit).await?),
+        None => Ok(Vec::new()),
+    }
+}
+
+async fn state(State(app): Shared, Path(id): Path<String>) -> Result<Json<Value>, Detail> {
+    let thread_id = thread_id(&id)?;
+    let two = history_of(&app, &thread_id, 2).await?;
+    Ok(Json(match two.first() {
+        Some(latest) => shapes::state(thread_id.as_str(), latest, two.get(1)),
+        None => shapes::empty_state(thread_id.as_str()),
+    }))
+}
+
+#[derive(serde::Deserialize)]
+struct HistoryQuery {
+    limit: Option<usize>,
+}
+
+async fn history_get(
+    State(app): Shared,
+    Path(id): Path<String>,
+    Query(query): Query<HistoryQuery>,
+) -> Result<Json<Value>, Detail> {
+    history(&app, &id, &json!({ "limit": query.limit })).await
+}
+
+async fn history_post(
+    State(app): Shared,
+    Path(id): Path<String>,
+    json: Result<Json<Value>, JsonRejection>,
+) -> Result<Json<Value>, Detail> {
+    history(&app, &id, &body(json)?).await
+}
+
+/// `limit` (10 by default) states, newest first; `before` (a checkpoint) starts after it.
+async fn history(app: &App, id: &str, query: &Value) -> Result<Json<Value>, Detail> {
+    let thread_id = thread_id(id)?;
+    let limit = query["limit"].as_u64().unwrap_or(10) as usize;
+    if query.get("filter").is_some_and(|f| !f.is_null()) {
+        return Err(unsupported("filtering a thread's history by metadata"));
+    }
+    let before = query["before"]["checkpoint_id"].as_str();
+    // One more than asked, for the last state's parent; after `before`, as far as it is.
+    let reach = if before.is_some() {
+        usize::MAX
+    } else {
+        limit.saturating_add(1)
+    };
+    let all = history_of(app, &thread_id, reach).await?;
+    let start = match before {
+        Some(id) => match all.iter().position(|c| shapes::checkpoint_id(c) == id) {
+            Some(at) => at + 1,
+            None => {
+                return Err(Detail(ApiError::not_found(format!(
+                    "no checkpoint `{id}` in thread {thread_id}"
+                ))));
+            }
+        },
+        None => 0,
+    };
+    let states: Vec<Value> = all[start..]
+        .iter()
+        .take(limit)
+        .enumerate()
+        .map(|(i, checkpoint)| {
+            shapes::state(thread_id.as_str(), checkpoint, all.get(start + i + 1))
+        })
+        .collect();
+    Ok(Json(Value::Array(states)))
+}

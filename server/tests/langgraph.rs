@@ -1,0 +1,201 @@
+//! LangGraph's Agent Server routes over real HTTP, as its SDKs call them: assistants, a thread
+//! run to its question and resumed with `Command(resume=…)`, its state and history, a second
+//! input on the same thread, the double-texting strategies, and LangGraph's error shapes.
+//! (`langgraph/sdk_test.py` runs LangGraph's own Python SDK against `support serve` in CI.)
+
+mod common;
+
+use std::sync::Arc;
+
+use common::{Client, serve};
+use serde_json::{Value, json};
+use trellis::checkpoint::{InMemoryCheckpointer, RunQueue};
+use trellis_server::ServeOptions;
+
+fn store() -> Arc<dyn RunQueue> {
+    Arc::new(InMemoryCheckpointer::new())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thread_pauses_resumes_and_goes_on_through_langgraph_s_routes() {
+    let running = serve(store(), ServeOptions::default()).await;
+    let client = Client::new(&running);
+
+    assert_eq!(client.get("/ok").await, (200, json!({ "ok": true })));
+    let (status, assistants) = client.post("/assistants/search", &json!({})).await;
+    assert_eq!(status, 200);
+    assert_eq!(assistants[0]["graph_id"], "Jobs");
+    let assistant = assistants[0]["assistant_id"].as_str().unwrap().to_owned();
+    let (_, by_name) = client.get("/assistants/Jobs").await;
+    assert_eq!(by_name["assistant_id"], assistant);
+
+    let (status, thread) = client
+        .post("/threads", &json!({ "metadata": { "user": "ada" } }))
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(thread["status"], "idle");
+    let id = thread["thread_id"].as_str().unwrap().to_owned();
+
+    let (status, paused) = client
+        .post(
+            &format!("/threads/{id}/runs/wait"),
+            &json!({ "assistant_id": assistant, "input": { "rounds": 2, "pause": true } }),
+        )
+        .await;
+    assert_eq!(status, 200, "{paused}");
+    assert_eq!(paused["done"], 2);
+    let question = &paused["__interrupt__"][0];
+    assert_eq!(question["id"], "ask@3");
+    assert_eq!(question["value"]["question"], "Go on?");
+
+    let (_, state) = client.get(&format!("/threads/{id}/state")).await;
+    assert_eq!(state["next"], json!(["ask"]));
+    assert_eq!(state["tasks"][0]["name"], "ask");
+    assert_eq!(state["tasks"][0]["interrupts"][0]["id"], "ask@3");
+    assert_eq!(state["interrupts"][0]["id"], "ask@3");
+    let (_, got) = client.get(&format!("/threads/{id}")).await;
+    assert_eq!(got["status"], "interrupted");
+    assert_eq!(got["interrupts"]["ask@3"][0]["id"], "ask@3");
+
+    let (status, done) = client
+        .post(
+            &format!("/threads/{id}/runs/wait"),
+            &json!({ "assistant_id": "Jobs", "command": { "resume": "approve" } }),
+        )
+        .await;
+    assert_eq!(status, 200, "{done}");
+    assert_eq!(
+        done["log"],
+        json!(["work", "work", "approved", "finish"]),
+        "answered, then to the end"
+    );
+    assert!(done.get("__interrupt__").is_none());
+
+    // A second input on the same thread: `done` sums, `log` appends.
+    let (_, again) = client
+        .post(
+            &format!("/threads/{id}/runs/wait"),
+            &json!({ "assistant_id": "Jobs", "input": { "rounds": 3, "pause": false } }),
+        )
+        .await;
+    assert_eq!(
+        again["done"], 3,
+        "the thread's 2 and one more round to reach 3"
+    );
+    assert_eq!(again["log"].as_array().map(Vec::len), Some(6));
+
+    let (_, history) = client
+        .post(&format!("/threads/{id}/history"), &json!({ "limit": 50 }))
+        .await;
+    let history = history.as_array().unwrap();
+    let (_, state) = client.get(&format!("/threads/{id}/state")).await;
+    assert_eq!(history[0]["checkpoint"], state["checkpoint"]);
+    for pair in history.windows(2) {
+        assert_eq!(pair[0]["parent_checkpoint"], pair[1]["checkpoint"]);
+    }
+    assert!(history.last().unwrap()["parent_checkpoint"].is_null());
+    let runs_of = |h: &[Value]| -> Vec<String> {
+        let mut runs: Vec<String> = h
+            .iter()
+            .map(|s| s["metadata"]["run_id"].as_str().unwrap().to_owned())
+            .collect();
+        runs.dedup();
+        runs
+    };
+    assert_eq!(runs_of(history).len(), 2, "both runs, newest first");
+
+    let (_, runs) = client.get(&format!("/threads/{id}/runs")).await;
+    assert_eq!(runs.as_array().map(Vec::len), Some(2));
+    assert_eq!(runs[0]["status"], "success");
+    assert_eq!(runs[0]["thread_id"], id);
+    assert_eq!(runs_of(history)[0], runs[0]["run_id"].as_str().unwrap());
+
+    running.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_busy_thread_rejects_interrupts_or_rolls_back_as_asked() {
+    let running = serve(store(), ServeOptions::default()).await;
+    let client = Client::new(&running);
+    let (_, thread) = client.post("/threads", &json!({})).await;
+    let id = thread["thread_id"].as_str().unwrap().to_owned();
+    let slow = json!({ "assistant_id": "Jobs", "input": { "rounds": 20, "slow_ms": 50 } });
+    let (status, first) = client.post(&format!("/threads/{id}/runs"), &slow).await;
+    assert_eq!(status, 200, "{first}");
+    assert_eq!(first["status"], "running");
+
+    let (status, refused) = client.post(&format!("/threads/{id}/runs"), &slow).await;
+    assert_eq!(status, 409);
+    assert!(
+        refused["detail"].as_str().unwrap().contains("is busy"),
+        "{refused}"
+    );
+
+    let instead = json!({
+        "assistant_id": "Jobs",
+        "input": { "rounds": 1 },
+        "multitask_strategy": "interrupt",
+    });
+    let (status, second) = client.post(&format!("/threads/{id}/runs"), &instead).await;
+    assert_eq!(status, 200, "{second}");
+    let first_id = first["run_id"].as_str().unwrap();
+    let (_, stopped) = client.get(&format!("/threads/{id}/runs/{first_id}")).await;
+    assert_eq!(stopped["status"], "interrupted");
+    let second_id = second["run_id"].as_str().unwrap();
+    let (_, outcome) = client
+        .get(&format!("/threads/{id}/runs/{second_id}/join"))
+        .await;
+    // Went on from what the interrupted run had committed: some rounds of its own, and no more
+    // than its committed ones plus one for `rounds: 1` to be met.
+    assert!(outcome["done"].as_u64().unwrap() >= 1, "{outcome}");
+    assert_eq!(
+        outcome["log"].as_array().unwrap().last(),
+        Some(&json!("finish"))
+    );
+
+    running.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn langgraph_s_errors_are_its_shapes() {
+    let running = serve(store(), ServeOptions::default()).await;
+    let client = Client::new(&running);
+    let (status, missing) = client
+        .get("/threads/2f9c1c4e-4b1a-4f53-9d4e-0c6f1e2a7b10")
+        .await;
+    assert_eq!(status, 404);
+    assert!(missing["detail"].as_str().unwrap().contains("no thread"));
+    let (status, _) = client.get("/assistants/nobody").await;
+    assert_eq!(status, 404);
+    let (_, thread) = client.post("/threads", &json!({})).await;
+    let id = thread["thread_id"].as_str().unwrap();
+    let (status, refused) = client
+        .post(
+            &format!("/threads/{id}/runs/wait"),
+            &json!({ "assistant_id": "Jobs", "input": {}, "interrupt_before": ["work"] }),
+        )
+        .await;
+    assert_eq!(status, 422);
+    assert!(
+        refused["detail"]
+            .as_str()
+            .unwrap()
+            .contains("`interrupt_before` at run creation is not supported")
+    );
+    let (status, _) = client
+        .post(&format!("/threads/{id}/runs/wait"), &json!({ "input": {} }))
+        .await;
+    assert_eq!(status, 422, "assistant_id is required");
+    let (status, _) = client
+        .post(
+            "/threads",
+            &json!({ "thread_id": id, "if_exists": "raise" }),
+        )
+        .await;
+    assert_eq!(status, 409);
+    let (status, _) = client
+        .post("/threads", &json!({ "thread_id": "a/b" }))
+        .await;
+    assert_eq!(status, 422);
+    running.shutdown().await;
+}

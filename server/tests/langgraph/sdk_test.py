@@ -1,0 +1,148 @@
+"""A LangGraph user's script against a Trellis server, through LangGraph's own Python SDK.
+
+`python sdk_test.py URL`: the server runs `examples/support` (classify → draft → review → a
+question before `send`). Every call is the SDK's, unchanged; each check says what a user
+would see go wrong.
+"""
+
+import sys
+import uuid
+
+import httpx
+from langgraph_sdk import get_sync_client
+from langgraph_sdk.schema import Command
+
+URL = sys.argv[1]
+client = get_sync_client(url=URL)
+
+
+def check(condition, what):
+    if not condition:
+        raise SystemExit(f"FAILED: {what}")
+    print(f"ok: {what}")
+
+
+# Assistants: one per graph, found by search, by id and by the graph's name.
+assistants = client.assistants.search()
+check(any(a["graph_id"] == "Support" for a in assistants), "assistants.search lists the graph")
+support = next(a for a in assistants if a["graph_id"] == "Support")
+# LangGraph's own server gives a graph the assistant id uuid5(its namespace, name).
+check(
+    support["assistant_id"] == str(uuid.uuid5(uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8"), "Support")),
+    "the assistant id is the one LangGraph gives the graph",
+)
+check(client.assistants.get(support["assistant_id"])["graph_id"] == "Support", "assistants.get by id")
+check(client.assistants.get("Support")["assistant_id"] == support["assistant_id"], "assistants.get by graph name")
+graph = client.assistants.get_graph("Support")
+check({"__start__", "classify", "send"} <= {n["id"] for n in graph["nodes"]}, "assistants.get_graph draws the nodes")
+
+# A thread: run and wait, pause at the question, read the state, resume with Command.
+thread = client.threads.create(metadata={"user": "ada"})
+check(thread["status"] == "idle" and thread["metadata"] == {"user": "ada"}, "threads.create")
+paused = client.runs.wait(thread["thread_id"], "Support", input={"text": "I was charged twice on my invoice"})
+check("__interrupt__" in paused and paused["__interrupt__"][0]["id"], "runs.wait stops at the question, with __interrupt__")
+check(paused["category"] == "billing" and paused["drafts"] >= 1, "runs.wait answers the state so far")
+state = client.threads.get_state(thread["thread_id"])
+check(state["next"] == ["send"], f"get_state: next is the node asked about ({state['next']})")
+check(len(state["interrupts"]) == 1 and state["tasks"][0]["name"] == "send", "get_state: interrupts and tasks")
+check(client.threads.get(thread["thread_id"])["status"] == "interrupted", "the thread is interrupted")
+
+done = client.runs.wait(thread["thread_id"], "Support", command=Command(resume="approve"))
+check(len(done["sent"]) == 1 and "__interrupt__" not in done, "Command(resume=...) answers and runs to the end")
+check(client.threads.get(thread["thread_id"])["status"] == "idle", "the thread is idle again")
+
+# The same thread, a second input: the state carries on (drafts sum, sent appends).
+again = client.runs.wait(thread["thread_id"], "Support", input={"text": "thanks, and a general question"})
+check(again["drafts"] > done["drafts"] and again["category"] == "general", "a second run continues the thread's state")
+client.runs.wait(thread["thread_id"], "Support", command=Command(resume="approve"))
+final = client.threads.get_state(thread["thread_id"])
+check(len(final["values"]["sent"]) == 2, "two replies sent on one thread")
+
+history = client.threads.get_history(thread["thread_id"], limit=100)
+check(len(history) > 6 and history[0]["checkpoint"]["checkpoint_id"] == final["checkpoint"]["checkpoint_id"],
+      "get_history lists the thread's checkpoints, newest first")
+check(history[0]["parent_checkpoint"]["checkpoint_id"] == history[1]["checkpoint"]["checkpoint_id"],
+      "each state names its parent")
+older = client.threads.get_history(thread["thread_id"], limit=2, before=history[1]["checkpoint"])
+check([h["checkpoint"]["checkpoint_id"] for h in older] == [h["checkpoint"]["checkpoint_id"] for h in history[2:4]],
+      "get_history before a checkpoint")
+
+runs = client.runs.list(thread["thread_id"])
+check(len(runs) == 2 and all(r["status"] == "success" for r in runs), "runs.list: the thread's two runs")
+check(client.runs.get(thread["thread_id"], runs[0]["run_id"])["run_id"] == runs[0]["run_id"], "runs.get")
+joined = client.runs.join(thread["thread_id"], runs[0]["run_id"])
+check(len(joined["sent"]) == 2, "runs.join answers the run's outcome")
+
+# Double-texting. The server paces its nodes (`serve --pace 100`), so a run just created is
+# still executing when the next request comes.
+def refused(call):
+    try:
+        call()
+        return None
+    except httpx.HTTPStatusError as error:
+        return error.response.status_code
+
+
+def wait_for_question(thread_id):
+    for _ in range(200):
+        if client.threads.get(thread_id)["status"] == "interrupted":
+            return
+        __import__("time").sleep(0.05)
+    raise SystemExit(f"FAILED: thread {thread_id} never reached its question")
+
+
+busy = client.threads.create()["thread_id"]
+first = client.runs.create(busy, "Support", input={"text": "slow"})
+check(client.threads.get(busy)["status"] == "busy", "a thread executing a run is busy")
+check(refused(lambda: client.runs.create(busy, "Support", input={"text": "again"},
+                                         multitask_strategy="reject")) == 409,
+      "reject: a run on a busy thread is a 409")
+second = client.runs.create(busy, "Support", input={"text": "instead"}, multitask_strategy="interrupt")
+check(client.runs.get(busy, first["run_id"])["status"] == "interrupted",
+      "interrupt: the running run is stopped")
+wait_for_question(busy)
+check(client.threads.get_state(busy)["values"]["text"] == "instead", "interrupt: the new run goes on")
+
+rolled = client.threads.create()["thread_id"]
+client.runs.wait(rolled, "Support", input={"text": "first"})
+client.runs.wait(rolled, "Support", command=Command(resume="approve"))
+before = client.threads.get_state(rolled)["values"]
+doomed = client.runs.create(rolled, "Support", input={"text": "an invoice to roll back"})
+client.runs.create(rolled, "Support", input={"text": "a general question"}, multitask_strategy="rollback")
+wait_for_question(rolled)
+after = client.threads.get_state(rolled)["values"]
+check(client.runs.get(rolled, doomed["run_id"])["status"] == "interrupted", "rollback: the running run is stopped")
+check(after["invoice"] == before["invoice"] and after["category"] == "general",
+      "rollback: the new run goes on from before the stopped one")
+history = client.threads.get_history(rolled, limit=100)
+check(all(h["metadata"]["run_id"] != doomed["run_id"] for h in history),
+      "rollback: the stopped run is not in the thread's history")
+
+queued = client.threads.create()["thread_id"]
+running = client.runs.create(queued, "Support", input={"text": "first"})
+after_it = client.runs.create(queued, "Support", input={"text": "second"}, multitask_strategy="enqueue")
+check(client.runs.get(queued, running["run_id"])["status"] == "interrupted"
+      and after_it["run_id"] != running["run_id"],
+      "enqueue: the new run starts once the running one has stopped at its question")
+
+# Threads can be searched and patched; a stateless run waits on a thread of its own.
+client.threads.update(thread["thread_id"], metadata={"topic": "billing"})
+found = client.threads.search(metadata={"user": "ada", "topic": "billing"})
+check([t["thread_id"] for t in found] == [thread["thread_id"]], "threads.search by metadata after update")
+alone = client.runs.wait(None, "Support", input={"text": "a general question"})
+check("__interrupt__" in alone, "a stateless runs.wait")
+
+# What Trellis does not do is refused, as LangGraph refuses an invalid option.
+try:
+    client.runs.wait(thread["thread_id"], "Support", input={}, interrupt_before=["draft"])
+    status = 200
+except httpx.HTTPStatusError as error:
+    status = error.response.status_code
+check(status == 422, "an unsupported option is a 422")
+try:
+    client.threads.get(str(uuid.uuid4()))
+    status = 200
+except httpx.HTTPStatusError as error:
+    status = error.response.status_code
+check(status == 404, "an unknown thread is a 404")
+print("all LangGraph SDK checks passed")
