@@ -56,6 +56,7 @@ use crate::checkpoint::{CheckpointRef, Checkpointer, RunRecord, RunStatus, Threa
 use crate::errors::RunError;
 use crate::graph::CompiledGraph;
 use crate::id::{RunId, ThreadId, Timestamp};
+use crate::runner::stream::{RunStream, StreamModes};
 use crate::runner::{LEASE, Outcome, Run};
 use crate::state::GraphState;
 use crate::travel::{Snapshot, snapshot};
@@ -271,7 +272,7 @@ impl<S: GraphState + Default> Thread<S> {
     ///
     /// # Errors
     /// As [`start`](Self::start); with [`Multitask::Interrupt`] and [`Multitask::Rollback`],
-    /// as [`cancel_stored`](crate::run::cancel_stored) too.
+    /// as [`cancel_stored`] too.
     pub async fn start_with(
         &self,
         input: S::Update,
@@ -349,6 +350,23 @@ impl<S: GraphState + Default> Thread<S> {
     /// As [`start`](Self::start), then as [`CompiledGraph::invoke`].
     pub async fn invoke(&self, input: S::Update) -> Result<Outcome<S>, RunError> {
         self.start(input).await?.finish().await
+    }
+
+    /// [`start_with`](Self::start_with), read as a stream of `modes` as it runs (see
+    /// [`CompiledGraph::stream`]).
+    ///
+    /// # Errors
+    /// As [`start_with`](Self::start_with), before the stream exists.
+    pub async fn stream(
+        &self,
+        input: S::Update,
+        strategy: Multitask,
+        modes: impl Into<StreamModes>,
+    ) -> Result<RunStream<S>, RunError> {
+        Ok(self
+            .start_with(input, strategy)
+            .await?
+            .into_stream(modes.into()))
     }
 
     /// [`start_with`](Self::start_with), leaving the run to a

@@ -6,9 +6,11 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use tokio::sync::mpsc;
 use trellis::blueprint::Blueprint;
 use trellis::checkpoint::RunQueue;
 use trellis::run::CancellationToken;
+use trellis::stream::{StreamItem, StreamModes};
 use trellis::thread::Multitask;
 use trellis::worker::Worker;
 use trellis::{CompiledGraph, RunId, ThreadId, interrupt::ApplyResume};
@@ -37,6 +39,17 @@ pub(crate) trait Served: Send + Sync {
         strategy: Multitask,
     ) -> Result<RunId, ApiError>;
 
+    /// Runs what a LangGraph stream request asks on thread `thread_id` in this process — a new
+    /// run on `input`, or the thread's paused run `answering` with `answers` — and sends its
+    /// stream's items as `(mode, data)` as they come, then how it ended (`Ended`). The run
+    /// goes on if the receiver is dropped (a client that leaves).
+    async fn thread_stream(
+        &self,
+        thread_id: &ThreadId,
+        start: StreamStart,
+        modes: StreamModes,
+    ) -> Result<(RunId, mpsc::UnboundedReceiver<Streamed>), ApiError>;
+
     /// Folds the answers (by interrupt id) into a paused run and queues it again; the runtime
     /// refuses a run that is not paused and answers that do not match its interrupts, writing
     /// nothing.
@@ -49,6 +62,20 @@ pub(crate) trait Served: Send + Sync {
 
     /// A worker executing this graph's runs until `stop` is cancelled.
     fn spawn_worker(&self, stop: CancellationToken) -> tokio::task::JoinHandle<()>;
+}
+
+/// What a stream starts from: a new run's input, or answers to the thread's paused run.
+pub(crate) enum StreamStart {
+    Input(Value, Multitask),
+    Answers(RunId, Vec<(String, Value)>),
+}
+
+/// One item of a run streamed in this process.
+pub(crate) enum Streamed {
+    /// A stream item: its mode (`values`, `updates`, `custom`, `events`) and its data.
+    Item(&'static str, Value),
+    /// The run stopped: paused, completed or failed (the error).
+    Ended(Result<(), String>),
 }
 
 /// A compiled graph on the server's store.
@@ -98,31 +125,57 @@ where
         input: Value,
         strategy: Multitask,
     ) -> Result<RunId, ApiError> {
-        let update: S::Update = serde_json::from_value(input).map_err(|e| {
-            ApiError::bad_request(format!(
-                "the input is not an update of graph `{}`'s state: {e}",
-                self.name
-            ))
-        })?;
+        let update = self.update(input)?;
         let thread = self.graph.thread(thread_id).await?;
         Ok(thread.enqueue(update, strategy).await?)
     }
 
+    async fn thread_stream(
+        &self,
+        thread_id: &ThreadId,
+        start: StreamStart,
+        modes: StreamModes,
+    ) -> Result<(RunId, mpsc::UnboundedReceiver<Streamed>), ApiError> {
+        let mut stream = match start {
+            StreamStart::Input(input, strategy) => {
+                let update = self.update(input)?;
+                let thread = self.graph.thread(thread_id).await?;
+                thread.stream(update, strategy, modes).await?
+            }
+            StreamStart::Answers(run_id, answers) => {
+                let answers = self.answers(answers)?;
+                self.graph.resume(&run_id, answers).stream(modes).await?
+            }
+        };
+        let run_id = stream.run_id().clone();
+        let (send, receive) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            while let Some(item) = stream.next().await {
+                let item = match item {
+                    StreamItem::Values { state, .. } => {
+                        Streamed::Item("values", serde_json::to_value(state).unwrap_or_default())
+                    }
+                    StreamItem::Updates { node, update, .. } => {
+                        let update = serde_json::to_value(update).unwrap_or_default();
+                        Streamed::Item("updates", serde_json::json!({ node: update }))
+                    }
+                    StreamItem::Custom { value, .. } => Streamed::Item("custom", value),
+                    StreamItem::Event(event) => {
+                        Streamed::Item("events", serde_json::to_value(event).unwrap_or_default())
+                    }
+                    _ => continue,
+                };
+                // A client that left does not stop the run: it is driven to its end here.
+                let _ = send.send(item);
+            }
+            let ended = stream.finish().await.map(drop).map_err(|e| e.to_string());
+            let _ = send.send(Streamed::Ended(ended));
+        });
+        Ok((run_id, receive))
+    }
+
     async fn answer(&self, run_id: &RunId, answers: Vec<(String, Value)>) -> Result<(), ApiError> {
-        let answers = answers
-            .into_iter()
-            .map(|(id, value)| {
-                serde_json::from_value::<S::Input>(value)
-                    .map(|answer| (id.clone(), answer))
-                    .map_err(|e| {
-                        ApiError::bad_request(format!(
-                            "the answer to `{id}` is not one graph `{}` takes: {e}",
-                            self.name
-                        ))
-                    })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let answers = trellis::interrupt::Answers::Each(answers);
+        let answers = self.answers(answers)?;
         Ok(self.graph.resume(run_id, answers).enqueue().await?)
     }
 
@@ -141,5 +194,42 @@ where
             stopper.cancel();
             let _ = run.await;
         })
+    }
+}
+
+impl<S> ServedGraph<S>
+where
+    S: ApplyResume + Default,
+    S::Input: DeserializeOwned,
+{
+    /// `input` as an update of the state, or a 400 saying why it is not one.
+    fn update(&self, input: Value) -> Result<S::Update, ApiError> {
+        serde_json::from_value(input).map_err(|e| {
+            ApiError::bad_request(format!(
+                "the input is not an update of graph `{}`'s state: {e}",
+                self.name
+            ))
+        })
+    }
+
+    /// Answers by interrupt id as the graph's answer type, or a 400 naming the one that is not.
+    fn answers(
+        &self,
+        answers: Vec<(String, Value)>,
+    ) -> Result<trellis::interrupt::Answers<S::Input>, ApiError> {
+        let answers = answers
+            .into_iter()
+            .map(|(id, value)| {
+                serde_json::from_value::<S::Input>(value)
+                    .map(|answer| (id.clone(), answer))
+                    .map_err(|e| {
+                        ApiError::bad_request(format!(
+                            "the answer to `{id}` is not one graph `{}` takes: {e}",
+                            self.name
+                        ))
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(trellis::interrupt::Answers::Each(answers))
     }
 }

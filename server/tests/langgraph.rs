@@ -199,3 +199,78 @@ async fn langgraph_s_errors_are_its_shapes() {
     assert_eq!(status, 422);
     running.shutdown().await;
 }
+
+/// The events of a server-sent event stream: (event, data as JSON).
+fn sse(text: &str) -> Vec<(String, Value)> {
+    text.split("\n\n")
+        .filter_map(|block| {
+            let field = |name: &str| {
+                block
+                    .lines()
+                    .find_map(|line| line.strip_prefix(name).map(str::trim))
+            };
+            Some((
+                field("event:")?.to_owned(),
+                serde_json::from_str(field("data:").unwrap_or("null")).unwrap_or(Value::Null),
+            ))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_streams_its_updates_and_values_then_its_question_then_end() {
+    let running = serve(store(), ServeOptions::default()).await;
+    let client = Client::new(&running);
+    let (_, thread) = client.post("/threads", &json!({})).await;
+    let id = thread["thread_id"].as_str().unwrap();
+    let response = client
+        .http
+        .post(format!("{}/threads/{id}/runs/stream", client.base))
+        .json(&json!({
+            "assistant_id": "Jobs",
+            "input": { "rounds": 2, "pause": true },
+            "stream_mode": ["updates", "values"],
+        }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let events = sse(&response.text().await.unwrap());
+    let kinds: Vec<&str> = events.iter().map(|(kind, _)| kind.as_str()).collect();
+    assert_eq!(kinds.first(), Some(&"metadata"));
+    assert_eq!(kinds.last(), Some(&"end"));
+    let updates: Vec<&Value> = events
+        .iter()
+        .filter(|(kind, _)| kind == "updates")
+        .map(|(_, data)| data)
+        .collect();
+    assert_eq!(
+        updates[0],
+        &json!({ "work": { "done": 1, "log": ["work"] } })
+    );
+    assert_eq!(updates.len(), 3, "two rounds of work, then the question");
+    assert_eq!(updates[2]["__interrupt__"][0]["id"], "ask@3");
+    let last_values = events
+        .iter()
+        .rev()
+        .find(|(kind, _)| kind == "values")
+        .map(|(_, data)| data)
+        .unwrap();
+    assert_eq!(last_values["done"], 2);
+    assert_eq!(last_values["__interrupt__"][0]["id"], "ask@3");
+
+    let (status, refused) = client
+        .post(
+            &format!("/threads/{id}/runs/stream"),
+            &json!({ "assistant_id": "Jobs", "stream_mode": "debug" }),
+        )
+        .await;
+    assert_eq!(status, 422);
+    assert!(
+        refused["detail"]
+            .as_str()
+            .unwrap()
+            .contains("stream mode `debug`")
+    );
+    running.shutdown().await;
+}

@@ -7,10 +7,15 @@ use std::time::Duration;
 
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, Query, State};
+use std::convert::Infallible;
+
+use axum::response::IntoResponse;
+use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{Map, Value, json};
 use trellis::checkpoint::{RunRecord, RunStatus};
+use trellis::stream::{StreamMode, StreamModes};
 use trellis::thread::Multitask;
 use trellis::{RunId, ThreadId};
 
@@ -18,16 +23,19 @@ use super::shapes::{self, Detail};
 use super::threads::{create_thread, load, thread_id};
 use super::{Shared, body, served, unsupported};
 use crate::ApiError;
+use crate::registry::{StreamStart, Streamed};
 use crate::state::App;
 
 pub(super) fn routes() -> Router<Arc<App>> {
     Router::new()
         .route("/threads/{thread_id}/runs", post(create).get(list))
         .route("/threads/{thread_id}/runs/wait", post(wait))
+        .route("/threads/{thread_id}/runs/stream", post(stream))
         .route("/threads/{thread_id}/runs/{run_id}", get(get_one))
         .route("/threads/{thread_id}/runs/{run_id}/join", get(join))
         .route("/threads/{thread_id}/runs/{run_id}/cancel", post(cancel))
         .route("/runs/wait", post(wait_stateless))
+        .route("/runs/stream", post(stream_stateless))
 }
 
 /// How long a wait lasts before it answers with the run as it is (LangGraph's keeps the
@@ -66,14 +74,13 @@ fn strategy(request: &Value) -> Result<Multitask, Detail> {
     }
 }
 
-/// Starts what `request` asks on thread `thread_id`: a new run on `input`, or — with
-/// `command.resume` — the answers to the thread's paused run. Returns the run and the assistant
-/// it ran as.
-async fn start(
-    app: &App,
+/// The assistant's graph and the thread, checked as every run request is: no option this
+/// server cannot honour, an assistant it has, the thread created first when asked.
+async fn prepare<'a>(
+    app: &'a App,
     thread_id: &ThreadId,
     request: &Value,
-) -> Result<(RunRecord, String), Detail> {
+) -> Result<&'a Arc<dyn crate::registry::Served>, Detail> {
     for (option, what) in UNSUPPORTED {
         if request.get(*option).is_some_and(|v| !v.is_null()) {
             return Err(unsupported(what));
@@ -87,38 +94,67 @@ async fn start(
         })
     })?;
     let graph = served(app, assistant)?;
-    let assistant = shapes::assistant_id(graph.name());
     if request["if_not_exists"].as_str() == Some("create") {
         create_thread(app, thread_id.clone(), Map::new(), "do_nothing").await?;
     }
-    let strategy = strategy(request)?;
     let command = &request["command"];
     if command.get("goto").is_some_and(|v| !v.is_null())
         || command.get("update").is_some_and(|v| !v.is_null())
     {
         return Err(unsupported("`Command(goto=…, update=…)`"));
     }
-    let run_id = match command.get("resume").filter(|v| !v.is_null()) {
-        Some(resume) => {
-            let (_, newest) = load(app, thread_id).await?;
-            let paused = newest
-                .filter(|run| run.status == RunStatus::Paused)
-                .ok_or_else(|| {
-                    Detail(ApiError::conflict(format!(
-                        "thread {thread_id} has no paused run to resume"
-                    )))
-                })?;
-            graph
-                .answer(&paused.run_id, answers(&paused, resume)?)
-                .await?;
-            paused.run_id
+    Ok(graph)
+}
+
+/// With `command.resume`: the thread's paused run and the answers to it.
+async fn resuming(
+    app: &App,
+    thread_id: &ThreadId,
+    request: &Value,
+) -> Result<Option<(RunId, Vec<(String, Value)>)>, Detail> {
+    let Some(resume) = request["command"].get("resume").filter(|v| !v.is_null()) else {
+        return Ok(None);
+    };
+    let (_, newest) = load(app, thread_id).await?;
+    let paused = newest
+        .filter(|run| run.status == RunStatus::Paused)
+        .ok_or_else(|| {
+            Detail(ApiError::conflict(format!(
+                "thread {thread_id} has no paused run to resume"
+            )))
+        })?;
+    let answers = answers(&paused, resume)?;
+    Ok(Some((paused.run_id, answers)))
+}
+
+/// The input of a new run: `{}` when none is given.
+fn input_of(request: &Value) -> Value {
+    match &request["input"] {
+        Value::Null => json!({}),
+        input => input.clone(),
+    }
+}
+
+/// Starts what `request` asks on thread `thread_id`: a new run on `input`, or — with
+/// `command.resume` — the answers to the thread's paused run. Returns the run and the assistant
+/// it ran as.
+async fn start(
+    app: &App,
+    thread_id: &ThreadId,
+    request: &Value,
+) -> Result<(RunRecord, String), Detail> {
+    let graph = prepare(app, thread_id, request).await?;
+    let assistant = shapes::assistant_id(graph.name());
+    let strategy = strategy(request)?;
+    let run_id = match resuming(app, thread_id, request).await? {
+        Some((run_id, answers)) => {
+            graph.answer(&run_id, answers).await?;
+            run_id
         }
         None => {
-            let input = match &request["input"] {
-                Value::Null => json!({}),
-                input => input.clone(),
-            };
-            graph.thread_enqueue(thread_id, input, strategy).await?
+            graph
+                .thread_enqueue(thread_id, input_of(request), strategy)
+                .await?
         }
     };
     Ok((app.run(run_id.as_str()).await?, assistant))
@@ -284,4 +320,123 @@ async fn cancel(
         &shapes::assistant_id(&cancelled.graph),
         "reject",
     )))
+}
+
+/// `stream_mode` as Trellis's stream modes (`values` when none is asked), or a 422 naming a mode
+/// this server does not stream yet.
+fn modes(request: &Value) -> Result<(StreamModes, Vec<String>), Detail> {
+    let asked: Vec<String> = match &request["stream_mode"] {
+        Value::Null => vec!["values".to_owned()],
+        Value::String(mode) => vec![mode.clone()],
+        Value::Array(modes) => modes
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect(),
+        _ => {
+            return Err(unsupported(
+                "a `stream_mode` that is not a name or a list of names",
+            ));
+        }
+    };
+    let mut modes = StreamModes::default();
+    for mode in &asked {
+        modes = modes
+            | match mode.as_str() {
+                "values" => StreamMode::Values,
+                "updates" => StreamMode::Updates,
+                "custom" => StreamMode::Custom,
+                other => return Err(unsupported(&format!("stream mode `{other}`"))),
+            };
+    }
+    if request["stream_subgraphs"].as_bool() == Some(true) {
+        return Err(unsupported("`stream_subgraphs`"));
+    }
+    Ok((modes, asked))
+}
+
+fn event(kind: &str, data: &Value) -> Result<Event, Infallible> {
+    Ok(Event::default().event(kind).data(data.to_string()))
+}
+
+/// A run streamed as LangGraph streams one: `metadata` first, the modes' items as they come, at
+/// a pause what it asks (as an update `{"__interrupt__": …}`, and in the last values), then
+/// `end` — or `error` when the run failed.
+async fn streamed(
+    app: &App,
+    thread_id: &ThreadId,
+    request: &Value,
+) -> Result<Sse<impl futures_util::Stream<Item = Result<Event, Infallible>> + use<>>, Detail> {
+    let graph = prepare(app, thread_id, request).await?;
+    let (modes, asked) = modes(request)?;
+    let start = match resuming(app, thread_id, request).await? {
+        Some((run_id, answers)) => StreamStart::Answers(run_id, answers),
+        None => StreamStart::Input(input_of(request), strategy(request)?),
+    };
+    let (run_id, mut items) = graph.thread_stream(thread_id, start, modes).await?;
+    let store = Arc::clone(&app.store);
+    let wants = |mode: &str| asked.iter().any(|m| m == mode);
+    let (values, updates) = (wants("values"), wants("updates"));
+    let (send, receive) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let _ = send.send(event(
+            "metadata",
+            &json!({ "run_id": run_id, "attempt": 1 }),
+        ));
+        let mut last_values = None;
+        while let Some(item) = items.recv().await {
+            match item {
+                Streamed::Item(mode, data) => {
+                    if mode == "values" {
+                        last_values = Some(data.clone());
+                    }
+                    let _ = send.send(event(mode, &data));
+                }
+                Streamed::Ended(Err(message)) => {
+                    let error = json!({ "error": "RunError", "message": message });
+                    let _ = send.send(event("error", &error));
+                    return;
+                }
+                Streamed::Ended(Ok(())) => break,
+            }
+        }
+        if let Ok(Some(run)) = store.load_run(&run_id).await
+            && run.status == RunStatus::Paused
+        {
+            let asked: Vec<Value> = run.interrupts.iter().map(shapes::interrupt).collect();
+            if updates {
+                let _ = send.send(event("updates", &json!({ "__interrupt__": asked })));
+            }
+            if values && let Some(Value::Object(mut last)) = last_values {
+                last.insert("__interrupt__".to_owned(), Value::Array(asked));
+                let _ = send.send(event("values", &Value::Object(last)));
+            }
+        }
+        let _ = send.send(event("end", &Value::Null));
+    });
+    let events = futures_util::stream::unfold(receive, |mut receive| async move {
+        receive.recv().await.map(|event| (event, receive))
+    });
+    Ok(Sse::new(events).keep_alive(KeepAlive::default()))
+}
+
+async fn stream(
+    State(app): Shared,
+    Path(id): Path<String>,
+    json: Result<Json<Value>, JsonRejection>,
+) -> Result<impl IntoResponse, Detail> {
+    let request = body(json)?;
+    streamed(&app, &thread_id(&id)?, &request).await
+}
+
+/// A run streamed on a thread of its own, created for it.
+async fn stream_stateless(
+    State(app): Shared,
+    json: Result<Json<Value>, JsonRejection>,
+) -> Result<impl IntoResponse, Detail> {
+    let mut request = body(json)?;
+    if let Value::Object(map) = &mut request {
+        map.insert("if_not_exists".to_owned(), json!("create"));
+    }
+    streamed(&app, &ThreadId::new(), &request).await
 }

@@ -22,6 +22,15 @@ def check(condition, what):
     print(f"ok: {what}")
 
 
+def refused(call):
+    """The status of the HTTP error `call` raises, or None when it succeeds."""
+    try:
+        call()
+        return None
+    except httpx.HTTPStatusError as error:
+        return error.response.status_code
+
+
 # Assistants: one per graph, found by search, by id and by the graph's name.
 assistants = client.assistants.search()
 check(any(a["graph_id"] == "Support" for a in assistants), "assistants.search lists the graph")
@@ -73,16 +82,29 @@ check(client.runs.get(thread["thread_id"], runs[0]["run_id"])["run_id"] == runs[
 joined = client.runs.join(thread["thread_id"], runs[0]["run_id"])
 check(len(joined["sent"]) == 2, "runs.join answers the run's outcome")
 
+# Streams: metadata first, the modes' parts as the run goes, what it asks at a pause, end last.
+streamed = client.threads.create()["thread_id"]
+parts = list(client.runs.stream(streamed, "Support", input={"text": "charged twice on my invoice"},
+                                stream_mode=["values", "updates"]))
+kinds = [part.event for part in parts]
+check(kinds[0] == "metadata" and kinds[-1] == "end", f"a stream opens with metadata and ends with end ({kinds})")
+updates = [part.data for part in parts if part.event == "updates"]
+check([next(iter(u)) for u in updates[:3]] == ["classify", "lookup_invoice", "draft"],
+      "updates: each node's update, as it runs, named by node")
+check(updates[-1].get("__interrupt__") and updates[-1]["__interrupt__"][0]["id"],
+      "updates: the question as {'__interrupt__': [...]}")
+values = [part.data for part in parts if part.event == "values"]
+check(values[0]["text"] == "charged twice on my invoice" and "__interrupt__" in values[-1],
+      "values: the state from the input on, the last with the question")
+resumed = list(client.runs.stream(streamed, "Support", command=Command(resume="approve"), stream_mode="updates"))
+check(any("send" in part.data for part in resumed if part.event == "updates"),
+      "a streamed Command(resume=...) runs `send`")
+check(len(client.threads.get_state(streamed)["values"]["sent"]) == 1, "the streamed run sent its reply")
+check(refused(lambda: list(client.runs.stream(streamed, "Support", input={}, stream_mode="debug"))) == 422,
+      "a stream mode not streamed yet is a 422")
+
 # Double-texting. The server paces its nodes (`serve --pace 100`), so a run just created is
 # still executing when the next request comes.
-def refused(call):
-    try:
-        call()
-        return None
-    except httpx.HTTPStatusError as error:
-        return error.response.status_code
-
-
 def wait_for_question(thread_id):
     for _ in range(200):
         if client.threads.get(thread_id)["status"] == "interrupted":
