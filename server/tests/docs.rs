@@ -104,5 +104,62 @@ async fn the_documented_methods_and_routes_are_the_servers() {
             assert!(status != 405, "{route}: not a {method} route");
         }
     }
+
+    // The same for LangGraph's routes, with a thread and a run of it for `{id}` and `{run_id}`
+    // (the server's own 404s say what was not found, in LangGraph's `{"detail": …}`).
+    let (_, thread) = client.post("/threads", &json!({})).await;
+    let thread_id = thread["thread_id"].as_str().expect("a thread").to_owned();
+    let (_, thread_run) = client
+        .post(
+            &format!("/threads/{thread_id}/runs/wait"),
+            &json!({"assistant_id": "Jobs", "input": {"rounds": 1}}),
+        )
+        .await;
+    assert_eq!(thread_run["done"], 1);
+    let (_, runs) = client.get(&format!("/threads/{thread_id}/runs")).await;
+    let thread_run_id = runs[0]["run_id"].as_str().expect("its run").to_owned();
+    let mut checked = 0;
+    for cell in first_cells(&text, "## LangGraph's Agent Server protocol") {
+        let routes = cell.split('`').skip(1).step_by(2).filter(|piece| {
+            ["GET ", "POST ", "PATCH "]
+                .iter()
+                .any(|method| piece.starts_with(method))
+        });
+        for route in routes {
+            let (method, path) = route.split_once(' ').expect("METHOD /path");
+            let path = path.split('?').next().unwrap_or(path);
+            let path = path
+                .replace("{run_id}", &thread_run_id)
+                .replace("/assistants/{id}", "/assistants/Jobs")
+                .replace("{id}", &thread_id);
+            let url = format!("{}{path}", client.base);
+            let response = match method {
+                "GET" => client.http.get(&url).send().await,
+                "POST" => {
+                    client
+                        .http
+                        .post(&url)
+                        .json(&json!({"assistant_id": "Jobs", "input": {"rounds": 1}}))
+                        .send()
+                        .await
+                }
+                "PATCH" => client.http.patch(&url).json(&json!({})).send().await,
+                other => panic!("a method the table should not have: {other}"),
+            }
+            .expect("the server answers");
+            let status = response.status().as_u16();
+            let body = response.text().await.unwrap_or_default();
+            assert!(
+                status != 404 || body.contains("\"detail\""),
+                "{route}: the router knows no {path}"
+            );
+            assert!(status != 405, "{route}: not a {method} route");
+            checked += 1;
+        }
+    }
+    assert!(
+        checked >= 23,
+        "every route of the LangGraph table ({checked})"
+    );
     running.shutdown().await;
 }

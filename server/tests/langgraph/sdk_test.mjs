@@ -1,0 +1,82 @@
+// A LangGraph user's script against a Trellis server, through LangGraph's own JavaScript SDK
+// (@langchain/langgraph-sdk). `node sdk_test.mjs URL`: the server runs `examples/support`
+// (classify → draft → review → a question before `send`), paced (`serve --pace 100`).
+import { Client } from "@langchain/langgraph-sdk";
+
+const client = new Client({ apiUrl: process.argv[2] });
+
+function check(condition, what) {
+  if (!condition) {
+    console.error(`FAILED: ${what}`);
+    process.exit(1);
+  }
+  console.log(`ok: ${what}`);
+}
+
+async function status(call) {
+  try {
+    await call();
+    return null;
+  } catch (error) {
+    return error.status ?? error.response?.status ?? String(error);
+  }
+}
+
+const assistants = await client.assistants.search();
+check(assistants.some((a) => a.graph_id === "Support"), "assistants.search lists the graph");
+check((await client.assistants.get("Support")).graph_id === "Support", "assistants.get by graph name");
+
+const thread = await client.threads.create({ metadata: { user: "ada" } });
+check(thread.status === "idle", "threads.create");
+const paused = await client.runs.wait(thread.thread_id, "Support", {
+  input: { text: "I was charged twice on my invoice" },
+});
+check(paused.__interrupt__?.[0]?.id, "runs.wait stops at the question, with __interrupt__");
+const state = await client.threads.getState(thread.thread_id);
+check(JSON.stringify(state.next) === JSON.stringify(["send"]), "getState: next is the node asked about");
+check(state.tasks[0].name === "send" && state.interrupts.length === 1, "getState: tasks and interrupts");
+
+const done = await client.runs.wait(thread.thread_id, "Support", { command: { resume: "approve" } });
+check(done.sent.length === 1 && !("__interrupt__" in done), "a command resume runs to the end");
+
+const again = await client.runs.wait(thread.thread_id, "Support", {
+  input: { text: "thanks, and a general question" },
+});
+check(again.drafts > done.drafts && again.category === "general", "a second run continues the thread's state");
+
+const history = await client.threads.getHistory(thread.thread_id, { limit: 100 });
+check(history.length > 6 && history[0].parent_checkpoint.checkpoint_id === history[1].checkpoint.checkpoint_id,
+  "getHistory: newest first, each naming its parent");
+
+// A stream: metadata first, updates by node, the question, end.
+const streamed = await client.threads.create();
+const parts = [];
+for await (const part of client.runs.stream(streamed.thread_id, "Support", {
+  input: { text: "charged twice on my invoice" },
+  streamMode: ["values", "updates"],
+})) {
+  parts.push(part);
+}
+const kinds = parts.map((p) => p.event);
+check(kinds[0] === "metadata", `a stream opens with metadata (${kinds})`);
+const updates = parts.filter((p) => p.event === "updates").map((p) => p.data);
+check(Object.keys(updates[0])[0] === "classify", "updates: named by node, as each runs");
+check(updates[updates.length - 1].__interrupt__?.length === 1, "updates: the question");
+
+// Double-texting: reject, then interrupt.
+const busy = await client.threads.create();
+const first = await client.runs.create(busy.thread_id, "Support", { input: { text: "slow" } });
+check((await status(() => client.runs.create(busy.thread_id, "Support", {
+  input: { text: "again" },
+  multitaskStrategy: "reject",
+}))) === 409, "reject: a run on a busy thread is a 409");
+await client.runs.create(busy.thread_id, "Support", {
+  input: { text: "instead" },
+  multitaskStrategy: "interrupt",
+});
+check((await client.runs.get(busy.thread_id, first.run_id)).status === "interrupted",
+  "interrupt: the running run is stopped");
+
+check((await status(() => client.threads.get("2f9c1c4e-4b1a-4f53-9d4e-0c6f1e2a7b10"))) === 404,
+  "an unknown thread is a 404");
+console.log("all LangGraph JavaScript SDK checks passed");
