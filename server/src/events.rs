@@ -57,7 +57,36 @@ fn end(run: &RunRecord) -> Event {
     Event::default().event("end").data(data.to_string())
 }
 
-/// The run's events after `after` (a checkpoint id), until the run ends; then `end`.
+/// How a stream shows a run's checkpoints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// Trellis's: an event per checkpoint named by its kind, open while the run is paused.
+    Trellis,
+    /// LangGraph's `join_stream`: `values` per checkpoint (the state), and at a stop — a pause
+    /// too — the question in a last `values`, then `end`.
+    LangGraph,
+}
+
+/// A checkpoint as LangGraph's `values` part: the state, the checkpoint's id as the event's.
+fn values(checkpoint: &Checkpoint) -> Event {
+    Event::default()
+        .id(checkpoint.id.to_string())
+        .event("values")
+        .data(checkpoint.state.to_string())
+}
+
+/// How a run stopped, in LangGraph's shape: its last state with what it asks at a pause, or
+/// `error` when it failed.
+fn stopped(run: &RunRecord) -> Event {
+    let outcome = crate::langgraph::outcome(run);
+    match outcome.get("__error__") {
+        Some(error) => Event::default().event("error").data(error.to_string()),
+        None => Event::default().event("values").data(outcome.to_string()),
+    }
+}
+
+/// The run's events after `after` (a checkpoint id), until the run ends (or, in LangGraph's
+/// shape, stops); then `end`.
 ///
 /// Each wake reads the run's record and the checkpoints it has not sent (the newest, and any
 /// between): the work per event does not grow with the run's length.
@@ -66,6 +95,15 @@ pub(crate) async fn stream(
     run_id: String,
     after: u64,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    follow(app, run_id, after, Shape::Trellis).await
+}
+
+pub(crate) async fn follow(
+    app: Arc<App>,
+    run_id: String,
+    after: u64,
+    shape: Shape,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>> + use<>>, ApiError> {
     let run = app.run(&run_id).await?;
     // Watched before the first read: a write between the read and the wait still wakes it.
     let watch = app
@@ -79,6 +117,7 @@ pub(crate) async fn stream(
         queue: VecDeque::new(),
         ended: false,
         watch,
+        shape,
     };
     let events = futures_util::stream::unfold(follow, |mut follow| async move {
         loop {
@@ -106,6 +145,7 @@ struct Follow {
     queue: VecDeque<Event>,
     ended: bool,
     watch: Option<RunWatch>,
+    shape: Shape,
 }
 
 impl Follow {
@@ -118,17 +158,30 @@ impl Follow {
         if let Some(latest) = store.latest_checkpoint(&self.run_id).await.ok()?
             && latest.id > self.after
         {
+            let shown = match self.shape {
+                Shape::Trellis => event,
+                Shape::LangGraph => values,
+            };
             for id in self.after + 1..latest.id {
                 if let Some(checkpoint) = store.checkpoint(&self.run_id, id).await.ok()? {
-                    self.queue.push_back(event(&checkpoint));
+                    self.queue.push_back(shown(&checkpoint));
                 }
             }
-            self.queue.push_back(event(&latest));
+            self.queue.push_back(shown(&latest));
             self.after = latest.id;
         }
-        if run.status.is_ended() {
-            self.ended = true;
-            self.queue.push_back(end(&run));
+        match self.shape {
+            Shape::Trellis if run.status.is_ended() => {
+                self.ended = true;
+                self.queue.push_back(end(&run));
+            }
+            Shape::LangGraph if run.status != trellis::checkpoint::RunStatus::Running => {
+                self.ended = true;
+                self.queue.push_back(stopped(&run));
+                self.queue
+                    .push_back(Event::default().event("end").data("null"));
+            }
+            _ => {}
         }
         Some(())
     }

@@ -259,6 +259,30 @@ async fn a_run_streams_its_updates_and_values_then_its_question_then_end() {
     assert_eq!(last_values["done"], 2);
     assert_eq!(last_values["__interrupt__"][0]["id"], "ask@3");
 
+    // Joined again: the run's states, checkpoint by checkpoint, after `Last-Event-ID`.
+    let (_, runs) = client.get(&format!("/threads/{id}/runs")).await;
+    let run_id = runs[0]["run_id"].as_str().unwrap();
+    let join = |after: Option<&'static str>| {
+        let mut request = client
+            .http
+            .get(format!("{}/threads/{id}/runs/{run_id}/stream", client.base));
+        if let Some(after) = after {
+            request = request.header("last-event-id", after);
+        }
+        async move { sse(&request.send().await.unwrap().text().await.unwrap()) }
+    };
+    let all = join(None).await;
+    let kinds: Vec<&str> = all.iter().map(|(kind, _)| kind.as_str()).collect();
+    // Start, the first round, the pause after the second; the question; end.
+    assert_eq!(kinds, ["values", "values", "values", "values", "end"]);
+    assert_eq!(all[0].1["done"], 0, "the start: the input");
+    assert_eq!(all[2].1["done"], 2);
+    assert_eq!(
+        all[3].1["__interrupt__"][0]["id"], "ask@3",
+        "at the stop, the question"
+    );
+    assert_eq!(join(Some("2")).await.len(), all.len() - 2);
+
     let (status, refused) = client
         .post(
             &format!("/threads/{id}/runs/stream"),

@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 use crate::registry::Served;
 use crate::state::App;
 use shapes::Detail;
+pub(crate) use shapes::outcome;
 
 type Shared = State<Arc<App>>;
 

@@ -33,6 +33,10 @@ pub(super) fn routes() -> Router<Arc<App>> {
         .route("/threads/{thread_id}/runs/stream", post(stream))
         .route("/threads/{thread_id}/runs/{run_id}", get(get_one))
         .route("/threads/{thread_id}/runs/{run_id}/join", get(join))
+        .route(
+            "/threads/{thread_id}/runs/{run_id}/stream",
+            get(join_stream),
+        )
         .route("/threads/{thread_id}/runs/{run_id}/cancel", post(cancel))
         .route("/runs/wait", post(wait_stateless))
         .route("/runs/stream", post(stream_stateless))
@@ -439,4 +443,27 @@ async fn stream_stateless(
         map.insert("if_not_exists".to_owned(), json!("create"));
     }
     streamed(&app, &ThreadId::new(), &request).await
+}
+
+/// A run's stream joined again: its state at each checkpoint after
+/// `Last-Event-ID` (all of them without it) as `values`, its question at a pause, then `end`.
+async fn join_stream(
+    State(app): Shared,
+    Path((id, run_id)): Path<(String, String)>,
+    headers: axum::http::HeaderMap,
+) -> Result<impl IntoResponse, Detail> {
+    let run = run_of(&app, &thread_id(&id)?, &run_id).await?;
+    let after = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let follow = crate::events::follow(
+        Arc::clone(&app),
+        run.run_id.to_string(),
+        after,
+        crate::events::Shape::LangGraph,
+    )
+    .await?;
+    Ok(follow)
 }

@@ -103,6 +103,13 @@ check(len(client.threads.get_state(streamed)["values"]["sent"]) == 1, "the strea
 check(refused(lambda: list(client.runs.stream(streamed, "Support", input={}, stream_mode="debug"))) == 422,
       "a stream mode not streamed yet is a 422")
 
+# A run's stream joined again, from the start and after a checkpoint (Last-Event-ID).
+joined_run = client.runs.list(streamed)[0]["run_id"]
+joined = list(client.runs.join_stream(streamed, joined_run))
+check([p.event for p in joined][-1] == "end" and len(joined) > 3, "join_stream replays the run's states")
+later = list(client.runs.join_stream(streamed, joined_run, last_event_id="2"))
+check(len(later) == len(joined) - 2, "join_stream after Last-Event-ID sends what came after")
+
 # Double-texting. The server paces its nodes (`serve --pace 100`), so a run just created is
 # still executing when the next request comes.
 def wait_for_question(thread_id):
