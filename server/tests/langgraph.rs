@@ -104,6 +104,23 @@ async fn a_thread_pauses_resumes_and_goes_on_through_langgraph_s_routes() {
     };
     assert_eq!(runs_of(history).len(), 2, "both runs, newest first");
 
+    // Any state of the history by its checkpoint id, the same as listed.
+    for listed in [&history[0], &history[3], history.last().unwrap()] {
+        let checkpoint = listed["checkpoint"]["checkpoint_id"].as_str().unwrap();
+        let (status, at) = client
+            .get(&format!("/threads/{id}/state/{checkpoint}"))
+            .await;
+        assert_eq!(status, 200);
+        assert_eq!(&at, listed);
+    }
+    let (status, _) = client.get(&format!("/threads/{id}/state/nothing:1")).await;
+    assert_eq!(status, 404);
+    let (status, refused) = client
+        .post(&format!("/threads/{id}/state"), &json!({ "values": {} }))
+        .await;
+    assert_eq!(status, 422, "update_state is not done yet, and says so");
+    assert!(refused["detail"].as_str().unwrap().contains("update_state"));
+
     let (_, runs) = client.get(&format!("/threads/{id}/runs")).await;
     assert_eq!(runs.as_array().map(Vec::len), Some(2));
     assert_eq!(runs[0]["status"], "success");

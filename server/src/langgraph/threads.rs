@@ -20,8 +20,16 @@ pub(super) fn routes() -> Router<Arc<App>> {
     Router::new()
         .route("/threads", post(create))
         .route("/threads/search", post(search))
-        .route("/threads/{thread_id}", get(get_one).patch(patch))
-        .route("/threads/{thread_id}/state", get(state))
+        .route(
+            "/threads/{thread_id}",
+            get(get_one).patch(patch).delete(not_yet_delete),
+        )
+        .route("/threads/{thread_id}/copy", post(not_yet_copy))
+        .route(
+            "/threads/{thread_id}/state",
+            get(state).post(not_yet_update),
+        )
+        .route("/threads/{thread_id}/state/{checkpoint_id}", get(state_at))
         .route(
             "/threads/{thread_id}/history",
             get(history_get).post(history_post),
@@ -257,4 +265,55 @@ async fn history(app: &App, id: &str, query: &Value) -> Result<Json<Value>, Deta
         })
         .collect();
     Ok(Json(Value::Array(states)))
+}
+
+/// The thread's state at checkpoint `run:n` of its history.
+async fn state_at(
+    State(app): Shared,
+    Path((id, checkpoint_id)): Path<(String, String)>,
+) -> Result<Json<Value>, Detail> {
+    let thread_id = thread_id(&id)?;
+    let missing = || {
+        Detail(ApiError::not_found(format!(
+            "thread {thread_id} has no checkpoint `{checkpoint_id}`"
+        )))
+    };
+    let (run_id, number) = checkpoint_id.rsplit_once(':').ok_or_else(missing)?;
+    let number: u64 = number.parse().map_err(|_| missing())?;
+    let run = app.run(run_id).await.map_err(|_| missing())?;
+    if run.thread.as_ref() != Some(&thread_id) {
+        return Err(missing());
+    }
+    let store = app.store.as_ref();
+    let checkpoint = store
+        .checkpoint(&run.run_id, number)
+        .await?
+        .ok_or_else(missing)?;
+    // Its parent: the run's checkpoint before it, or — for a run's first — the checkpoint the
+    // run went on from.
+    let before = match number.checked_sub(1).filter(|n| *n > 0) {
+        Some(n) => store.checkpoint(&run.run_id, n).await?,
+        None => match &run.parent {
+            Some(parent) => store.checkpoint(&parent.run_id, parent.checkpoint).await?,
+            None => None,
+        },
+    };
+    Ok(Json(shapes::state(
+        thread_id.as_str(),
+        &checkpoint,
+        before.as_ref(),
+    )))
+}
+
+// Not yet: answered as an option this server cannot honour, not as a route it does not know.
+async fn not_yet_update() -> Detail {
+    unsupported("`update_state` (`POST /threads/{id}/state`)")
+}
+
+async fn not_yet_copy() -> Detail {
+    unsupported("copying a thread")
+}
+
+async fn not_yet_delete() -> Detail {
+    unsupported("deleting a thread")
 }

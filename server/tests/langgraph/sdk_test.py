@@ -76,6 +76,10 @@ older = client.threads.get_history(thread["thread_id"], limit=2, before=history[
 check([h["checkpoint"]["checkpoint_id"] for h in older] == [h["checkpoint"]["checkpoint_id"] for h in history[2:4]],
       "get_history before a checkpoint")
 
+at = client.threads.get_state(thread["thread_id"], checkpoint_id=history[3]["checkpoint"]["checkpoint_id"])
+check(at["values"] == history[3]["values"] and at["next"] == history[3]["next"],
+      "get_state at a checkpoint of the history")
+
 runs = client.runs.list(thread["thread_id"])
 check(len(runs) == 2 and all(r["status"] == "success" for r in runs), "runs.list: the thread's two runs")
 check(client.runs.get(thread["thread_id"], runs[0]["run_id"])["run_id"] == runs[0]["run_id"], "runs.get")
