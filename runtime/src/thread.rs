@@ -363,10 +363,12 @@ impl<S: GraphState + Default> Thread<S> {
         strategy: Multitask,
         modes: impl Into<StreamModes>,
     ) -> Result<RunStream<S>, RunError> {
-        Ok(self
+        let mut stream = self
             .start_with(input, strategy)
             .await?
-            .into_stream(modes.into()))
+            .into_stream(modes.into());
+        stream.show_start();
+        Ok(stream)
     }
 
     /// [`start_with`](Self::start_with), leaving the run to a

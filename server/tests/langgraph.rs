@@ -273,6 +273,12 @@ async fn a_run_streams_its_updates_and_values_then_its_question_then_end() {
         .find(|(kind, _)| kind == "values")
         .map(|(_, data)| data)
         .unwrap();
+    let first_values = events.iter().find(|(kind, _)| kind == "values").unwrap();
+    assert_eq!(
+        first_values.1["rounds"], 2,
+        "the stream starts from the input"
+    );
+    assert_eq!(first_values.1["done"], 0);
     assert_eq!(last_values["done"], 2);
     assert_eq!(last_values["__interrupt__"][0]["id"], "ask@3");
 

@@ -454,6 +454,16 @@ impl<S: GraphState> RunStream<S> {
     }
 }
 
+impl<S: GraphState> RunStream<S> {
+    /// For a run that began before it was streamed (a thread's, recorded when it started): the
+    /// stream shows where it starts from, as a new run's stream does.
+    pub(crate) fn show_start(&mut self) {
+        if let Driving::Ready(run) = &self.driving {
+            run.send_values();
+        }
+    }
+}
+
 impl<S: ApplyResume> RunStream<S> {
     /// Answers the paused run before its first step, so that the stream shows the resume.
     pub(crate) async fn resume(&mut self, answers: Answers<S::Input>) -> Result<(), RunError> {

@@ -405,6 +405,33 @@ pub async fn enqueue_runs_after_the_running_run(store: Arc<dyn Checkpointer>) {
     );
 }
 
+/// A thread's run read as a stream shows where it starts from (the thread's state with the
+/// input folded in), then each step, as a new run's stream does.
+pub async fn a_thread_s_run_streams_from_its_start(store: Arc<dyn Checkpointer>) {
+    use trellis::stream::{StreamItem, StreamMode};
+    let graph = chat_graph(store);
+    let thread = graph.create_thread(Default::default()).await.unwrap();
+    thread.invoke(say("hi")).await.unwrap();
+    let mut stream = thread
+        .stream(say("again"), Multitask::Reject, StreamMode::Values)
+        .await
+        .unwrap();
+    let mut seen = Vec::new();
+    while let Some(item) = stream.next().await {
+        if let StreamItem::Values { state, .. } = item {
+            seen.push(state.log);
+        }
+    }
+    assert_eq!(
+        seen,
+        [
+            vec!["hi", "re: hi", "again"],
+            vec!["hi", "re: hi", "again", "re: again"],
+        ]
+    );
+    assert!(!stream.finish().await.unwrap().is_paused());
+}
+
 /// Every scenario, each on a fresh thread of `store`.
 pub async fn all(store: Arc<dyn Checkpointer>) {
     a_thread_carries_state_from_run_to_run(Arc::clone(&store)).await;
@@ -412,6 +439,7 @@ pub async fn all(store: Arc<dyn Checkpointer>) {
     of_runs_started_at_once_one_wins(Arc::clone(&store)).await;
     a_paused_thread_goes_on_answered_or_not(Arc::clone(&store)).await;
     a_failed_run_s_thread_goes_on(Arc::clone(&store)).await;
+    a_thread_s_run_streams_from_its_start(Arc::clone(&store)).await;
     interrupt_goes_on_from_the_running_run_s_committed_state(Arc::clone(&store)).await;
     rollback_goes_on_as_if_the_running_run_never_ran(Arc::clone(&store)).await;
     enqueue_runs_after_the_running_run(store).await;
