@@ -174,7 +174,14 @@ async fn three_servers_killed_in_turn_lose_no_run_and_repeat_no_step() {
     let fleet = Fleet(Arc::new(Mutex::new(
         (0..SERVERS).map(|_| serve(&db, 0)).collect(),
     )));
-    let http = reqwest::Client::new();
+    // A request has a deadline: one wedged on a connection whose server died (seen once: every
+    // client stuck at once, no socket open, for as long as CI let it) fails and is sent again
+    // to another server. Longer than a wait's own 10 s.
+    let http = reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(5))
+        .timeout(Duration::from_secs(30))
+        .build()
+        .expect("an HTTP client");
     let started = Instant::now();
     let total = runs();
 
