@@ -194,7 +194,7 @@ async fn create(
     let thread_id = thread_id(&id)?;
     let (run, assistant) = start(&app, &thread_id, &request).await?;
     let strategy = strategy(&request)?.to_string();
-    Ok(Json(shapes::run(&run, &assistant, &strategy)))
+    Ok(Json(shapes::run(&run, &assistant, Some(&strategy))))
 }
 
 /// Waits for the run to leave `running`, then answers its outcome.
@@ -267,7 +267,7 @@ async fn list(
                 .as_deref()
                 .is_none_or(|s| s == shapes::run_status(run.status))
         })
-        .map(|run| shapes::run(run, &shapes::assistant_id(&run.graph), "reject"))
+        .map(|run| shapes::run(run, &shapes::assistant_id(&run.graph), None))
         .collect();
     Ok(Json(Value::Array(listed)))
 }
@@ -280,7 +280,7 @@ async fn get_one(
     Ok(Json(shapes::run(
         &run,
         &shapes::assistant_id(&run.graph),
-        "reject",
+        None,
     )))
 }
 
@@ -294,7 +294,7 @@ async fn join(
 
 #[derive(serde::Deserialize)]
 struct CancelQuery {
-    wait: Option<bool>,
+    /// `wait` needs no handling: the run is cancelled in the store before this answers.
     action: Option<String>,
 }
 
@@ -318,11 +318,10 @@ async fn cancel(
         }
     };
     let cancelled = trellis::run::cancel_stored(app.store.as_ref(), &run.run_id, reason).await?;
-    let _ = query.wait;
     Ok(Json(shapes::run(
         &cancelled,
         &shapes::assistant_id(&cancelled.graph),
-        "reject",
+        None,
     )))
 }
 

@@ -188,7 +188,10 @@ pub(crate) fn empty_state(thread_id: &str) -> Value {
     })
 }
 
-pub(crate) fn run(record: &RunRecord, assistant: &str, strategy: &str) -> Value {
+/// A run as LangGraph lists one. `strategy` is what its creation asked, known only in the
+/// answer to that request: a run's strategy is not stored, so a run read back says `null`
+/// rather than a guess.
+pub(crate) fn run(record: &RunRecord, assistant: &str, strategy: Option<&str>) -> Value {
     json!({
         "run_id": record.run_id,
         "thread_id": record.thread,
