@@ -158,8 +158,14 @@ async fn a_busy_thread_rejects_interrupts_or_rolls_back_as_asked() {
     let first_id = first["run_id"].as_str().unwrap();
     let (_, stopped) = client.get(&format!("/threads/{id}/runs/{first_id}")).await;
     assert_eq!(stopped["status"], "interrupted");
-    assert_eq!(second["multitask_strategy"], "interrupt", "as asked at creation");
-    assert!(stopped["multitask_strategy"].is_null(), "not stored, so not guessed");
+    assert_eq!(
+        second["multitask_strategy"], "interrupt",
+        "as asked at creation"
+    );
+    assert!(
+        stopped["multitask_strategy"].is_null(),
+        "not stored, so not guessed"
+    );
     let second_id = second["run_id"].as_str().unwrap();
     let (_, outcome) = client
         .get(&format!("/threads/{id}/runs/{second_id}/join"))
