@@ -304,6 +304,21 @@ pub enum RunError {
         /// The run it is busy with.
         run_id: RunId,
     },
+    /// A checkpoint given as one of a thread's is a checkpoint of a run on another thread (or
+    /// of no run).
+    #[error("run {run_id} is not on thread {thread_id}")]
+    NotOnThread {
+        /// The thread.
+        thread_id: ThreadId,
+        /// The run named.
+        run_id: RunId,
+    },
+    /// A thread was asked to go on with what it has pending, and it has never run.
+    #[error("thread {thread_id} has nothing pending: start a run on it with an input")]
+    NothingPending {
+        /// The thread.
+        thread_id: ThreadId,
+    },
 }
 
 /// A run that [`invoke`](crate::CompiledGraph::invoke) started and that then failed: its id, to

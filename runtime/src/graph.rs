@@ -572,24 +572,6 @@ impl<S: GraphState> CompiledGraph<S> {
     /// [`RunError::NoCheckpointer`]; the checkpointer's error; an entry router naming an
     /// undeclared target (the run is then recorded as failed).
     pub async fn enqueue(&self, input: S) -> Result<RunId, RunError> {
-        let mut run = self.start(input);
-        if self.checkpointer.is_none() {
-            return Err(RunError::NoCheckpointer {
-                graph: self.name().to_owned(),
-                run_id: run.run_id().clone(),
-            });
-        }
-        run.begin().await?;
-        release(run).await
-    }
-}
-
-/// Hands a run this process holds over to the queue.
-pub(crate) async fn release<S: GraphState>(mut run: Run<S>) -> Result<RunId, RunError> {
-    let run_id = run.run_id().clone();
-    if run.release().await? {
-        Ok(run_id)
-    } else {
-        Err(RunError::StillRunning { run_id })
+        self.start(input).enqueue().await
     }
 }

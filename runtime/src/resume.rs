@@ -5,7 +5,7 @@ use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 
 use crate::errors::RunError;
-use crate::graph::{CompiledGraph, release};
+use crate::graph::CompiledGraph;
 use crate::id::RunId;
 use crate::runner::stream::{RunStream, StreamModes};
 use crate::runner::{Outcome, Run};
@@ -119,7 +119,7 @@ impl<S: ApplyResume> Resume<'_, S> {
     /// As [`CompiledGraph::load`] and [`Run::resume`], before the run goes on.
     pub async fn enqueue(self) -> Result<(), RunError> {
         let run = self.answered().await?;
-        release(run).await.map(drop)
+        run.enqueue().await.map(drop)
     }
 
     /// The run loaded, with the answers folded in.

@@ -195,7 +195,7 @@ impl<S: GraphState> CompiledGraph<S> {
             run_id: source.run_id,
             checkpoint,
         });
-        crate::graph::release(run).await
+        run.enqueue().await
     }
 
     /// Takes a failed run up again from its last committed checkpoint — once the cause of the
@@ -226,7 +226,7 @@ impl<S: GraphState> CompiledGraph<S> {
         if run.is_paused() {
             return Ok(());
         }
-        crate::graph::release(run).await.map(drop)
+        run.enqueue().await.map(drop)
     }
 
     /// A failed run claimed by this process from its last committed checkpoint, its `retry`
@@ -277,7 +277,7 @@ impl<S: GraphState> CompiledGraph<S> {
     }
 
     /// A new run at `run_id`'s checkpoint `checkpoint`, not yet recorded, and that checkpoint.
-    async fn branch_at(
+    pub(crate) async fn branch_at(
         &self,
         run_id: &RunId,
         checkpoint: u64,
@@ -423,7 +423,7 @@ pub(crate) fn snapshot<S: GraphState>(checkpoint: Checkpoint) -> Result<Snapshot
 /// waits on (a pause inside a child, or a child answered and still to continue), as they stood
 /// then: each child's last checkpoint written no later than `at`, under `to`'s namespace, with
 /// the original child as its parent. Recursively, for children of children.
-async fn copy_children(
+pub(crate) async fn copy_children(
     store: &dyn Checkpointer,
     at: &Checkpoint,
     from: &RunId,

@@ -153,8 +153,77 @@ impl<S: GraphState> Run<S> {
                 step: self.progress.step,
                 conflict,
             })?;
+        self.place_on(thread, from);
+        Ok(())
+    }
+
+    /// This run is on `thread`, going on from checkpoint `from`.
+    pub(crate) fn place_on(&mut self, thread: ThreadId, from: Option<CheckpointRef>) {
         self.ledger.thread = Some(thread);
         self.ledger.parent = from;
+    }
+
+    /// Makes this run wait, with no question asked, until it is taken up again
+    /// ([`unpark`](Self::unpark)): an edited thread's state, recorded as paused so that no
+    /// worker runs what the edit leads to before the caller asks for it.
+    pub(crate) fn park(&mut self) {
+        self.held.interrupts.clear();
+        self.progress.phase = Phase::Paused;
+    }
+
+    /// Refuses a run that is not paused, saying where it is.
+    pub(crate) fn ensure_paused(&self) -> Result<(), RunError> {
+        let run_id = self.scope.run_id.clone();
+        match self.progress.phase {
+            Phase::Paused => Ok(()),
+            Phase::Completed => Err(RunError::AlreadyCompleted { run_id }),
+            Phase::Failed => Err(RunError::AlreadyFailed { run_id }),
+            Phase::New | Phase::Running => Err(RunError::StillRunning { run_id }),
+        }
+    }
+
+    /// Takes a parked run up: claims it (paused → running) and checkpoints where it goes on
+    /// from (`resume`), as a resume with no answers does.
+    ///
+    /// # Errors
+    /// [`RunError::Answers`] for a run that waits for answers (it is not parked); as
+    /// [`claim_paused`](Self::claim_paused).
+    pub(crate) async fn unpark(&mut self) -> Result<(), RunError> {
+        if !self.held.interrupts.is_empty() {
+            return Err(RunError::Answers {
+                run_id: self.scope.run_id.clone(),
+                pending: self.held.interrupts.iter().map(|i| i.id.clone()).collect(),
+                given: Vec::new(),
+            });
+        }
+        self.claim_paused().await?;
+        self.save(CheckpointLabel::Resume, RunStatus::Running, &[], None)
+            .await
+    }
+
+    /// Claims a paused run for this process (paused → running): of two processes taking one
+    /// paused run up, one proceeds.
+    ///
+    /// # Errors
+    /// [`RunError::AlreadyCompleted`], [`RunError::AlreadyFailed`] or
+    /// [`RunError::StillRunning`] for a run that is not paused, here or in the store.
+    pub(crate) async fn claim_paused(&mut self) -> Result<(), RunError> {
+        self.ensure_paused()?;
+        if let Some(store) = self.graph.checkpointer.clone() {
+            let mut claim = self.record(
+                RunStatus::Running,
+                self.state_json()?,
+                Timestamp::now(),
+                None,
+            );
+            claim.interrupts.clear();
+            if !store.claim_run(&claim, RunStatus::Paused).await? {
+                return Err(RunError::StillRunning {
+                    run_id: self.scope.run_id.clone(),
+                });
+            }
+        }
+        self.progress.phase = Phase::Running;
         Ok(())
     }
 

@@ -224,6 +224,11 @@ impl<S: GraphState> Run<S> {
         &self.state
     }
 
+    /// Checkpoints written so far: the number of the last one.
+    pub(crate) fn checkpoints_written(&self) -> u64 {
+        self.ledger.checkpoints
+    }
+
     /// Super-steps run so far.
     pub fn steps(&self) -> u64 {
         self.progress.step

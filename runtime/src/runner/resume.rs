@@ -3,13 +3,12 @@
 use std::sync::Arc;
 
 use super::algo::normalize;
-use super::{Phase, Run};
+use super::Run;
 use crate::checkpoint::{CheckpointLabel, RunStatus};
 use crate::errors::RunError;
 use crate::event::Event;
 use crate::graph::{Edge, Target};
 use crate::id::RunId;
-use crate::id::Timestamp;
 use crate::interrupt::{Interrupt, InterruptPoint};
 use crate::resume::Answers;
 use crate::state::ApplyResume;
@@ -32,13 +31,8 @@ impl<S: ApplyResume> Run<S> {
     /// ids answered are not exactly the pending ones (or one answer is given to a run that waits
     /// for several); a merge conflict between answers.
     pub async fn resume(&mut self, answers: impl Into<Answers<S::Input>>) -> Result<(), RunError> {
+        self.ensure_paused()?;
         let run_id = self.scope.run_id.clone();
-        match self.progress.phase {
-            Phase::Paused => {}
-            Phase::Completed => return Err(RunError::AlreadyCompleted { run_id }),
-            Phase::Failed => return Err(RunError::AlreadyFailed { run_id }),
-            Phase::New | Phase::Running => return Err(RunError::StillRunning { run_id }),
-        }
         let mut answers = answers.into().keyed(self)?;
         let mut pending: Vec<String> = self.held.interrupts.iter().map(|i| i.id.clone()).collect();
         let mut given: Vec<String> = answers.iter().map(|(id, _)| id.clone()).collect();
@@ -51,19 +45,7 @@ impl<S: ApplyResume> Run<S> {
                 given,
             });
         }
-        if let Some(store) = self.graph.checkpointer.clone() {
-            let mut claim = self.record(
-                RunStatus::Running,
-                self.state_json()?,
-                Timestamp::now(),
-                None,
-            );
-            claim.interrupts.clear();
-            if !store.claim_run(&claim, RunStatus::Paused).await? {
-                return Err(RunError::StillRunning { run_id });
-            }
-        }
-        self.progress.phase = Phase::Running;
+        self.claim_paused().await?;
         let interrupts = std::mem::take(&mut self.held.interrupts);
         self.emit(|| Event::ResumeStarted {
             run_id: run_id.clone(),

@@ -288,6 +288,15 @@ impl<S: GraphState> Run<S> {
         self
     }
 
+    /// This run — one held but not yet run, as [`Thread::fork`](crate::thread::Thread::fork)
+    /// and [`CompiledGraph::fork`](crate::CompiledGraph::fork) give it — read as a stream of
+    /// `modes` as it runs, from where it stands (its state first, in `values` mode).
+    pub fn stream(self, modes: impl Into<StreamModes>) -> RunStream<S> {
+        let mut stream = self.into_stream(modes.into());
+        stream.show_start();
+        stream
+    }
+
     /// This run, driven as a stream of `modes` from where it stands.
     pub(crate) fn into_stream(mut self, modes: StreamModes) -> RunStream<S> {
         let (sender, items) = mpsc::unbounded_channel();

@@ -4,6 +4,7 @@
 pub mod joins;
 pub mod sends;
 pub mod subgraphs;
+pub mod thread_edits;
 pub mod threads;
 pub mod travel;
 

@@ -442,5 +442,6 @@ pub async fn all(store: Arc<dyn Checkpointer>) {
     a_thread_s_run_streams_from_its_start(Arc::clone(&store)).await;
     interrupt_goes_on_from_the_running_run_s_committed_state(Arc::clone(&store)).await;
     rollback_goes_on_as_if_the_running_run_never_ran(Arc::clone(&store)).await;
-    enqueue_runs_after_the_running_run(store).await;
+    enqueue_runs_after_the_running_run(Arc::clone(&store)).await;
+    super::thread_edits::all(store).await;
 }

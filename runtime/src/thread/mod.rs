@@ -47,6 +47,8 @@
 //! # }).unwrap();
 //! ```
 
+mod edit;
+
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -317,16 +319,7 @@ impl<S: GraphState + Default> Thread<S> {
             };
             let mut run = self.graph.start(base);
             run.on_thread(self.thread_id.clone(), from, input.clone())?;
-            let moved = self
-                .store
-                .move_thread_head(
-                    &self.thread_id,
-                    record.head.as_ref(),
-                    run.run_id(),
-                    Timestamp::now(),
-                )
-                .await?;
-            if !moved {
+            if !self.moved_to(&record, run.run_id()).await? {
                 // Another run started first: it is now what this one is refused for, or waits
                 // for, or cancels.
                 if strategy == Multitask::Reject {
@@ -378,7 +371,21 @@ impl<S: GraphState + Default> Thread<S> {
     /// As [`start_with`](Self::start_with).
     pub async fn enqueue(&self, input: S::Update, strategy: Multitask) -> Result<RunId, RunError> {
         let run = self.start_with(input, strategy).await?;
-        crate::graph::release(run).await
+        run.enqueue().await
+    }
+
+    /// Makes `run_id` the thread's newest, if the thread has not moved on since `record` was
+    /// read; `false` when it has.
+    async fn moved_to(&self, record: &ThreadRecord, run_id: &RunId) -> Result<bool, RunError> {
+        Ok(self
+            .store
+            .move_thread_head(
+                &self.thread_id,
+                record.head.as_ref(),
+                run_id,
+                Timestamp::now(),
+            )
+            .await?)
     }
 
     /// Where a new run goes on from: the newest run's last checkpoint, unless it still runs.
