@@ -115,13 +115,15 @@ impl From<RunError> for ApiError {
             | RunError::NotFailed { .. }
             | RunError::NotCancellable { .. }
             | RunError::WrongGraph { .. } => ApiError::conflict(error.to_string()),
-            RunError::CheckpointNotFound { .. } | RunError::ThreadNotFound { .. } => {
-                ApiError::not_found(error.to_string())
-            }
-            RunError::ThreadBusy { .. } | RunError::ThreadExists { .. } => {
-                ApiError::conflict(error.to_string())
-            }
-            RunError::Answers { .. } => ApiError::bad_request(error.to_string()),
+            RunError::CheckpointNotFound { .. }
+            | RunError::ThreadNotFound { .. }
+            | RunError::NotOnThread { .. } => ApiError::not_found(error.to_string()),
+            RunError::ThreadBusy { .. }
+            | RunError::ThreadExists { .. }
+            | RunError::NothingPending { .. } => ApiError::conflict(error.to_string()),
+            RunError::Answers { .. }
+            | RunError::UnknownNode { .. }
+            | RunError::MergeConflict { .. } => ApiError::bad_request(error.to_string()),
             _ => ApiError::internal(error.to_string()),
         }
     }

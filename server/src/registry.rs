@@ -8,7 +8,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::sync::mpsc;
 use trellis::blueprint::Blueprint;
-use trellis::checkpoint::RunQueue;
+use trellis::checkpoint::{CheckpointRef, RunQueue};
 use trellis::run::CancellationToken;
 use trellis::stream::{StreamItem, StreamModes};
 use trellis::thread::Multitask;
@@ -29,26 +29,36 @@ pub(crate) trait Served: Send + Sync {
     /// Queues a run on `input` (the state as JSON) for the workers.
     async fn enqueue(&self, input: Value) -> Result<RunId, ApiError>;
 
-    /// Starts a run on thread `thread_id` with `input` (an update of the state, as JSON: what
-    /// the reducers fold into the thread's state) for the workers, doing what `strategy` says
-    /// when the thread is busy.
-    async fn thread_enqueue(
+    /// Starts what `start` says on thread `thread_id` for the workers: a new run on an input
+    /// (an update of the state, as JSON: what the reducers fold into the thread's state),
+    /// doing what its strategy says when the thread is busy; the thread's paused run answered;
+    /// its edit taken up; or a fork of one of its checkpoints.
+    async fn thread_start(
         &self,
         thread_id: &ThreadId,
-        input: Value,
-        strategy: Multitask,
+        start: ThreadStart,
     ) -> Result<RunId, ApiError>;
 
-    /// Runs what a LangGraph stream request asks on thread `thread_id` in this process — a new
-    /// run on `input`, or the thread's paused run `answering` with `answers` — and sends its
+    /// [`thread_start`](Self::thread_start), the run driven in this process: sends its
     /// stream's items as `(mode, data)` as they come, then how it ended (`Ended`). The run
     /// goes on if the receiver is dropped (a client that leaves).
     async fn thread_stream(
         &self,
         thread_id: &ThreadId,
-        start: StreamStart,
+        start: ThreadStart,
         modes: StreamModes,
     ) -> Result<(RunId, mpsc::UnboundedReceiver<Streamed>), ApiError>;
+
+    /// Edits thread `thread_id`'s state (or, `at` a checkpoint of its history, that state) as
+    /// if node `as_node` had written `values` (an update of the state, as JSON); returns the
+    /// edit's checkpoint.
+    async fn thread_update(
+        &self,
+        thread_id: &ThreadId,
+        at: Option<CheckpointRef>,
+        values: Value,
+        as_node: &str,
+    ) -> Result<CheckpointRef, ApiError>;
 
     /// Folds the answers (by interrupt id) into a paused run and queues it again; the runtime
     /// refuses a run that is not paused and answers that do not match its interrupts, writing
@@ -64,10 +74,16 @@ pub(crate) trait Served: Send + Sync {
     fn spawn_worker(&self, stop: CancellationToken) -> tokio::task::JoinHandle<()>;
 }
 
-/// What a stream starts from: a new run's input, or answers to the thread's paused run.
-pub(crate) enum StreamStart {
+/// What a run on a thread starts from.
+pub(crate) enum ThreadStart {
+    /// A new run on this input (an update of the state), with this strategy for a busy thread.
     Input(Value, Multitask),
+    /// The thread's paused run, answered (by interrupt id).
     Answers(RunId, Vec<(String, Value)>),
+    /// The thread's edit, taken up ([`Thread::proceed`](trellis::thread::Thread::proceed)).
+    Pending,
+    /// A fork of this checkpoint of the thread's history.
+    Fork(CheckpointRef),
 }
 
 /// One item of a run streamed in this process.
@@ -119,33 +135,43 @@ where
         Ok(self.graph.enqueue(state).await?)
     }
 
-    async fn thread_enqueue(
+    async fn thread_start(
         &self,
         thread_id: &ThreadId,
-        input: Value,
-        strategy: Multitask,
+        start: ThreadStart,
     ) -> Result<RunId, ApiError> {
-        let update = self.update(input)?;
         let thread = self.graph.thread(thread_id).await?;
-        Ok(thread.enqueue(update, strategy).await?)
+        Ok(match start {
+            ThreadStart::Input(input, strategy) => {
+                thread.enqueue(self.update(input)?, strategy).await?
+            }
+            ThreadStart::Answers(run_id, answers) => {
+                let answers = self.answers(answers)?;
+                self.graph.resume(&run_id, answers).enqueue().await?;
+                run_id
+            }
+            ThreadStart::Pending => thread.proceed().await?.enqueue().await?,
+            ThreadStart::Fork(at) => thread.fork(&at).await?.enqueue().await?,
+        })
     }
 
     async fn thread_stream(
         &self,
         thread_id: &ThreadId,
-        start: StreamStart,
+        start: ThreadStart,
         modes: StreamModes,
     ) -> Result<(RunId, mpsc::UnboundedReceiver<Streamed>), ApiError> {
+        let thread = self.graph.thread(thread_id).await?;
         let mut stream = match start {
-            StreamStart::Input(input, strategy) => {
-                let update = self.update(input)?;
-                let thread = self.graph.thread(thread_id).await?;
-                thread.stream(update, strategy, modes).await?
+            ThreadStart::Input(input, strategy) => {
+                thread.stream(self.update(input)?, strategy, modes).await?
             }
-            StreamStart::Answers(run_id, answers) => {
+            ThreadStart::Answers(run_id, answers) => {
                 let answers = self.answers(answers)?;
                 self.graph.resume(&run_id, answers).stream(modes).await?
             }
+            ThreadStart::Pending => thread.proceed().await?.stream(modes),
+            ThreadStart::Fork(at) => thread.fork(&at).await?.stream(modes),
         };
         let run_id = stream.run_id().clone();
         let (send, receive) = mpsc::unbounded_channel();
@@ -172,6 +198,21 @@ where
             let _ = send.send(Streamed::Ended(ended));
         });
         Ok((run_id, receive))
+    }
+
+    async fn thread_update(
+        &self,
+        thread_id: &ThreadId,
+        at: Option<CheckpointRef>,
+        values: Value,
+        as_node: &str,
+    ) -> Result<CheckpointRef, ApiError> {
+        let thread = self.graph.thread(thread_id).await?;
+        let update = self.update(values)?;
+        Ok(match at {
+            Some(at) => thread.update_state_at(&at, update, as_node).await?,
+            None => thread.update_state(update, as_node).await?,
+        })
     }
 
     async fn answer(&self, run_id: &RunId, answers: Vec<(String, Value)>) -> Result<(), ApiError> {

@@ -115,11 +115,6 @@ async fn a_thread_pauses_resumes_and_goes_on_through_langgraph_s_routes() {
     }
     let (status, _) = client.get(&format!("/threads/{id}/state/nothing:1")).await;
     assert_eq!(status, 404);
-    let (status, refused) = client
-        .post(&format!("/threads/{id}/state"), &json!({ "values": {} }))
-        .await;
-    assert_eq!(status, 422, "update_state is not done yet, and says so");
-    assert!(refused["detail"].as_str().unwrap().contains("update_state"));
 
     let (_, runs) = client.get(&format!("/threads/{id}/runs")).await;
     assert_eq!(runs.as_array().map(Vec::len), Some(2));
@@ -128,6 +123,171 @@ async fn a_thread_pauses_resumes_and_goes_on_through_langgraph_s_routes() {
     assert_eq!(runs_of(history)[0], runs[0]["run_id"].as_str().unwrap());
 
     running.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thread_is_edited_taken_up_and_forked_through_langgraph_s_routes() {
+    let running = serve(store(), ServeOptions::default()).await;
+    let client = Client::new(&running);
+    let (_, thread) = client.post("/threads", &json!({})).await;
+    let id = thread["thread_id"].as_str().unwrap().to_owned();
+    let wait = |body: Value| {
+        let client = client.clone();
+        let url = format!("/threads/{id}/runs/wait");
+        async move { client.post(&url, &body).await }
+    };
+    let (_, first) = wait(json!({ "assistant_id": "Jobs", "input": { "rounds": 1 } })).await;
+    assert_eq!(first["log"], json!(["work", "finish"]));
+
+    // Edited as if `work` had asked for two rounds: `work` is pending, and nothing runs it.
+    let (status, edit) = client
+        .post(
+            &format!("/threads/{id}/state"),
+            &json!({ "values": { "rounds": 2 }, "as_node": "work" }),
+        )
+        .await;
+    assert_eq!(status, 200, "{edit}");
+    let edit_id = edit["checkpoint"]["checkpoint_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(edit["checkpoint"]["thread_id"], id);
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let (_, state) = client.get(&format!("/threads/{id}/state")).await;
+    assert_eq!(state["checkpoint_id"], edit_id.as_str());
+    assert_eq!(state["next"], json!(["work"]));
+    assert_eq!(state["values"]["rounds"], 2);
+    assert_eq!(state["values"]["log"], json!(["work", "finish"]));
+    assert_eq!(state["metadata"]["source"], "update");
+    let (_, got) = client.get(&format!("/threads/{id}")).await;
+    assert_eq!(got["status"], "idle", "an edit asks no question");
+
+    // A run with no input takes the edit up, in the edit's own run.
+    let (status, taken) = wait(json!({ "assistant_id": "Jobs", "input": null })).await;
+    assert_eq!(status, 200, "{taken}");
+    assert_eq!(taken["log"], json!(["work", "finish", "work", "finish"]));
+    assert_eq!(taken["done"], 2);
+    let (_, runs) = client.get(&format!("/threads/{id}/runs")).await;
+    let newest = runs[0]["run_id"].as_str().unwrap();
+    assert!(
+        edit_id.starts_with(&format!("{newest}:")),
+        "{edit_id} {runs}"
+    );
+
+    // `as_node` by default: the node that wrote last (`finish`, whose edge is END).
+    let (status, _) = client
+        .post(
+            &format!("/threads/{id}/state"),
+            &json!({ "values": { "pause": true } }),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let (_, state) = client.get(&format!("/threads/{id}/state")).await;
+    assert_eq!(state["next"], json!([]));
+    assert_eq!(state["values"]["pause"], true);
+
+    // A fork: run again from the first run's checkpoint before `finish`.
+    let (_, history) = client
+        .post(&format!("/threads/{id}/history"), &json!({ "limit": 100 }))
+        .await;
+    let first_id = first_run_id(&client, &id).await;
+    let before_finish = history
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["next"] == json!(["finish"]) && s["metadata"]["run_id"] == first_id.as_str())
+        .unwrap()["checkpoint_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (status, forked) = wait(json!({
+        "assistant_id": "Jobs",
+        "input": null,
+        "checkpoint_id": before_finish,
+    }))
+    .await;
+    assert_eq!(status, 200, "{forked}");
+    assert_eq!(forked["log"], json!(["work", "finish"]));
+    let (_, state) = client.get(&format!("/threads/{id}/state")).await;
+    assert_eq!(state["values"]["log"], json!(["work", "finish"]));
+    let (_, history) = client
+        .post(&format!("/threads/{id}/history"), &json!({ "limit": 100 }))
+        .await;
+    assert!(
+        history
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["checkpoint_id"] == before_finish.as_str()),
+        "the fork's history goes through the checkpoint it went on from"
+    );
+
+    // What is refused: an unknown node, an id not of this server, a checkpoint of another
+    // thread, an input with a checkpoint, a thread with no graph to edit with.
+    let (status, unknown) = client
+        .post(
+            &format!("/threads/{id}/state"),
+            &json!({ "values": {}, "as_node": "nowhere" }),
+        )
+        .await;
+    assert_eq!(status, 400, "{unknown}");
+    let (status, _) = client
+        .post(
+            &format!("/threads/{id}/state"),
+            &json!({ "values": {}, "checkpoint_id": "garbage" }),
+        )
+        .await;
+    assert_eq!(status, 422);
+    let (_, other) = client.post("/threads", &json!({})).await;
+    let other = other["thread_id"].as_str().unwrap().to_owned();
+    let (status, refused) = client
+        .post(
+            &format!("/threads/{other}/state"),
+            &json!({ "values": {}, "as_node": "work" }),
+        )
+        .await;
+    assert_eq!(status, 422, "{refused}");
+    assert!(refused["detail"].as_str().unwrap().contains("graph_id"));
+    let (status, _) = client
+        .post(
+            &format!("/threads/{other}/runs/wait"),
+            &json!({ "assistant_id": "Jobs", "input": null, "checkpoint_id": before_finish }),
+        )
+        .await;
+    assert_eq!(status, 404);
+    let (status, _) = wait(json!({
+        "assistant_id": "Jobs",
+        "input": { "rounds": 1 },
+        "checkpoint_id": before_finish,
+    }))
+    .await;
+    assert_eq!(status, 422);
+
+    // Before its first run, a thread whose metadata names its graph is edited from the
+    // state's default.
+    let (_, named) = client
+        .post("/threads", &json!({ "metadata": { "graph_id": "Jobs" } }))
+        .await;
+    let named = named["thread_id"].as_str().unwrap().to_owned();
+    let (status, _) = client
+        .post(
+            &format!("/threads/{named}/state"),
+            &json!({ "values": { "rounds": 1 }, "as_node": "work" }),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let (_, state) = client.get(&format!("/threads/{named}/state")).await;
+    assert_eq!(state["next"], json!(["work"]));
+
+    running.shutdown().await;
+}
+
+/// The id of thread `id`'s oldest run.
+async fn first_run_id(client: &Client, id: &str) -> String {
+    let (_, runs) = client.get(&format!("/threads/{id}/runs?limit=100")).await;
+    let oldest = runs.as_array().and_then(|runs| runs.last());
+    let run_id = oldest.and_then(|run| run["run_id"].as_str());
+    run_id.expect("the thread has run").to_owned()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

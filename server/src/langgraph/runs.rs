@@ -23,7 +23,7 @@ use super::shapes::{self, Detail};
 use super::threads::{create_thread, load, thread_id};
 use super::{Shared, body, served, unsupported};
 use crate::ApiError;
-use crate::registry::{StreamStart, Streamed};
+use crate::registry::{Streamed, ThreadStart};
 use crate::state::App;
 
 pub(super) fn routes() -> Router<Arc<App>> {
@@ -50,14 +50,6 @@ const WAIT: Duration = Duration::from_secs(3600);
 const UNSUPPORTED: &[(&str, &str)] = &[
     ("interrupt_before", "`interrupt_before` at run creation"),
     ("interrupt_after", "`interrupt_after` at run creation"),
-    (
-        "checkpoint_id",
-        "starting a run from a checkpoint (`checkpoint_id`)",
-    ),
-    (
-        "checkpoint",
-        "starting a run from a checkpoint (`checkpoint`)",
-    ),
     ("webhook", "`webhook`"),
     ("after_seconds", "`after_seconds`"),
 ];
@@ -139,9 +131,34 @@ fn input_of(request: &Value) -> Value {
     }
 }
 
-/// Starts what `request` asks on thread `thread_id`: a new run on `input`, or — with
-/// `command.resume` — the answers to the thread's paused run. Returns the run and the assistant
-/// it ran as.
+/// What `request` starts on thread `thread_id`: with `command.resume`, the answers to the
+/// thread's paused run; with a checkpoint and no input, a fork of that checkpoint; with no
+/// input on a thread whose state was edited, the edit taken up; otherwise a new run on the
+/// input.
+async fn start_of(app: &App, thread_id: &ThreadId, request: &Value) -> Result<ThreadStart, Detail> {
+    if let Some((run_id, answers)) = resuming(app, thread_id, request).await? {
+        return Ok(ThreadStart::Answers(run_id, answers));
+    }
+    let input = &request["input"];
+    if let Some(at) = shapes::checkpoint_named(request)? {
+        if !input.is_null() {
+            return Err(unsupported(
+                "a run from a checkpoint with an input (fork with `input: null`, or `update_state` first)",
+            ));
+        }
+        return Ok(ThreadStart::Fork(at));
+    }
+    if input.is_null() {
+        let (_, newest) = load(app, thread_id).await?;
+        if newest.is_some_and(|run| run.status == RunStatus::Paused && run.interrupts.is_empty()) {
+            return Ok(ThreadStart::Pending);
+        }
+    }
+    Ok(ThreadStart::Input(input_of(request), strategy(request)?))
+}
+
+/// Starts what `request` asks on thread `thread_id` (see [`start_of`]). Returns the run and
+/// the assistant it ran as.
 async fn start(
     app: &App,
     thread_id: &ThreadId,
@@ -149,18 +166,8 @@ async fn start(
 ) -> Result<(RunRecord, String), Detail> {
     let graph = prepare(app, thread_id, request).await?;
     let assistant = shapes::assistant_id(graph.name());
-    let strategy = strategy(request)?;
-    let run_id = match resuming(app, thread_id, request).await? {
-        Some((run_id, answers)) => {
-            graph.answer(&run_id, answers).await?;
-            run_id
-        }
-        None => {
-            graph
-                .thread_enqueue(thread_id, input_of(request), strategy)
-                .await?
-        }
-    };
+    let start = start_of(app, thread_id, request).await?;
+    let run_id = graph.thread_start(thread_id, start).await?;
     Ok((app.run(run_id.as_str()).await?, assistant))
 }
 
@@ -372,10 +379,7 @@ async fn streamed(
 ) -> Result<Sse<impl futures_util::Stream<Item = Result<Event, Infallible>> + use<>>, Detail> {
     let graph = prepare(app, thread_id, request).await?;
     let (modes, asked) = modes(request)?;
-    let start = match resuming(app, thread_id, request).await? {
-        Some((run_id, answers)) => StreamStart::Answers(run_id, answers),
-        None => StreamStart::Input(input_of(request), strategy(request)?),
-    };
+    let start = start_of(app, thread_id, request).await?;
     let (run_id, mut items) = graph.thread_stream(thread_id, start, modes).await?;
     let store = Arc::clone(&app.store);
     let wants = |mode: &str| asked.iter().any(|m| m == mode);

@@ -5,7 +5,8 @@ use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
-use trellis::checkpoint::{Checkpoint, RunRecord, RunStatus, ThreadRecord};
+use trellis::RunId;
+use trellis::checkpoint::{Checkpoint, CheckpointRef, RunRecord, RunStatus, ThreadRecord};
 use trellis::interrupt::Interrupt;
 use trellis::run::Timestamp;
 
@@ -80,6 +81,8 @@ pub(crate) fn thread_status(newest: Option<&RunRecord>) -> &'static str {
     match newest.map(|run| run.status) {
         None | Some(RunStatus::Completed | RunStatus::Cancelled) => "idle",
         Some(RunStatus::Running) => "busy",
+        // Paused with no question: an edit waiting to be taken up.
+        Some(RunStatus::Paused) if newest.is_some_and(|run| run.interrupts.is_empty()) => "idle",
         Some(RunStatus::Paused) => "interrupted",
         Some(RunStatus::Failed) => "error",
     }
@@ -116,7 +119,36 @@ pub(crate) fn checkpoint_id(checkpoint: &Checkpoint) -> String {
     format!("{}:{}", checkpoint.run_id, checkpoint.id)
 }
 
-fn checkpoint_ref(thread_id: &str, id: Option<String>) -> Value {
+/// The checkpoint a request names — `checkpoint_id`, or `checkpoint.checkpoint_id` — as
+/// [`checkpoint_id`] writes it (`<run>:<n>`); a 422 for an id not so written.
+pub(crate) fn checkpoint_named(request: &Value) -> Result<Option<CheckpointRef>, Detail> {
+    let named = request["checkpoint_id"]
+        .as_str()
+        .or_else(|| request["checkpoint"]["checkpoint_id"].as_str());
+    let Some(text) = named else {
+        return Ok(None);
+    };
+    let parsed = text
+        .rsplit_once(':')
+        .filter(|(run, _)| !run.is_empty())
+        .and_then(|(run, number)| {
+            Some(CheckpointRef {
+                run_id: RunId::from(run),
+                checkpoint: number.parse().ok()?,
+            })
+        });
+    parsed.map(Some).ok_or_else(|| {
+        Detail(ApiError {
+            status: 422,
+            code: "unprocessable",
+            message: format!(
+                "`{text}` is not a checkpoint id of this server (`<run id>:<number>`)"
+            ),
+        })
+    })
+}
+
+pub(crate) fn checkpoint_ref(thread_id: &str, id: Option<String>) -> Value {
     json!({ "thread_id": thread_id, "checkpoint_ns": "", "checkpoint_id": id, "checkpoint_map": null })
 }
 

@@ -12,7 +12,7 @@ use trellis::checkpoint::{RunRecord, ThreadRecord};
 use trellis::{RunError, ThreadId};
 
 use super::shapes::{self, Detail};
-use super::{Shared, body, unsupported};
+use super::{Shared, body, served, unsupported};
 use crate::ApiError;
 use crate::state::App;
 
@@ -25,10 +25,7 @@ pub(super) fn routes() -> Router<Arc<App>> {
             get(get_one).patch(patch).delete(not_yet_delete),
         )
         .route("/threads/{thread_id}/copy", post(not_yet_copy))
-        .route(
-            "/threads/{thread_id}/state",
-            get(state).post(not_yet_update),
-        )
+        .route("/threads/{thread_id}/state", get(state).post(update_state))
         .route("/threads/{thread_id}/state/{checkpoint_id}", get(state_at))
         .route(
             "/threads/{thread_id}/history",
@@ -305,11 +302,67 @@ async fn state_at(
     )))
 }
 
-// Not yet: answered as an option this server cannot honour, not as a route it does not know.
-async fn not_yet_update() -> Detail {
-    unsupported("`update_state` (`POST /threads/{id}/state`)")
+/// Edits the thread's state (or, given `checkpoint`/`checkpoint_id`, that checkpoint's) as if
+/// `as_node` had written `values` — by default the node that wrote last. The edit is the
+/// thread's state; a run with no input takes it up.
+async fn update_state(
+    State(app): Shared,
+    Path(id): Path<String>,
+    json: Result<Json<Value>, JsonRejection>,
+) -> Result<Json<Value>, Detail> {
+    let thread_id = thread_id(&id)?;
+    let request = body(json)?;
+    let (record, newest) = load(&app, &thread_id).await?;
+    let unprocessable = |message: String| {
+        Detail(ApiError {
+            status: 422,
+            code: "unprocessable",
+            message,
+        })
+    };
+    // The thread's graph: its newest run's, or — before its first run — the one its metadata
+    // names, as LangGraph's server reads it.
+    let graph = newest
+        .as_ref()
+        .map(|run| run.graph.to_string())
+        .or_else(|| record.metadata.get("graph_id")?.as_str().map(str::to_owned))
+        .ok_or_else(|| {
+            unprocessable(format!(
+                "thread {thread_id} has not run yet and its metadata names no `graph_id`: there is no graph to edit its state with"
+            ))
+        })?;
+    let graph = served(&app, &graph)?;
+    let as_node = match request["as_node"].as_str() {
+        Some(node) => node.to_owned(),
+        None => newest
+            .and_then(|run| run.last_node)
+            .map(|node| node.to_string())
+            .ok_or_else(|| {
+                unprocessable(format!(
+                    "no node of thread {thread_id} has run yet: say which writes the update with `as_node`"
+                ))
+            })?,
+    };
+    let values = match &request["values"] {
+        Value::Null => json!({}),
+        Value::Object(values) => Value::Object(values.clone()),
+        _ => {
+            return Err(unprocessable(
+                "`values` must be an object: one update of the state".to_owned(),
+            ));
+        }
+    };
+    let at = shapes::checkpoint_named(&request)?;
+    let edit = graph
+        .thread_update(&thread_id, at, values, &as_node)
+        .await?;
+    let checkpoint_id = format!("{}:{}", edit.run_id, edit.checkpoint);
+    Ok(Json(json!({
+        "checkpoint": shapes::checkpoint_ref(thread_id.as_str(), Some(checkpoint_id))
+    })))
 }
 
+// Not yet: answered as an option this server cannot honour, not as a route it does not know.
 async fn not_yet_copy() -> Detail {
     unsupported("copying a thread")
 }

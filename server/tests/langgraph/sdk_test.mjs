@@ -48,6 +48,28 @@ const history = await client.threads.getHistory(thread.thread_id, { limit: 100 }
 check(history.length > 6 && history[0].parent_checkpoint.checkpoint_id === history[1].checkpoint.checkpoint_id,
   "getHistory: newest first, each naming its parent");
 
+// Time travel: updateState, a run with no input to take the edit up, a fork from a checkpoint.
+const edited = (await client.threads.create()).thread_id;
+await client.runs.wait(edited, "Support", { input: { text: "I was charged twice on my invoice" } });
+const edit = await client.threads.updateState(edited, {
+  values: { category: "general" },
+  asNode: "classify",
+});
+const editedState = await client.threads.getState(edited);
+check(editedState.checkpoint.checkpoint_id === edit.checkpoint.checkpoint_id
+  && JSON.stringify(editedState.next) === JSON.stringify(["draft"]),
+  "updateState: the edit is the thread's state, its next what it leads to");
+const taken = await client.runs.wait(edited, "Support", { input: null });
+check(taken.category === "general" && taken.__interrupt__?.length === 1,
+  "a run with no input takes the edit up");
+const editedHistory = await client.threads.getHistory(edited, { limit: 100 });
+const start = editedHistory.find((h) => JSON.stringify(h.next) === JSON.stringify(["classify"]));
+const forked = await client.runs.wait(edited, "Support", {
+  input: null,
+  checkpointId: start.checkpoint.checkpoint_id,
+});
+check(forked.category === "billing" && forked.invoice, "a run from a checkpoint forks there");
+
 // A stream: metadata first, updates by node, the question, end.
 const streamed = await client.threads.create();
 const parts = [];

@@ -158,6 +158,33 @@ check(client.runs.get(queued, running["run_id"])["status"] == "interrupted"
       and after_it["run_id"] != running["run_id"],
       "enqueue: the new run starts once the running one has stopped at its question")
 
+# Time travel: update_state edits the thread; a run with no input takes the edit up; a run
+# from a checkpoint of the history forks there.
+edited = client.threads.create()["thread_id"]
+first = client.runs.wait(edited, "Support", input={"text": "I was charged twice on my invoice"})
+edit = client.threads.update_state(edited, {"category": "general", "feedback": None}, as_node="classify")
+check(edit["checkpoint"]["checkpoint_id"], "update_state answers the edit's checkpoint")
+state = client.threads.get_state(edited)
+check(state["values"]["category"] == "general" and state["next"] == ["draft"]
+      and state["checkpoint"]["checkpoint_id"] == edit["checkpoint"]["checkpoint_id"],
+      f"get_state after update_state: the edit, and what it leads to ({state['next']})")
+check(client.threads.get(edited)["status"] == "idle", "an edited thread is idle until a run takes the edit up")
+taken = client.runs.wait(edited, "Support", input=None)
+check("__interrupt__" in taken and taken["category"] == "general" and taken["drafts"] > first["drafts"],
+      "a run with no input goes on from the edit (draft again, then the question)")
+history = client.threads.get_history(edited, limit=100)
+start = next(h for h in history if h["next"] == ["classify"])
+forked = client.runs.wait(edited, "Support", input=None, checkpoint_id=start["checkpoint"]["checkpoint_id"])
+check("__interrupt__" in forked and forked["category"] == "billing" and forked["invoice"],
+      "a run from a checkpoint forks there: classified anew, the invoice looked up")
+check(client.threads.get_state(edited)["values"]["category"] == "billing", "the thread follows the fork")
+check(refused(lambda: client.threads.update_state(edited, {}, as_node="nowhere")) == 400,
+      "update_state as a node the graph does not have is a 400")
+edit = client.threads.update_state(edited, {"text": "edited at the start"}, as_node="classify",
+                                   checkpoint_id=start["checkpoint"]["checkpoint_id"])
+check(client.threads.get_state(edited)["values"]["text"] == "edited at the start",
+      "update_state at an older checkpoint branches from it")
+
 # Threads can be searched and patched; a stateless run waits on a thread of its own.
 client.threads.update(thread["thread_id"], metadata={"topic": "billing"})
 found = client.threads.search(metadata={"user": "ada", "topic": "billing"})
