@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use super::algo::normalize;
 use super::Run;
+use super::algo::normalize;
 use crate::checkpoint::{CheckpointLabel, RunStatus};
 use crate::errors::RunError;
 use crate::event::Event;
