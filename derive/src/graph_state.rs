@@ -21,6 +21,8 @@ struct Field<'a> {
     reducer: Reducer,
     /// How the update serializes it, following the state's serde attributes.
     shape: FieldShape,
+    /// The field's own documentation, which the update's field repeats (and its schema shows).
+    docs: Vec<&'a syn::Attribute>,
 }
 
 /// Collects every error of the input before reporting, so one build shows all of them.
@@ -40,6 +42,7 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     let mut errors = Errors::default();
     let mut krate: Path = syn::parse_quote!(::trellis);
     let mut update = format_ident!("{}Update", input.ident);
+    let mut schema = false;
     for attr in input
         .attrs
         .iter()
@@ -53,13 +56,16 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             } else if meta.path.is_ident("update") {
                 update = meta.value()?.parse()?;
                 Ok(())
+            } else if meta.path.is_ident("schema") {
+                schema = true;
+                Ok(())
             } else {
                 let given = meta.path.get_ident().map(ToString::to_string).unwrap_or_default();
-                let hint = trellis_graph::did_you_mean(&given, ["update", "crate"])
+                let hint = trellis_graph::did_you_mean(&given, ["update", "crate", "schema"])
                     .map(|known| format!("did you mean `{known}`? "))
                     .unwrap_or_default();
                 Err(meta.error(format!(
-                    "unknown graph_state option `{given}`; {hint}expected `update = Name` or `crate = \"path\"`"
+                    "unknown graph_state option `{given}`; {hint}expected `update = Name`, `crate = \"path\"` or `schema`"
                 )))
             }
         });
@@ -116,14 +122,19 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             ty: &field.ty,
             reducer,
             shape: serde_attrs::field_shape(&field.attrs),
+            docs: field
+                .attrs
+                .iter()
+                .filter(|a| a.path().is_ident("doc"))
+                .collect(),
         });
     }
     if let Some(error) = errors.0 {
         return Err(error);
     }
-    let mut tokens = generate(input, &krate, &update, &fields);
+    let mut tokens = generate(input, &krate, &update, &fields, schema);
     if let Some(answer) = answer {
-        tokens.extend(apply_resume(input, &krate, &update, &answer));
+        tokens.extend(apply_resume(input, &krate, &update, &answer, schema));
     }
     Ok(tokens)
 }
@@ -175,10 +186,18 @@ fn apply_resume(
     krate: &Path,
     update: &Ident,
     answer: &Answer<'_>,
+    schema: bool,
 ) -> TokenStream {
     let state = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     let (name, ty) = (answer.name, &answer.input);
+    let answer_schema = schema.then(|| {
+        quote! {
+            fn answer_schema() -> ::core::option::Option<#krate::__private::serde_json::Value> {
+                ::core::option::Option::Some(#krate::__private::schema_of::<#ty>())
+            }
+        }
+    });
     quote! {
         #[automatically_derived]
         impl #impl_generics #krate::interrupt::ApplyResume for #state #ty_generics #where_clause {
@@ -189,6 +208,8 @@ fn apply_resume(
                 update.#name = ::core::option::Option::Some(::core::option::Option::Some(answer));
                 update
             }
+
+            #answer_schema
         }
     }
 }
@@ -259,6 +280,7 @@ fn generate(
     krate: &Path,
     update: &Ident,
     fields: &[Field<'_>],
+    schema: bool,
 ) -> TokenStream {
     let state = &input.ident;
     let vis = &input.vis;
@@ -306,7 +328,9 @@ fn generate(
             }
             FieldShape::Skipped => quote!(#[serde(skip)]),
         };
-        quote! { #[doc = #doc] #shape #vis #name: #field_ty }
+        let docs = &f.docs;
+        let separator = (!docs.is_empty()).then(|| quote!(#[doc = ""]));
+        quote! { #(#docs)* #separator #[doc = #doc] #shape #vis #name: #field_ty }
     });
     let defaults = fields.iter().map(|f| {
         let name = f.name;
@@ -433,6 +457,26 @@ fn generate(
             },
         }
     });
+    // Through the runtime's schemars (feature `schema`), which reads the serde attributes above.
+    let (derive_schema, schemas) = if schema {
+        let schemars_crate = format!("{serde_root}::schemars");
+        (
+            quote! {
+                #[derive(#krate::__private::schemars::JsonSchema)]
+                #[schemars(crate = #schemars_crate)]
+            },
+            quote! {
+                fn schemas() -> ::core::option::Option<#krate::schema::StateSchemas> {
+                    ::core::option::Option::Some(#krate::schema::StateSchemas {
+                        state: #krate::__private::schema_of::<Self>(),
+                        update: #krate::__private::schema_of::<Self::Update>(),
+                    })
+                }
+            },
+        )
+    } else {
+        (quote!(), quote!())
+    };
     let update_doc = format!(
         "Changes to [`{state}`] that a node returns; the super-step's changes are merged field \
          by field by each field's reducer."
@@ -444,6 +488,7 @@ fn generate(
             #krate::__private::serde::Serialize,
             #krate::__private::serde::Deserialize,
         )]
+        #derive_schema
         #[serde(crate = #serde_crate)]
         // The state's own bounds (a `GraphState` is `DeserializeOwned`) are what reading needs.
         #[serde(bound(deserialize = ""))]
@@ -495,6 +540,8 @@ fn generate(
                 self.__trellis_fold(update);
                 ::core::result::Result::Ok(())
             }
+
+            #schemas
         }
     }
 }

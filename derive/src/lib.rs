@@ -22,7 +22,10 @@ use proc_macro::TokenStream;
 /// - `with = path`: `path(&mut field, value)` folds each update in.
 ///
 /// Container attributes, `#[graph_state(…)]`: `update = Name` names the update type;
-/// `crate = "path"` names the runtime crate when it is not `::trellis`.
+/// `crate = "path"` names the runtime crate when it is not `::trellis`; `schema` implements
+/// `GraphState::schemas` (and, with `#[answer]`, `ApplyResume::answer_schema`) through
+/// schemars 1 — the runtime's feature `schema`, the state (and the answer) deriving
+/// `schemars::JsonSchema`.
 ///
 /// `#[answer]` on one field of type `Option<T>` implements `ApplyResume` with `Input = T`: a
 /// person's answer to a pause is stored in that field (`Option<trellis::interrupt::Decision>` for a plain

@@ -120,6 +120,7 @@ impl Interrupt {
 /// hand-written [`ApplyResume`] (the answer is stored in the field, where a
 /// router reads it).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Decision {
     /// Go ahead.

@@ -157,6 +157,14 @@ pub mod stream {
     pub use crate::runner::stream::{RunStream, StreamItem, StreamMode, StreamModes};
 }
 
+/// JSON Schemas of a state, its update and its answer, for clients that build forms:
+/// [`GraphState::schemas`] and [`ApplyResume::answer_schema`](interrupt::ApplyResume::answer_schema),
+/// which `#[graph_state(schema)]` implements (feature `schema`, with the state deriving
+/// `schemars::JsonSchema`, schemars 1).
+pub mod schema {
+    pub use crate::state::StateSchemas;
+}
+
 /// Why a build or a run did not go as asked, beyond [`CompileError`] and
 /// [`RunError`]: their parts.
 pub mod error {
@@ -169,7 +177,12 @@ pub mod error {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::state::reducers;
+    #[cfg(feature = "schema")]
+    pub use crate::state::schema_of;
+    #[cfg(feature = "schema")]
+    pub use schemars;
     pub use serde;
+    pub use serde_json;
 }
 
 /// Includes the code `trellis_codegen` generated in a build script for `graphs/<stem>.graph`:

@@ -40,6 +40,26 @@ pub trait GraphState: Clone + Serialize + DeserializeOwned + Send + Sync + 'stat
     fn apply_one(&mut self, node: &str, update: Self::Update) -> Result<(), MergeConflict> {
         self.apply(vec![(node, update)])
     }
+
+    /// The JSON Schemas of the state and of its update, for clients that build forms (what
+    /// LangGraph's `/assistants/{id}/schemas` answers). `None` by default;
+    /// `#[graph_state(schema)]` gives them (feature `schema`).
+    fn schemas() -> Option<StateSchemas>
+    where
+        Self: Sized,
+    {
+        None
+    }
+}
+
+/// The JSON Schemas (draft 2020-12) of a state and of its update: the update is what a run's
+/// input and an edit are, the state what a run answers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StateSchemas {
+    /// The state.
+    pub state: serde_json::Value,
+    /// Its update.
+    pub update: serde_json::Value,
 }
 
 /// Two nodes of one super-step overwrote the same field; branches that write one field must
@@ -129,6 +149,24 @@ pub trait ApplyResume: GraphState {
         interrupt: &crate::interrupt::Interrupt,
         input: Self::Input,
     ) -> Self::Update;
+
+    /// The JSON Schema of [`Input`](Self::Input), for a form that answers a pause. `None` by
+    /// default; an `#[answer]` field under `#[graph_state(schema)]` gives it.
+    fn answer_schema() -> Option<serde_json::Value>
+    where
+        Self: Sized,
+    {
+        None
+    }
+}
+
+/// The JSON Schema of `T`, as the derive's generated `schemas` reads it.
+#[cfg(feature = "schema")]
+#[doc(hidden)]
+pub fn schema_of<T: schemars::JsonSchema>() -> serde_json::Value {
+    schemars::SchemaGenerator::default()
+        .into_root_schema_for::<T>()
+        .to_value()
 }
 
 /// Helpers the derive's generated reducers call; not part of the stable API.
