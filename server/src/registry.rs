@@ -10,6 +10,7 @@ use tokio::sync::mpsc;
 use trellis::blueprint::Blueprint;
 use trellis::checkpoint::{CheckpointRef, RunQueue};
 use trellis::run::CancellationToken;
+use trellis::schema::StateSchemas;
 use trellis::stream::{StreamItem, StreamModes};
 use trellis::thread::Multitask;
 use trellis::worker::Worker;
@@ -25,6 +26,10 @@ pub(crate) trait Served: Send + Sync {
 
     /// Its topology.
     fn blueprint(&self) -> Blueprint;
+
+    /// The JSON Schemas of its state and update, and of its answer to a pause, where the state
+    /// gives them (`#[graph_state(schema)]`).
+    fn schemas(&self) -> (Option<StateSchemas>, Option<Value>);
 
     /// Queues a run on `input` (the state as JSON) for the workers.
     async fn enqueue(&self, input: Value) -> Result<RunId, ApiError>;
@@ -123,6 +128,10 @@ where
 
     fn blueprint(&self) -> Blueprint {
         self.graph.blueprint().clone()
+    }
+
+    fn schemas(&self) -> (Option<StateSchemas>, Option<Value>) {
+        (S::schemas(), S::answer_schema())
     }
 
     async fn enqueue(&self, input: Value) -> Result<RunId, ApiError> {

@@ -28,6 +28,29 @@ async fn a_thread_pauses_resumes_and_goes_on_through_langgraph_s_routes() {
     let assistant = assistants[0]["assistant_id"].as_str().unwrap().to_owned();
     let (_, by_name) = client.get("/assistants/Jobs").await;
     assert_eq!(by_name["assistant_id"], assistant);
+    // The state's schemas: a run's input is an update, its output the state; a pause takes a
+    // `Decision`.
+    let (status, schemas) = client
+        .get(&format!("/assistants/{assistant}/schemas"))
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(schemas["graph_id"], "Jobs");
+    assert_eq!(schemas["state_schema"]["title"], "Job");
+    assert_eq!(schemas["output_schema"], schemas["state_schema"]);
+    assert_eq!(
+        schemas["input_schema"]["properties"]["rounds"]["type"],
+        json!(["integer", "null"])
+    );
+    assert_eq!(
+        schemas["state_schema"]["properties"]["log"]["type"],
+        "array"
+    );
+    assert!(schemas["config_schema"].is_null());
+    let answer = schemas["answer_schema"].to_string();
+    assert!(
+        answer.contains("\"approve\"") && answer.contains("\"reject\""),
+        "{answer}"
+    );
 
     let (status, thread) = client
         .post("/threads", &json!({ "metadata": { "user": "ada" } }))

@@ -12,7 +12,8 @@ trellis::include_generated!("support");
 
 /// One support ticket as it moves through the graph. Every field has a default, so a run can
 /// be started with the text alone (`{"text": "…"}`, as the server's clients do).
-#[derive(Clone, Debug, Default, Serialize, Deserialize, GraphState)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, GraphState, schemars::JsonSchema)]
+#[graph_state(schema)]
 #[serde(default)]
 pub struct Ticket {
     /// What the customer wrote.

@@ -168,20 +168,28 @@ async fn assistant_graph(
     Ok(Json(json!({ "nodes": nodes, "edges": edges })))
 }
 
-/// No JSON Schema yet (the state's schema is issue 35's item 6): LangGraph answers `null` for a
-/// schema it cannot make.
+/// The graph's schemas as LangGraph names them — a run's input is an update of the state, its
+/// output the state; Trellis graphs take no config — and, beside them, `answer_schema`: what a
+/// pause takes. `null` where the state gives none (as LangGraph answers a schema it cannot
+/// make).
 async fn assistant_schemas(
     State(app): Shared,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, Detail> {
     let graph = served(&app, &id)?;
+    let (schemas, answer) = graph.schemas();
+    let (state, update) = match schemas {
+        Some(schemas) => (schemas.state, schemas.update),
+        None => (Value::Null, Value::Null),
+    };
     Ok(Json(json!({
         "graph_id": graph.name(),
-        "input_schema": null,
-        "output_schema": null,
-        "state_schema": null,
+        "input_schema": update,
+        "output_schema": state,
+        "state_schema": state,
         "config_schema": null,
         "context_schema": null,
+        "answer_schema": answer,
     })))
 }
 

@@ -12,7 +12,8 @@ use trellis::{GraphState, NodeContext, Visits, interrupt::Decision};
 use trellis_server::{Running, ServeOptions, Server};
 
 /// A job: `rounds` work steps (each `slow_ms` long), then a question when `pause` is set.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, GraphState)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, GraphState, schemars::JsonSchema)]
+#[graph_state(schema)]
 #[serde(default)]
 pub struct Job {
     pub rounds: u32,

@@ -25,6 +25,9 @@ async function status(call) {
 const assistants = await client.assistants.search();
 check(assistants.some((a) => a.graph_id === "Support"), "assistants.search lists the graph");
 check((await client.assistants.get("Support")).graph_id === "Support", "assistants.get by graph name");
+const schemas = await client.assistants.getSchemas((await client.assistants.get("Support")).assistant_id);
+check(schemas.state_schema?.title === "Ticket" && schemas.input_schema?.properties?.text,
+  "getSchemas: the state's and the input's JSON Schemas");
 
 const thread = await client.threads.create({ metadata: { user: "ada" } });
 check(thread.status === "idle", "threads.create");

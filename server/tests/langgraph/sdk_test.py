@@ -42,6 +42,9 @@ check(
 )
 check(client.assistants.get(support["assistant_id"])["graph_id"] == "Support", "assistants.get by id")
 check(client.assistants.get("Support")["assistant_id"] == support["assistant_id"], "assistants.get by graph name")
+schemas = client.assistants.get_schemas(support["assistant_id"])
+check(schemas["state_schema"]["title"] == "Ticket" and "text" in schemas["input_schema"]["properties"],
+      "get_schemas: the state's JSON Schema, and the input's (an update of the state)")
 graph = client.assistants.get_graph("Support")
 check({"__start__", "classify", "send"} <= {n["id"] for n in graph["nodes"]}, "assistants.get_graph draws the nodes")
 
