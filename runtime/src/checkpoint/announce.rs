@@ -284,6 +284,10 @@ impl Checkpointer for Announced {
         self.inner.thread_runs(thread_id, limit, offset).await
     }
 
+    async fn delete_thread(&self, thread_id: &ThreadId) -> Result<bool, CheckpointError> {
+        self.inner.delete_thread(thread_id).await
+    }
+
     fn changes(&self) -> Option<Arc<Changes>> {
         Some(Arc::clone(&self.changes))
     }

@@ -73,7 +73,8 @@ where
     held_runs_are_the_owned_running_ones(&fresh().await).await?;
     threads::threads_round_trip(&fresh().await).await?;
     threads::thread_head_moves_once(&fresh().await).await?;
-    threads::thread_runs_newest_first(&fresh().await).await
+    threads::thread_runs_newest_first(&fresh().await).await?;
+    threads::deleting_a_thread_deletes_its_runs_only(&fresh().await).await
 }
 
 fn thread_id(text: &str) -> ThreadId {

@@ -340,6 +340,19 @@ impl Checkpointer for InMemoryCheckpointer {
         })
     }
 
+    async fn delete_thread(&self, thread_id: &ThreadId) -> Result<bool, CheckpointError> {
+        // The threads' lock is let go before the runs' is taken, as everywhere else.
+        let Some(thread) = self.threads().remove(thread_id) else {
+            return Ok(false);
+        };
+        let prefixes: Vec<String> = thread.runs.iter().map(|id| format!("{id}/")).collect();
+        self.lock().retain(|run_id, _| {
+            !thread.runs.contains(run_id)
+                && !prefixes.iter().any(|p| run_id.as_str().starts_with(p))
+        });
+        Ok(true)
+    }
+
     async fn thread_runs(
         &self,
         thread_id: &ThreadId,

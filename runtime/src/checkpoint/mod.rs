@@ -573,6 +573,15 @@ pub trait Checkpointer: Send + Sync {
         Err(CheckpointError::Unsupported { what: "threads" })
     }
 
+    /// Deletes the thread, its runs and their checkpoints (with their subgraphs' child runs,
+    /// `<run>/…`), at once; `false` when there is no such thread. A branch made of one of its
+    /// runs outside the thread (`CompiledGraph::fork`) keeps its own checkpoints but no
+    /// longer its history before them.
+    async fn delete_thread(&self, thread_id: &ThreadId) -> Result<bool, CheckpointError> {
+        let _ = thread_id;
+        Err(CheckpointError::Unsupported { what: "threads" })
+    }
+
     /// Where waiters in this process hear of this store's writes, if it announces them
     /// ([`Announced`]); `None` (the default) when waiters must look again by themselves.
     fn changes(&self) -> Option<Arc<Changes>> {

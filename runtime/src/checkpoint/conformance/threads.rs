@@ -1,8 +1,9 @@
-//! The suite's checks of threads: records, the head's compare-and-set, a thread's runs.
+//! The suite's checks of threads: records, the head's compare-and-set, a thread's runs, and
+//! deleting a thread.
 
 use serde_json::json;
 
-use super::{ConformanceError, at, backend, sample_run, seed, thread_id};
+use super::{ConformanceError, at, backend, sample_checkpoint, sample_run, seed, thread_id};
 use crate::checkpoint::{Checkpointer, ThreadRecord};
 use crate::id::{RunId, ThreadId, Timestamp};
 
@@ -211,6 +212,94 @@ pub(super) async fn thread_runs_newest_first(
         CHECK,
         backend(CHECK, store.thread_runs(&ThreadId::new(), 10, 0).await)?.is_empty(),
         "an unknown thread has runs"
+    );
+    Ok(())
+}
+
+/// A thread's deletion takes its runs, their children (`<run>/…`) and all their checkpoints,
+/// and nothing of another thread's or of a run on none — not even a run whose id starts like
+/// one of its runs'.
+pub(super) async fn deleting_a_thread_deletes_its_runs_only(
+    store: &impl Checkpointer,
+) -> Result<(), ConformanceError> {
+    const CHECK: &str = "deleting_a_thread_deletes_its_runs_only";
+    let doomed = thread("doomed", at("2026-03-04T05:06:00Z"));
+    let kept = thread("kept", at("2026-03-04T05:06:00Z"));
+    for record in [&doomed, &kept] {
+        backend(CHECK, store.create_thread(record).await)?;
+    }
+    let on = |id: RunId, second: u32, thread: Option<&ThreadRecord>| {
+        let mut run = sample_run(id, at(&format!("2026-03-04T05:06:0{second}Z")));
+        run.thread = thread.map(|t| t.thread_id.clone());
+        run
+    };
+    let mine = on(RunId::new(), 1, Some(&doomed));
+    let child = on(RunId::from(format!("{}/research@2", mine.run_id)), 2, None);
+    let grandchild = on(RunId::from(format!("{}/search@1", child.run_id)), 3, None);
+    let theirs = on(RunId::new(), 4, Some(&kept));
+    let alone = on(RunId::new(), 5, None);
+    // An id that starts as `mine`'s does, without the `/`: not one of its children.
+    let lookalike = on(RunId::from(format!("{}0", mine.run_id)), 6, None);
+    let all = [&mine, &child, &grandchild, &theirs, &alone, &lookalike];
+    for run in all {
+        seed(CHECK, store, run).await?;
+        backend(
+            CHECK,
+            store
+                .save_step((*run).clone(), sample_checkpoint(&run.run_id, 2))
+                .await,
+        )?;
+    }
+    ensure!(
+        CHECK,
+        backend(CHECK, store.delete_thread(&doomed.thread_id).await)?,
+        "deleting a stored thread returned false"
+    );
+    ensure!(
+        CHECK,
+        backend(CHECK, store.load_thread(&doomed.thread_id).await)?.is_none(),
+        "the deleted thread still loads"
+    );
+    for run in [&mine, &child, &grandchild] {
+        ensure!(
+            CHECK,
+            backend(CHECK, store.load_run(&run.run_id).await)?.is_none(),
+            "run {} of the deleted thread still loads",
+            run.run_id
+        );
+        ensure!(
+            CHECK,
+            backend(CHECK, store.list_checkpoints(&run.run_id).await)?.is_empty(),
+            "run {} of the deleted thread kept checkpoints",
+            run.run_id
+        );
+    }
+    for run in [&theirs, &alone, &lookalike] {
+        let loaded = backend(CHECK, store.load_run(&run.run_id).await)?;
+        ensure!(
+            CHECK,
+            loaded.is_some(),
+            "run {} was not the deleted thread's, and is gone",
+            run.run_id
+        );
+        let checkpoints = backend(CHECK, store.list_checkpoints(&run.run_id).await)?;
+        ensure!(
+            CHECK,
+            checkpoints.len() == 2,
+            "run {} was not the deleted thread's, and has {} checkpoints of 2",
+            run.run_id,
+            checkpoints.len()
+        );
+    }
+    ensure!(
+        CHECK,
+        backend(CHECK, store.load_thread(&kept.thread_id).await)?.is_some(),
+        "another thread went with the deleted one"
+    );
+    ensure!(
+        CHECK,
+        !backend(CHECK, store.delete_thread(&doomed.thread_id).await)?,
+        "deleting a thread twice returned true"
     );
     Ok(())
 }

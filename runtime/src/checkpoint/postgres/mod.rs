@@ -556,6 +556,10 @@ impl Checkpointer for PostgresCheckpointer {
     ) -> Result<Vec<RunRecord>, CheckpointError> {
         self.thread_run_rows(thread_id, limit, offset).await
     }
+
+    async fn delete_thread(&self, thread_id: &ThreadId) -> Result<bool, CheckpointError> {
+        self.delete_thread_rows(thread_id).await
+    }
 }
 
 #[async_trait]

@@ -32,6 +32,19 @@ const THREAD_RUNS: &str = concat!(
     " WHERE r.thread_id = $1 ORDER BY r.created_at DESC, r.run_id DESC LIMIT $2 OFFSET $3"
 );
 
+/// The thread, its runs and their children (`<run>/…`) in one statement; the checkpoints go
+/// with their runs (`ON DELETE CASCADE`). `starts_with`, not a range: the column's collation
+/// need not order bytes.
+const DELETE_THREAD: &str = "WITH thread AS (
+        DELETE FROM trellis_threads WHERE thread_id = $1 RETURNING thread_id
+    ), runs AS (
+        DELETE FROM trellis_runs r USING trellis_runs t
+        WHERE t.thread_id = $1
+            AND (r.run_id = t.run_id OR starts_with(r.run_id, t.run_id || '/'))
+        RETURNING r.run_id
+    )
+    SELECT (SELECT count(*) FROM thread), (SELECT count(*) FROM runs)";
+
 fn decode_thread(row: &Row) -> Result<ThreadRecord, CheckpointError> {
     let thread_id: String = column(row, 0, &|c| format!("column `{c}` of a thread"))?;
     let what = |c: &str| format!("column `{c}` of thread {thread_id}");
@@ -117,5 +130,17 @@ impl PostgresCheckpointer {
             .query(THREAD_RUNS, &[&thread_id.as_str(), &limit, &offset])
             .await?;
         rows.iter().map(decode_run).collect()
+    }
+
+    pub(super) async fn delete_thread_rows(
+        &self,
+        thread_id: &ThreadId,
+    ) -> Result<bool, CheckpointError> {
+        let rows = self.query(DELETE_THREAD, &[&thread_id.as_str()]).await?;
+        let deleted: i64 = match rows.first() {
+            Some(row) => column(row, 0, &|c| format!("column `{c}` of a deleted thread"))?,
+            None => 0,
+        };
+        Ok(deleted == 1)
     }
 }
