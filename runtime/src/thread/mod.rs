@@ -47,7 +47,10 @@
 //! # }).unwrap();
 //! ```
 
+mod copy;
 mod edit;
+
+pub use copy::{copy_stored, delete_stored};
 
 use std::sync::Arc;
 
@@ -244,6 +247,38 @@ impl std::fmt::Display for Multitask {
     }
 }
 
+/// A thread's newest run, as far as a new run on it is concerned.
+pub(crate) enum Newest {
+    /// It runs (or is being started): the thread is busy with it.
+    Busy(RunId),
+    /// It has ended or paused (none before the thread's first run).
+    Idle(Option<Box<RunRecord>>),
+}
+
+/// The thread's newest run: its head — or, for a head never recorded (its starter died between
+/// moving the head and its first write, which a lease's time without that write tells), the
+/// newest run recorded.
+pub(crate) async fn newest(
+    store: &dyn Checkpointer,
+    record: &ThreadRecord,
+) -> Result<Newest, RunError> {
+    let Some(head) = &record.head else {
+        return Ok(Newest::Idle(None));
+    };
+    Ok(match store.load_run(head).await? {
+        Some(run) if run.status == RunStatus::Running => Newest::Busy(run.run_id),
+        Some(run) => Newest::Idle(Some(Box::new(run))),
+        None if record.updated_at.plus(LEASE) > Timestamp::now() => Newest::Busy(head.clone()),
+        None => Newest::Idle(
+            store
+                .thread_runs(&record.thread_id, 1, 0)
+                .await?
+                .pop()
+                .map(Box::new),
+        ),
+    })
+}
+
 /// Where a new run on a thread goes on from, once the thread is free.
 enum Base {
     /// Free now: go on from this checkpoint (none before the thread's first run).
@@ -390,23 +425,10 @@ impl<S: GraphState + Default> Thread<S> {
 
     /// Where a new run goes on from: the newest run's last checkpoint, unless it still runs.
     async fn base(&self, record: &ThreadRecord) -> Result<Base, RunError> {
-        let newest = match &record.head {
-            None => return Ok(Base::From(None)),
-            Some(head) => match self.store.load_run(head).await? {
-                Some(run) if run.status == RunStatus::Running => {
-                    return Ok(Base::Busy(run.run_id));
-                }
-                Some(run) => run,
-                // Made the head, not yet recorded: being started now — or its starter died
-                // in between, which a lease's time without its first write tells.
-                None if record.updated_at.plus(LEASE) > Timestamp::now() => {
-                    return Ok(Base::Busy(head.clone()));
-                }
-                None => match self.runs(1, 0).await?.pop() {
-                    Some(run) => run,
-                    None => return Ok(Base::From(None)),
-                },
-            },
+        let newest = match newest(self.store.as_ref(), record).await? {
+            Newest::Busy(run_id) => return Ok(Base::Busy(run_id)),
+            Newest::Idle(None) => return Ok(Base::From(None)),
+            Newest::Idle(Some(run)) => *run,
         };
         if newest.graph != self.graph.name() {
             return Err(RunError::WrongGraph {

@@ -1,12 +1,13 @@
-//! A thread's time travel, as scenarios every backend runs: `update_state` on the thread's
-//! state and on an older checkpoint, an edit taken up, a fork from a checkpoint and from a
-//! pause, and what each refuses.
+//! A thread's time travel, copies and deletion, as scenarios every backend runs: `update_state`
+//! on the thread's state and on an older checkpoint, an edit taken up, a fork from a checkpoint
+//! and from a pause, a copy that goes on apart (a subgraph's pause in it), a deleted thread,
+//! and what each refuses.
 #![allow(clippy::unwrap_used)]
 
 use std::sync::Arc;
 
 use trellis::checkpoint::{Checkpointer, RunStatus};
-use trellis::{CompiledGraph, END, GraphBuilder, RunError, START};
+use trellis::{CompiledGraph, END, GraphBuilder, RunError, RunId, START, ThreadId};
 
 use super::{Answer, Ticket, TicketUpdate, approval_graph};
 
@@ -176,7 +177,92 @@ pub async fn an_old_checkpoint_is_edited_or_forked(store: Arc<dyn Checkpointer>)
     assert_eq!(answered.state().log.last().unwrap(), "sent");
 }
 
+/// A copy has the thread's state, history and question — a subgraph's, with its child run —
+/// under runs of its own: answered there, the original still waits; the original deleted, the
+/// copy keeps all of it.
+pub async fn a_copy_goes_on_apart_and_outlives_the_original(store: Arc<dyn Checkpointer>) {
+    let graph = super::subgraphs::support_graph(Some(Arc::clone(&store)));
+    let thread = graph.create_thread(Default::default()).await.unwrap();
+    let paused = thread
+        .invoke(TicketUpdate::default().log("refund"))
+        .await
+        .unwrap();
+    assert!(paused.is_paused());
+    let copy_id = ThreadId::parse("copy-of-refund").unwrap();
+    let copy = thread.copy(copy_id.clone()).await.unwrap();
+    assert_eq!(copy.id(), &copy_id);
+    assert!(matches!(
+        thread.copy(copy_id.clone()).await,
+        Err(RunError::ThreadExists { .. })
+    ));
+
+    let (original, copied) = (
+        thread.history(100).await.unwrap(),
+        copy.history(100).await.unwrap(),
+    );
+    assert_eq!(copied.len(), original.len());
+    for (a, b) in original.iter().zip(&copied) {
+        assert_eq!((&a.state, &a.next, &a.label), (&b.state, &b.next, &b.label));
+        assert_eq!(a.interrupts, b.interrupts);
+        assert_ne!(a.run_id, b.run_id, "the copy's own runs");
+    }
+    let head = copy.record().await.unwrap().head.unwrap();
+    assert_eq!(copy.runs(10, 0).await.unwrap()[0].run_id, head);
+    let child = RunId::from(format!("{head}/review@2"));
+    assert!(
+        store.load_run(&child).await.unwrap().is_some(),
+        "the child run is copied"
+    );
+
+    let answered = graph.resume(&head, Answer::Approve).await.unwrap();
+    assert_eq!(
+        answered.state().log,
+        [
+            "refund",
+            "draft",
+            "check",
+            "answered approve@2",
+            "approved",
+            "sent"
+        ]
+    );
+    let still = store.load_run(paused.run_id()).await.unwrap().unwrap();
+    assert_eq!(still.status, RunStatus::Paused, "the original still waits");
+
+    // Deleted: the thread, its runs, its child runs; the copy keeps its history.
+    let kept = copy.history(100).await.unwrap();
+    assert!(kept.len() > copied.len());
+    let original_child = RunId::from(format!("{}/review@2", paused.run_id()));
+    let mut running = thread
+        .start(TicketUpdate::default().log("busy"))
+        .await
+        .unwrap();
+    assert!(matches!(
+        thread.clone().delete().await,
+        Err(RunError::ThreadBusy { .. })
+    ));
+    running.run_to_end().await.unwrap();
+    let gone = thread.id().clone();
+    thread.delete().await.unwrap();
+    assert!(matches!(
+        graph.thread(&gone).await,
+        Err(RunError::ThreadNotFound { .. })
+    ));
+    assert!(store.load_run(paused.run_id()).await.unwrap().is_none());
+    assert!(store.load_run(&original_child).await.unwrap().is_none());
+    assert!(
+        store
+            .list_checkpoints(paused.run_id())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(copy.history(100).await.unwrap(), kept);
+    assert!(store.load_run(&child).await.unwrap().is_some());
+}
+
 pub async fn all(store: Arc<dyn Checkpointer>) {
     an_edit_waits_until_the_thread_proceeds(Arc::clone(&store)).await;
-    an_old_checkpoint_is_edited_or_forked(store).await;
+    an_old_checkpoint_is_edited_or_forked(Arc::clone(&store)).await;
+    a_copy_goes_on_apart_and_outlives_the_original(store).await;
 }
