@@ -305,6 +305,87 @@ async fn a_thread_is_edited_taken_up_and_forked_through_langgraph_s_routes() {
     running.shutdown().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thread_is_copied_and_deleted_through_langgraph_s_routes() {
+    let running = serve(store(), ServeOptions::default()).await;
+    let client = Client::new(&running);
+    let (_, thread) = client
+        .post("/threads", &json!({ "metadata": { "user": "ada" } }))
+        .await;
+    let id = thread["thread_id"].as_str().unwrap().to_owned();
+    let (_, paused) = client
+        .post(
+            &format!("/threads/{id}/runs/wait"),
+            &json!({ "assistant_id": "Jobs", "input": { "rounds": 1, "pause": true } }),
+        )
+        .await;
+    assert_eq!(paused["__interrupt__"][0]["id"], "ask@2");
+
+    let (status, copy) = client
+        .post(&format!("/threads/{id}/copy"), &json!({}))
+        .await;
+    assert_eq!(status, 200, "{copy}");
+    let copy_id = copy["thread_id"].as_str().unwrap().to_owned();
+    assert_ne!(copy_id, id);
+    assert_eq!(copy["metadata"], json!({ "user": "ada" }));
+    assert_eq!(
+        copy["status"], "interrupted",
+        "the copy asks the question too"
+    );
+    let (_, original) = client.get(&format!("/threads/{id}/state")).await;
+    let (_, copied) = client.get(&format!("/threads/{copy_id}/state")).await;
+    assert_eq!(copied["values"], original["values"]);
+    assert_eq!(copied["next"], original["next"]);
+    assert_ne!(copied["checkpoint_id"], original["checkpoint_id"]);
+    let (_, copied_history) = client
+        .post(
+            &format!("/threads/{copy_id}/history"),
+            &json!({ "limit": 100 }),
+        )
+        .await;
+    let (_, original_history) = client
+        .post(&format!("/threads/{id}/history"), &json!({ "limit": 100 }))
+        .await;
+    assert_eq!(
+        copied_history.as_array().map(Vec::len),
+        original_history.as_array().map(Vec::len)
+    );
+
+    // Answered on the copy, the original still waits; deleted, the copy keeps all of it.
+    let (_, done) = client
+        .post(
+            &format!("/threads/{copy_id}/runs/wait"),
+            &json!({ "assistant_id": "Jobs", "command": { "resume": "approve" } }),
+        )
+        .await;
+    assert_eq!(done["log"], json!(["work", "approved", "finish"]));
+    let (_, original) = client.get(&format!("/threads/{id}")).await;
+    assert_eq!(original["status"], "interrupted");
+    let (status, _) = client.delete(&format!("/threads/{id}")).await;
+    assert_eq!(status, 204);
+    let (status, _) = client.get(&format!("/threads/{id}")).await;
+    assert_eq!(status, 404);
+    let (status, _) = client.delete(&format!("/threads/{id}")).await;
+    assert_eq!(status, 404);
+    let (_, kept) = client.get(&format!("/threads/{copy_id}/state")).await;
+    assert_eq!(kept["values"]["log"], json!(["work", "approved", "finish"]));
+
+    // A thread whose run is running is neither copied nor deleted.
+    let slow = json!({ "assistant_id": "Jobs", "input": { "rounds": 20, "slow_ms": 50 } });
+    let (_, busy) = client
+        .post(&format!("/threads/{copy_id}/runs"), &slow)
+        .await;
+    assert_eq!(busy["status"], "running");
+    let (status, _) = client.delete(&format!("/threads/{copy_id}")).await;
+    assert_eq!(status, 409);
+    let (status, _) = client
+        .post(&format!("/threads/{copy_id}/copy"), &json!({}))
+        .await;
+    assert_eq!(status, 409);
+
+    running.shutdown().await;
+}
+
 /// The id of thread `id`'s oldest run.
 async fn first_run_id(client: &Client, id: &str) -> String {
     let (_, runs) = client.get(&format!("/threads/{id}/runs?limit=100")).await;

@@ -22,9 +22,9 @@ pub(super) fn routes() -> Router<Arc<App>> {
         .route("/threads/search", post(search))
         .route(
             "/threads/{thread_id}",
-            get(get_one).patch(patch).delete(not_yet_delete),
+            get(get_one).patch(patch).delete(delete),
         )
-        .route("/threads/{thread_id}/copy", post(not_yet_copy))
+        .route("/threads/{thread_id}/copy", post(copy))
         .route("/threads/{thread_id}/state", get(state).post(update_state))
         .route("/threads/{thread_id}/state/{checkpoint_id}", get(state_at))
         .route(
@@ -362,11 +362,22 @@ async fn update_state(
     })))
 }
 
-// Not yet: answered as an option this server cannot honour, not as a route it does not know.
-async fn not_yet_copy() -> Detail {
-    unsupported("copying a thread")
+/// Deletes the thread, its runs and their checkpoints (409 while a run of it runs): 204.
+async fn delete(
+    State(app): Shared,
+    Path(id): Path<String>,
+) -> Result<axum::http::StatusCode, Detail> {
+    let thread_id = thread_id(&id)?;
+    trellis::thread::delete_stored(app.store.as_ref(), &thread_id).await?;
+    Ok(axum::http::StatusCode::NO_CONTENT)
 }
 
-async fn not_yet_delete() -> Detail {
-    unsupported("deleting a thread")
+/// A copy of the thread under a new id — its metadata, state, history and question — which
+/// goes on apart from it; answers the copy.
+async fn copy(State(app): Shared, Path(id): Path<String>) -> Result<Json<Value>, Detail> {
+    let from = thread_id(&id)?;
+    let to = ThreadId::new();
+    trellis::thread::copy_stored(app.store.as_ref(), &from, &to).await?;
+    let (record, newest) = load(&app, &to).await?;
+    Ok(Json(shapes::thread(&record, newest.as_ref())))
 }

@@ -112,6 +112,18 @@ impl Client {
         (status, response.json().await.unwrap_or(Value::Null))
     }
 
+    /// DELETE `path`: (status, JSON body, `null` when there is none).
+    pub async fn delete(&self, path: &str) -> (u16, Value) {
+        let response = self
+            .http
+            .delete(format!("{}{path}", self.base))
+            .send()
+            .await
+            .expect("the server answers");
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+
     /// POST `body` as JSON to `path`: (status, JSON body).
     pub async fn post(&self, path: &str, body: &Value) -> (u16, Value) {
         let response = self

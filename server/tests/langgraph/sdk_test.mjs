@@ -73,6 +73,14 @@ const forked = await client.runs.wait(edited, "Support", {
 });
 check(forked.category === "billing" && forked.invoice, "a run from a checkpoint forks there");
 
+const copied = await client.threads.copy(edited);
+check(copied.thread_id !== edited
+  && JSON.stringify((await client.threads.getState(copied.thread_id)).values)
+    === JSON.stringify((await client.threads.getState(edited)).values),
+  "threads.copy: a new thread with the same state");
+await client.threads.delete(edited);
+check((await status(() => client.threads.get(edited))) === 404, "threads.delete: the thread is gone");
+
 // A stream: metadata first, updates by node, the question, end.
 const streamed = await client.threads.create();
 const parts = [];

@@ -188,6 +188,15 @@ edit = client.threads.update_state(edited, {"text": "edited at the start"}, as_n
 check(client.threads.get_state(edited)["values"]["text"] == "edited at the start",
       "update_state at an older checkpoint branches from it")
 
+# A copy goes on apart from its thread; a deleted thread is gone, its copy kept.
+copied = client.threads.copy(edited)
+check(copied["thread_id"] != edited
+      and client.threads.get_state(copied["thread_id"])["values"] == client.threads.get_state(edited)["values"],
+      "threads.copy: a new thread with the same state")
+client.threads.delete(edited)
+check(refused(lambda: client.threads.get(edited)) == 404, "threads.delete: the thread is gone")
+check(client.threads.get(copied["thread_id"])["thread_id"] == copied["thread_id"], "the copy is kept")
+
 # Threads can be searched and patched; a stateless run waits on a thread of its own.
 client.threads.update(thread["thread_id"], metadata={"topic": "billing"})
 found = client.threads.search(metadata={"user": "ada", "topic": "billing"})
