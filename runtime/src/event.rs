@@ -117,6 +117,10 @@ pub enum Event {
         /// `start`, `step`, `pause:<kind>`, `resume`, `complete`, `failed`, `retry`, `fork` or
         /// `update` ([`CheckpointLabel`](crate::checkpoint::CheckpointLabel)).
         label: String,
+        /// The checkpoint's number in the run, to read it back
+        /// ([`Checkpointer::checkpoint`](crate::checkpoint::Checkpointer::checkpoint)).
+        #[serde(default)]
+        checkpoint: u64,
     },
     /// A paused run was taken up again.
     #[serde(rename = "graph.resume.started")]

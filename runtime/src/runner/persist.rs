@@ -209,6 +209,7 @@ impl<S: GraphState> Run<S> {
             graph: self.scope.graph.to_string(),
             step: self.progress.step,
             label: label.to_string(),
+            checkpoint: self.ledger.checkpoints,
         });
         Ok(())
     }
