@@ -52,7 +52,7 @@ pub(crate) trait Served: Send + Sync {
         thread_id: &ThreadId,
         start: ThreadStart,
         modes: StreamModes,
-    ) -> Result<(RunId, mpsc::UnboundedReceiver<Streamed>), ApiError>;
+    ) -> Result<ThreadStream, ApiError>;
 
     /// Edits thread `thread_id`'s state (or, `at` a checkpoint of its history, that state) as
     /// if node `as_node` had written `values` (an update of the state, as JSON); returns the
@@ -89,6 +89,15 @@ pub(crate) enum ThreadStart {
     Pending,
     /// A fork of this checkpoint of the thread's history.
     Fork(CheckpointRef),
+}
+
+/// A run streamed in this process.
+pub(crate) struct ThreadStream {
+    pub(crate) run_id: RunId,
+    /// The checkpoint it starts from, written before its stream (a new run's `start`, a fork's
+    /// `fork`, an edit's `resume`); `None` for answers, whose `resume` is in the stream.
+    pub(crate) opening: Option<u64>,
+    pub(crate) items: mpsc::UnboundedReceiver<Streamed>,
 }
 
 /// One item of a run streamed in this process.
@@ -169,8 +178,9 @@ where
         thread_id: &ThreadId,
         start: ThreadStart,
         modes: StreamModes,
-    ) -> Result<(RunId, mpsc::UnboundedReceiver<Streamed>), ApiError> {
+    ) -> Result<ThreadStream, ApiError> {
         let thread = self.graph.thread(thread_id).await?;
+        let answering = matches!(start, ThreadStart::Answers(..));
         let mut stream = match start {
             ThreadStart::Input(input, strategy) => {
                 thread.stream(self.update(input)?, strategy, modes).await?
@@ -183,6 +193,13 @@ where
             ThreadStart::Fork(at) => thread.fork(&at).await?.stream(modes),
         };
         let run_id = stream.run_id().clone();
+        // Read before anything drives the run: the stream is driven by the task below.
+        let opening = if answering {
+            None
+        } else {
+            let latest = self.store.latest_checkpoint(&run_id).await;
+            latest.ok().flatten().map(|checkpoint| checkpoint.id)
+        };
         let (send, receive) = mpsc::unbounded_channel();
         tokio::spawn(async move {
             while let Some(item) = stream.next().await {
@@ -206,7 +223,11 @@ where
             let ended = stream.finish().await.map(drop).map_err(|e| e.to_string());
             let _ = send.send(Streamed::Ended(ended));
         });
-        Ok((run_id, receive))
+        Ok(ThreadStream {
+            run_id,
+            opening,
+            items: receive,
+        })
     }
 
     async fn thread_update(

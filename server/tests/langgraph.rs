@@ -581,7 +581,7 @@ async fn a_run_streams_its_updates_and_values_then_its_question_then_end() {
     let (status, refused) = client
         .post(
             &format!("/threads/{id}/runs/stream"),
-            &json!({ "assistant_id": "Jobs", "stream_mode": "debug" }),
+            &json!({ "assistant_id": "Jobs", "stream_mode": "messages" }),
         )
         .await;
     assert_eq!(status, 422);
@@ -589,7 +589,92 @@ async fn a_run_streams_its_updates_and_values_then_its_question_then_end() {
         refused["detail"]
             .as_str()
             .unwrap()
-            .contains("stream mode `debug`")
+            .contains("stream mode `messages`")
     );
+    running.shutdown().await;
+}
+
+/// `tasks`, `checkpoints` and `debug`: each node's task as it starts (its input, the state
+/// before it) and as it ends (its update), each checkpoint as a thread state of LangGraph's —
+/// the same ids as the thread's state names — and `debug` wrapping both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_streams_its_tasks_and_checkpoints_and_debug() {
+    let running = serve(store(), ServeOptions::default()).await;
+    let client = Client::new(&running);
+    let (_, thread) = client.post("/threads", &json!({})).await;
+    let id = thread["thread_id"].as_str().unwrap();
+    let response = client
+        .http
+        .post(format!("{}/threads/{id}/runs/stream", client.base))
+        .json(&json!({
+            "assistant_id": "Jobs",
+            "input": { "rounds": 1, "pause": true },
+            "stream_mode": ["tasks", "checkpoints", "debug"],
+        }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let events = sse(&response.text().await.unwrap());
+    let of = |mode: &str| -> Vec<&Value> {
+        events
+            .iter()
+            .filter(|(kind, _)| kind == mode)
+            .map(|(_, data)| data)
+            .collect()
+    };
+    let kinds: Vec<&str> = events.iter().map(|(kind, _)| kind.as_str()).collect();
+    assert_eq!(kinds.first(), Some(&"metadata"));
+    assert_eq!(kinds.last(), Some(&"end"));
+    assert!(
+        !kinds.contains(&"values") && !kinds.contains(&"updates"),
+        "{kinds:?}"
+    );
+    let run_id = events[0].1["run_id"].as_str().unwrap();
+
+    // `work` ran in step 1: its task, then its result; `ask` asks before it runs, so it has no
+    // task of its own yet.
+    let tasks = of("tasks");
+    assert_eq!(tasks.len(), 2, "{tasks:?}");
+    assert_eq!(tasks[0]["id"], format!("{run_id}:1:work"));
+    assert_eq!(tasks[0]["name"], "work");
+    assert_eq!(tasks[0]["input"]["rounds"], 1);
+    assert_eq!(tasks[0]["input"]["done"], 0, "the state before the step");
+    assert_eq!(tasks[1]["id"], tasks[0]["id"]);
+    assert_eq!(tasks[1]["result"], json!({ "done": 1, "log": ["work"] }));
+    assert!(tasks[1]["error"].is_null());
+
+    // Its checkpoints, each as a thread state: the start, the step, the pause before `ask`.
+    let checkpoints = of("checkpoints");
+    let sources: Vec<&str> = checkpoints
+        .iter()
+        .map(|c| c["metadata"]["source"].as_str().unwrap())
+        .collect();
+    // Step 1 leads to `ask`, which asks first: its checkpoint is the pause's.
+    assert_eq!(sources, ["start", "pause:before"]);
+    for pair in checkpoints.windows(2) {
+        assert_eq!(pair[1]["parent_config"], pair[0]["config"]);
+    }
+    assert!(checkpoints[0]["parent_config"].is_null());
+    let pause = checkpoints[1];
+    assert_eq!(pause["next"], json!(["ask"]));
+    assert_eq!(pause["values"]["done"], 1);
+    assert_eq!(pause["tasks"][0]["id"], format!("{run_id}:2:ask"));
+    let (_, state) = client.get(&format!("/threads/{id}/state")).await;
+    assert_eq!(pause["config"]["configurable"], state["checkpoint"]);
+    assert_eq!(
+        pause["tasks"], state["tasks"],
+        "the same tasks, by the same ids"
+    );
+
+    // `debug`: the same, wrapped with their type and step, in the order they happened.
+    let debug = of("debug");
+    let types: Vec<&str> = debug.iter().map(|d| d["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["checkpoint", "task", "task_result", "checkpoint"]);
+    assert_eq!(debug[1]["payload"], *tasks[0]);
+    assert_eq!(debug[1]["step"], 1);
+    assert_eq!(debug[3]["payload"], *pause);
+    assert!(debug[0]["timestamp"].as_str().is_some());
+
     running.shutdown().await;
 }

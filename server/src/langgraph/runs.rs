@@ -15,15 +15,15 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{Map, Value, json};
 use trellis::checkpoint::{RunRecord, RunStatus};
-use trellis::stream::{StreamMode, StreamModes};
 use trellis::thread::Multitask;
 use trellis::{RunId, ThreadId};
 
+use super::modes::{Asked, Shaper};
 use super::shapes::{self, Detail};
 use super::threads::{create_thread, load, thread_id};
 use super::{Shared, body, served, unsupported};
 use crate::ApiError;
-use crate::registry::{Streamed, ThreadStart};
+use crate::registry::{Streamed, ThreadStart, ThreadStream};
 use crate::state::App;
 
 pub(super) fn routes() -> Router<Arc<App>> {
@@ -332,39 +332,6 @@ async fn cancel(
     )))
 }
 
-/// `stream_mode` as Trellis's stream modes (`values` when none is asked), or a 422 naming a mode
-/// this server does not stream yet.
-fn modes(request: &Value) -> Result<(StreamModes, Vec<String>), Detail> {
-    let asked: Vec<String> = match &request["stream_mode"] {
-        Value::Null => vec!["values".to_owned()],
-        Value::String(mode) => vec![mode.clone()],
-        Value::Array(modes) => modes
-            .iter()
-            .filter_map(Value::as_str)
-            .map(str::to_owned)
-            .collect(),
-        _ => {
-            return Err(unsupported(
-                "a `stream_mode` that is not a name or a list of names",
-            ));
-        }
-    };
-    let mut modes = StreamModes::default();
-    for mode in &asked {
-        modes = modes
-            | match mode.as_str() {
-                "values" => StreamMode::Values,
-                "updates" => StreamMode::Updates,
-                "custom" => StreamMode::Custom,
-                other => return Err(unsupported(&format!("stream mode `{other}`"))),
-            };
-    }
-    if request["stream_subgraphs"].as_bool() == Some(true) {
-        return Err(unsupported("`stream_subgraphs`"));
-    }
-    Ok((modes, asked))
-}
-
 fn event(kind: &str, data: &Value) -> Result<Event, Infallible> {
     Ok(Event::default().event(kind).data(data.to_string()))
 }
@@ -378,26 +345,43 @@ async fn streamed(
     request: &Value,
 ) -> Result<Sse<impl futures_util::Stream<Item = Result<Event, Infallible>> + use<>>, Detail> {
     let graph = prepare(app, thread_id, request).await?;
-    let (modes, asked) = modes(request)?;
+    let asked = Asked::of(request)?;
     let start = start_of(app, thread_id, request).await?;
-    let (run_id, mut items) = graph.thread_stream(thread_id, start, modes).await?;
+    let ThreadStream {
+        run_id,
+        opening,
+        mut items,
+    } = graph
+        .thread_stream(thread_id, start, asked.runtime_modes())
+        .await?;
     let store = Arc::clone(&app.store);
-    let wants = |mode: &str| asked.iter().any(|m| m == mode);
-    let (values, updates) = (wants("values"), wants("updates"));
+    let thread_id = thread_id.clone();
+    let (values, updates) = (asked.wants("values"), asked.wants("updates"));
     let (send, receive) = tokio::sync::mpsc::unbounded_channel();
     tokio::spawn(async move {
         let _ = send.send(event(
             "metadata",
             &json!({ "run_id": run_id, "attempt": 1 }),
         ));
-        let mut last_values = None;
+        let mut shaper = Shaper {
+            asked: &asked,
+            store: store.as_ref(),
+            thread_id: &thread_id,
+            run_id: &run_id,
+            state: Value::Null,
+            step: 0,
+        };
+        if let Some(number) = opening {
+            for (mode, data) in shaper.opening(number).await {
+                let _ = send.send(event(mode, &data));
+            }
+        }
         while let Some(item) = items.recv().await {
             match item {
                 Streamed::Item(mode, data) => {
-                    if mode == "values" {
-                        last_values = Some(data.clone());
+                    for (mode, data) in shaper.shape(mode, data).await {
+                        let _ = send.send(event(mode, &data));
                     }
-                    let _ = send.send(event(mode, &data));
                 }
                 Streamed::Ended(Err(message)) => {
                     let error = json!({ "error": "RunError", "message": message });
@@ -414,7 +398,7 @@ async fn streamed(
             if updates {
                 let _ = send.send(event("updates", &json!({ "__interrupt__": asked })));
             }
-            if values && let Some(Value::Object(mut last)) = last_values {
+            if values && let Value::Object(mut last) = shaper.state.clone() {
                 last.insert("__interrupt__".to_owned(), Value::Array(asked));
                 let _ = send.send(event("values", &Value::Object(last)));
             }

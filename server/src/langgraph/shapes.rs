@@ -152,6 +152,12 @@ pub(crate) fn checkpoint_ref(thread_id: &str, id: Option<String>) -> Value {
     json!({ "thread_id": thread_id, "checkpoint_ns": "", "checkpoint_id": id, "checkpoint_map": null })
 }
 
+/// A task's id: its run, the super-step it runs in, its node (`<run>:<step>:<node>`) — the
+/// same in a thread state's `tasks` and in the `tasks` stream mode.
+pub(crate) fn task_id(run_id: &RunId, step: u64, node: &str) -> String {
+    format!("{run_id}:{step}:{node}")
+}
+
 /// A thread's state at `checkpoint` (`parent`: the one before it in the thread's history).
 pub(crate) fn state(
     thread_id: &str,
@@ -172,7 +178,7 @@ pub(crate) fn state(
                 .map(interrupt)
                 .collect();
             json!({
-                "id": format!("{}:{}:{node}", checkpoint.run_id, checkpoint.id),
+                "id": task_id(&checkpoint.run_id, checkpoint.step + 1, node),
                 "name": node.as_str(),
                 "path": ["__pregel_pull", node.as_str()],
                 "error": null,

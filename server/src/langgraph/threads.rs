@@ -8,7 +8,7 @@ use axum::extract::{Path, Query, State};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{Map, Value, json};
-use trellis::checkpoint::{RunRecord, ThreadRecord};
+use trellis::checkpoint::{Checkpoint, RunRecord, ThreadRecord};
 use trellis::{RunError, ThreadId};
 
 use super::shapes::{self, Detail};
@@ -281,25 +281,37 @@ async fn state_at(
     if run.thread.as_ref() != Some(&thread_id) {
         return Err(missing());
     }
-    let store = app.store.as_ref();
-    let checkpoint = store
+    let checkpoint = app
+        .store
         .checkpoint(&run.run_id, number)
         .await?
         .ok_or_else(missing)?;
-    // Its parent: the run's checkpoint before it, or — for a run's first — the checkpoint the
-    // run went on from.
-    let before = match number.checked_sub(1).filter(|n| *n > 0) {
-        Some(n) => store.checkpoint(&run.run_id, n).await?,
-        None => match &run.parent {
-            Some(parent) => store.checkpoint(&parent.run_id, parent.checkpoint).await?,
-            None => None,
-        },
-    };
+    let before = parent_of(app.store.as_ref(), &checkpoint).await;
     Ok(Json(shapes::state(
         thread_id.as_str(),
         &checkpoint,
         before.as_ref(),
     )))
+}
+
+/// The checkpoint before `checkpoint` in its thread's history: its run's one before it, or —
+/// for a run's first — the checkpoint the run went on from. `None` for the first of all, and
+/// when the store cannot say.
+pub(super) async fn parent_of(
+    store: &dyn trellis::checkpoint::RunQueue,
+    checkpoint: &Checkpoint,
+) -> Option<Checkpoint> {
+    match checkpoint.id.checked_sub(1).filter(|n| *n > 0) {
+        Some(n) => store.checkpoint(&checkpoint.run_id, n).await.ok()?,
+        None => {
+            let run = store.load_run(&checkpoint.run_id).await.ok()??;
+            let parent = run.parent?;
+            store
+                .checkpoint(&parent.run_id, parent.checkpoint)
+                .await
+                .ok()?
+        }
+    }
 }
 
 /// Edits the thread's state (or, given `checkpoint`/`checkpoint_id`, that checkpoint's) as if

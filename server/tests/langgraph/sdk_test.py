@@ -107,8 +107,21 @@ resumed = list(client.runs.stream(streamed, "Support", command=Command(resume="a
 check(any("send" in part.data for part in resumed if part.event == "updates"),
       "a streamed Command(resume=...) runs `send`")
 check(len(client.threads.get_state(streamed)["values"]["sent"]) == 1, "the streamed run sent its reply")
-check(refused(lambda: list(client.runs.stream(streamed, "Support", input={}, stream_mode="debug"))) == 422,
+check(refused(lambda: list(client.runs.stream(streamed, "Support", input={}, stream_mode="messages"))) == 422,
       "a stream mode not streamed yet is a 422")
+watched = client.threads.create()["thread_id"]
+parts = list(client.runs.stream(watched, "Support", input={"text": "charged twice on my invoice"},
+                                stream_mode=["tasks", "checkpoints", "debug"]))
+tasks = [p.data for p in parts if p.event == "tasks"]
+check(tasks[0]["name"] == "classify" and tasks[0]["input"]["text"] and tasks[1]["result"]["category"] == "billing",
+      "tasks: each node's task as it starts (its input), then its result")
+checkpoints = [p.data for p in parts if p.event == "checkpoints"]
+check(checkpoints[0]["metadata"]["source"] == "start" and checkpoints[-1]["next"] == ["send"]
+      and checkpoints[-1]["config"]["configurable"]["checkpoint_id"]
+      == client.threads.get_state(watched)["checkpoint"]["checkpoint_id"],
+      "checkpoints: each checkpoint as a thread state, the last the question's")
+debug = [p.data for p in parts if p.event == "debug"]
+check({d["type"] for d in debug} == {"checkpoint", "task", "task_result"}, "debug: checkpoints and tasks, wrapped")
 
 # A run's stream joined again, from the start and after a checkpoint (Last-Event-ID).
 joined_run = client.runs.list(streamed)[0]["run_id"]
