@@ -506,25 +506,35 @@ fn sse(text: &str) -> Vec<(String, Value)> {
         .collect()
 }
 
+/// The events of a run streamed on thread `id` as `request` asks.
+async fn streamed(client: &Client, id: &str, request: Value) -> Vec<(String, Value)> {
+    let response = client
+        .http
+        .post(format!("{}/threads/{id}/runs/stream", client.base))
+        .json(&request)
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(response.status(), 200);
+    sse(&response.text().await.expect("a body"))
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_streams_its_updates_and_values_then_its_question_then_end() {
     let running = serve(store(), ServeOptions::default()).await;
     let client = Client::new(&running);
     let (_, thread) = client.post("/threads", &json!({})).await;
     let id = thread["thread_id"].as_str().unwrap();
-    let response = client
-        .http
-        .post(format!("{}/threads/{id}/runs/stream", client.base))
-        .json(&json!({
+    let events = streamed(
+        &client,
+        id,
+        json!({
             "assistant_id": "Jobs",
             "input": { "rounds": 2, "pause": true },
             "stream_mode": ["updates", "values"],
-        }))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200);
-    let events = sse(&response.text().await.unwrap());
+        }),
+    )
+    .await;
     let kinds: Vec<&str> = events.iter().map(|(kind, _)| kind.as_str()).collect();
     assert_eq!(kinds.first(), Some(&"metadata"));
     assert_eq!(kinds.last(), Some(&"end"));
@@ -603,19 +613,16 @@ async fn a_run_streams_its_tasks_and_checkpoints_and_debug() {
     let client = Client::new(&running);
     let (_, thread) = client.post("/threads", &json!({})).await;
     let id = thread["thread_id"].as_str().unwrap();
-    let response = client
-        .http
-        .post(format!("{}/threads/{id}/runs/stream", client.base))
-        .json(&json!({
+    let events = streamed(
+        &client,
+        id,
+        json!({
             "assistant_id": "Jobs",
             "input": { "rounds": 1, "pause": true },
             "stream_mode": ["tasks", "checkpoints", "debug"],
-        }))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200);
-    let events = sse(&response.text().await.unwrap());
+        }),
+    )
+    .await;
     let of = |mode: &str| -> Vec<&Value> {
         events
             .iter()
