@@ -9,7 +9,7 @@ pub use crate::state::ApplyResume;
 
 /// Where a pause happened relative to its node: the one type the language, the blueprint and
 /// runs share.
-pub(crate) use trellis_graph::InterruptPoint;
+pub use trellis_graph::InterruptPoint;
 
 /// What a node asks a person when it pauses the run (`NodeResult::Interrupt`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -10,7 +10,7 @@ use crate::checkpoint::{
 use crate::errors::RunError;
 use crate::graph::CompiledGraph;
 use crate::id::{RunId, Timestamp};
-use crate::interrupt::{Interrupt, InterruptPoint};
+use crate::interrupt::Interrupt;
 use crate::runner::{Outcome, Run};
 use crate::state::GraphState;
 
@@ -388,23 +388,7 @@ pub(crate) fn snapshot<S: GraphState>(checkpoint: Checkpoint) -> Result<Snapshot
         action: "read from",
         source,
     })?;
-    let mut next: Vec<Name> = checkpoint
-        .frontier
-        .into_iter()
-        .chain(checkpoint.sends.iter().map(|send| Name::from(&*send.node)))
-        .collect();
-    // A question asked inside a node names where its answer leads; the checkpoint's frontier
-    // is empty until the answer comes (a sent branch that asked is among the sends already).
-    for interrupt in &checkpoint.interrupts {
-        if let Some(to) = interrupt.request.resume_to.as_deref()
-            && interrupt.point == InterruptPoint::Node
-            && !interrupt.is_of_branch()
-            && to != crate::END
-            && !next.iter().any(|name| &**name == to)
-        {
-            next.push(Name::from(to));
-        }
-    }
+    let next = checkpoint.next_nodes();
     Ok(Snapshot {
         run_id: checkpoint.run_id,
         checkpoint: checkpoint.id,

@@ -167,8 +167,8 @@ pub(crate) fn state(
     let interrupts: Vec<Value> = checkpoint.interrupts.iter().map(interrupt).collect();
     // One task per next node, as LangGraph lists the tasks of the next step; a question is on
     // the task of the node that asked it.
-    let tasks: Vec<Value> = checkpoint
-        .frontier
+    let next = checkpoint.next_nodes();
+    let tasks: Vec<Value> = next
         .iter()
         .map(|node| {
             let asked: Vec<Value> = checkpoint
@@ -189,7 +189,7 @@ pub(crate) fn state(
             })
         })
         .collect();
-    let next: Vec<&str> = checkpoint.frontier.iter().map(|n| n.as_str()).collect();
+    let next: Vec<&str> = next.iter().map(|n| n.as_str()).collect();
     let parent_id = parent.map(checkpoint_id);
     json!({
         "values": *checkpoint.state,
@@ -284,6 +284,46 @@ mod tests {
             assistant_id("agent"),
             "fe096781-5601-53d2-b2f6-0d3403f7e9ca"
         );
+    }
+
+    /// A question asked inside a node leaves the frontier empty until the answer; the state
+    /// still names the node the answer leads to in `next`, with its task holding the question.
+    #[test]
+    fn a_question_asked_inside_a_node_names_where_its_answer_leads() {
+        let run_id = RunId::from("01JRUN");
+        let question = Interrupt {
+            id: "review@2".to_owned(),
+            node: "review".to_owned(),
+            step: 2,
+            point: trellis::interrupt::InterruptPoint::Node,
+            request: trellis::interrupt::InterruptRequest::new("approval", "Send it?")
+                .resume_to("review"),
+        };
+        let checkpoint = Checkpoint {
+            id: 3,
+            run_id: run_id.clone(),
+            step: 2,
+            nodes: vec!["review".into()],
+            label: trellis::checkpoint::CheckpointLabel::Pause("approval".into()),
+            state: json!({ "n": 1 }).into(),
+            frontier: Vec::new(),
+            visits: Default::default(),
+            approved: Vec::new(),
+            failures: Vec::new(),
+            interrupts: vec![question],
+            joins: Default::default(),
+            sends: Vec::new(),
+            children: Default::default(),
+            pending: Vec::new(),
+            graph_fingerprint: "f".into(),
+            state_type: "S".into(),
+            created_at: Timestamp::now(),
+        };
+        let state = state("t", &checkpoint, None);
+        assert_eq!(state["next"], json!(["review"]));
+        assert_eq!(state["tasks"][0]["name"], "review");
+        assert_eq!(state["tasks"][0]["interrupts"][0]["id"], "review@2");
+        assert_eq!(state["tasks"][0]["id"], "01JRUN:3:review");
     }
 
     #[test]
