@@ -7,6 +7,7 @@ use std::pin::Pin;
 use crate::errors::RunError;
 use crate::graph::CompiledGraph;
 use crate::id::RunId;
+use crate::runner::resume::Steer;
 use crate::runner::stream::{RunStream, StreamModes};
 use crate::runner::{Outcome, Run};
 use crate::state::{ApplyResume, GraphState};
@@ -74,6 +75,7 @@ pub struct Resume<'g, S: ApplyResume> {
     graph: &'g CompiledGraph<S>,
     run_id: RunId,
     answers: Answers<S::Input>,
+    steer: Steer<S::Update>,
 }
 
 impl<S: ApplyResume> std::fmt::Debug for Resume<'_, S> {
@@ -86,6 +88,21 @@ impl<S: ApplyResume> std::fmt::Debug for Resume<'_, S> {
 }
 
 impl<S: ApplyResume> Resume<'_, S> {
+    /// Folds `update` into the state by the reducers — as a run's input is — before the
+    /// answers (LangGraph's `Command(update=…)`), in the `resume` checkpoint with them.
+    pub fn update(mut self, update: S::Update) -> Self {
+        self.steer.update = Some(update);
+        self
+    }
+
+    /// Runs `node` in the next step too, beside the nodes the answers lead to (LangGraph's
+    /// `Command(goto=…)`). A name that is not a node fails the resume with
+    /// [`RunError::UnknownNode`], before anything is written.
+    pub fn goto(mut self, node: impl Into<String>) -> Self {
+        self.steer.goto.push(node.into());
+        self
+    }
+
     /// Runs the resumed run to its end or its next pause (what awaiting the resume does).
     ///
     /// # Errors
@@ -108,7 +125,7 @@ impl<S: ApplyResume> Resume<'_, S> {
             .load(&self.run_id)
             .await?
             .into_stream(modes.into());
-        stream.resume(self.answers).await?;
+        stream.resume(self.answers, self.steer).await?;
         Ok(stream)
     }
 
@@ -125,7 +142,7 @@ impl<S: ApplyResume> Resume<'_, S> {
     /// The run loaded, with the answers folded in.
     async fn answered(self) -> Result<Run<S>, RunError> {
         let mut run = self.graph.load(&self.run_id).await?;
-        run.resume(self.answers).await?;
+        run.resume_steered(self.answers, self.steer).await?;
         Ok(run)
     }
 }
@@ -203,6 +220,7 @@ impl<S: ApplyResume> CompiledGraph<S> {
             graph: self,
             run_id: run_id.clone(),
             answers: answers.into(),
+            steer: Steer::default(),
         }
     }
 }

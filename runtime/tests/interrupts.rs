@@ -782,3 +782,58 @@ async fn an_answer_field_takes_decisions_and_the_pause_asks_its_own_question() {
         Some(trellis::interrupt::Decision::Approve)
     );
 }
+
+/// LangGraph's `Command(resume=…, update=…, goto=…)`: the update folded in before the
+/// answers, in the same `resume` checkpoint; `goto`'s node run next beside what the answers
+/// lead to; a `goto` to no node refused before anything is written.
+#[tokio::test]
+async fn a_resume_can_update_the_state_and_add_a_node_to_the_next_step() {
+    let store = Arc::new(InMemoryCheckpointer::new());
+    let graph = common::approval_graph(Arc::clone(&store));
+    let paused = graph.invoke(ticket("refund")).await.unwrap();
+    assert!(paused.is_paused());
+    let run_id = paused.run_id().clone();
+
+    let refused = graph.resume(&run_id, Answer::Approve).goto("nowhere").await;
+    assert!(
+        matches!(refused, Err(RunError::UnknownNode { .. })),
+        "{refused:?}"
+    );
+    let still = store.load_run(&run_id).await.unwrap().unwrap();
+    assert_eq!(still.status, trellis::checkpoint::RunStatus::Paused);
+
+    let done = graph
+        .resume(&run_id, Answer::Approve)
+        .update(TicketUpdate::default().log("edited by a person"))
+        .await
+        .unwrap();
+    assert_eq!(
+        done.state().log,
+        ["draft", "edited by a person", "answered send@2", "sent"]
+    );
+    let resumed = graph
+        .history(&run_id)
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|s| s.label.to_string() == "resume")
+        .unwrap();
+    assert_eq!(
+        resumed.state.log,
+        ["draft", "edited by a person", "answered send@2"],
+        "checkpointed with the answers"
+    );
+
+    // `goto`: `draft` runs again beside `send`, and leads to `send`, which asks again.
+    let again = graph.invoke(ticket("refund")).await.unwrap();
+    let steered = graph
+        .resume(again.run_id(), Answer::Approve)
+        .goto("draft")
+        .await
+        .unwrap();
+    assert!(steered.is_paused(), "`draft` leads to `send`, which asks");
+    assert_eq!(
+        steered.state().log,
+        ["draft", "answered send@2", "draft", "sent"]
+    );
+}

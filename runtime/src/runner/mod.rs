@@ -26,7 +26,7 @@ mod lease;
 mod parts;
 mod persist;
 mod restore;
-mod resume;
+pub(crate) mod resume;
 mod step;
 pub(crate) mod stream;
 

@@ -14,6 +14,23 @@ use crate::resume::Answers;
 use crate::state::ApplyResume;
 use crate::subgraph::SubgraphNode;
 
+/// What a resume does beside answering (LangGraph's `Command(update=…, goto=…)`).
+pub(crate) struct Steer<U> {
+    /// Folded in by the reducers before the answers, as a run's input is.
+    pub(crate) update: Option<U>,
+    /// Nodes run in the next step too, beside those the answers lead to.
+    pub(crate) goto: Vec<String>,
+}
+
+impl<U> Default for Steer<U> {
+    fn default() -> Self {
+        Steer {
+            update: None,
+            goto: Vec::new(),
+        }
+    }
+}
+
 /// A child run's answers: its subgraph node, its id, and each answer by the child's own id.
 type ChildAnswers<I> = (usize, RunId, Vec<(String, I)>);
 
@@ -31,9 +48,25 @@ impl<S: ApplyResume> Run<S> {
     /// ids answered are not exactly the pending ones (or one answer is given to a run that waits
     /// for several); a merge conflict between answers.
     pub async fn resume(&mut self, answers: impl Into<Answers<S::Input>>) -> Result<(), RunError> {
+        self.resume_steered(answers.into(), Steer::default()).await
+    }
+
+    /// [`resume`](Self::resume), also doing what `steer` says (LangGraph's
+    /// `Command(update=…, goto=…)`): its update folded in by the reducers before the answers,
+    /// its nodes added to those the answers lead to.
+    pub(crate) async fn resume_steered(
+        &mut self,
+        answers: Answers<S::Input>,
+        steer: Steer<S::Update>,
+    ) -> Result<(), RunError> {
         self.ensure_paused()?;
+        let goto = steer
+            .goto
+            .iter()
+            .map(|node| self.graph.topology.find(node))
+            .collect::<Result<Vec<_>, _>>()?;
         let run_id = self.scope.run_id.clone();
-        let mut answers = answers.into().keyed(self)?;
+        let mut answers = answers.keyed(self)?;
         let mut pending: Vec<String> = self.held.interrupts.iter().map(|i| i.id.clone()).collect();
         let mut given: Vec<String> = answers.iter().map(|(id, _)| id.clone()).collect();
         pending.sort();
@@ -53,7 +86,19 @@ impl<S: ApplyResume> Run<S> {
             step: self.progress.step,
             interrupts: interrupts.iter().map(|i| i.id.clone()).collect(),
         });
-        let result = self.fold_answers(&interrupts, &mut answers).await;
+        let result = match steer.update {
+            Some(update) => Arc::make_mut(&mut self.state)
+                .apply_one(crate::START, update)
+                .map_err(|conflict| RunError::MergeConflict {
+                    step: self.progress.step,
+                    conflict,
+                }),
+            None => Ok(()),
+        };
+        let result = match result {
+            Ok(()) => self.fold_answers(&interrupts, &mut answers, &goto).await,
+            Err(error) => Err(error),
+        };
         if let Err(error) = &result {
             Box::pin(self.fail(error)).await;
         }
@@ -64,6 +109,7 @@ impl<S: ApplyResume> Run<S> {
         &mut self,
         interrupts: &[Interrupt],
         answers: &mut Vec<(String, S::Input)>,
+        goto: &[usize],
     ) -> Result<(), RunError> {
         let topology = Arc::clone(&self.graph.topology);
         let nodes = &topology.nodes;
@@ -155,6 +201,7 @@ impl<S: ApplyResume> Run<S> {
                 },
             }
         }
+        next.extend_from_slice(goto);
         normalize(&mut next);
         self.work.frontier = next;
         self.save(CheckpointLabel::Resume, RunStatus::Running, &[], None)

@@ -475,10 +475,14 @@ impl<S: GraphState> RunStream<S> {
 
 impl<S: ApplyResume> RunStream<S> {
     /// Answers the paused run before its first step, so that the stream shows the resume.
-    pub(crate) async fn resume(&mut self, answers: Answers<S::Input>) -> Result<(), RunError> {
+    pub(crate) async fn resume(
+        &mut self,
+        answers: Answers<S::Input>,
+        steer: super::resume::Steer<S::Update>,
+    ) -> Result<(), RunError> {
         match &mut self.driving {
             Driving::Ready(run) => {
-                let result = run.resume(answers).await;
+                let result = run.resume_steered(answers, steer).await;
                 if result.is_ok() {
                     run.send_values();
                 }
