@@ -83,12 +83,20 @@ pub(crate) trait Served: Send + Sync {
 pub(crate) enum ThreadStart {
     /// A new run on this input (an update of the state), with this strategy for a busy thread.
     Input(Value, Multitask),
-    /// The thread's paused run, answered (by interrupt id).
-    Answers(RunId, Vec<(String, Value)>),
+    /// The thread's paused run, answered (by interrupt id), and steered.
+    Answers(RunId, Vec<(String, Value)>, Steer),
     /// The thread's edit, taken up ([`Thread::proceed`](trellis::thread::Thread::proceed)).
     Pending,
     /// A fork of this checkpoint of the thread's history.
     Fork(CheckpointRef),
+}
+
+/// What a resume does beside answering: LangGraph's `Command(update=…, goto=…)`.
+pub(crate) struct Steer {
+    /// An update of the state, as JSON, folded in before the answers.
+    pub(crate) update: Option<Value>,
+    /// Nodes run next beside those the answers lead to.
+    pub(crate) goto: Vec<String>,
 }
 
 /// A run streamed in this process.
@@ -163,9 +171,8 @@ where
             ThreadStart::Input(input, strategy) => {
                 thread.enqueue(self.update(input)?, strategy).await?
             }
-            ThreadStart::Answers(run_id, answers) => {
-                let answers = self.answers(answers)?;
-                self.graph.resume(&run_id, answers).enqueue().await?;
+            ThreadStart::Answers(run_id, answers, steer) => {
+                self.resume(&run_id, answers, steer)?.enqueue().await?;
                 run_id
             }
             ThreadStart::Pending => thread.proceed().await?.enqueue().await?,
@@ -185,9 +192,8 @@ where
             ThreadStart::Input(input, strategy) => {
                 thread.stream(self.update(input)?, strategy, modes).await?
             }
-            ThreadStart::Answers(run_id, answers) => {
-                let answers = self.answers(answers)?;
-                self.graph.resume(&run_id, answers).stream(modes).await?
+            ThreadStart::Answers(run_id, answers, steer) => {
+                self.resume(&run_id, answers, steer)?.stream(modes).await?
             }
             ThreadStart::Pending => thread.proceed().await?.stream(modes),
             ThreadStart::Fork(at) => thread.fork(&at).await?.stream(modes),
@@ -281,6 +287,23 @@ where
                 self.name
             ))
         })
+    }
+
+    /// A resume of `run_id` with `answers`, steered as `steer` says.
+    fn resume<'g>(
+        &'g self,
+        run_id: &RunId,
+        answers: Vec<(String, Value)>,
+        steer: Steer,
+    ) -> Result<trellis::interrupt::Resume<'g, S>, ApiError> {
+        let mut resume = self.graph.resume(run_id, self.answers(answers)?);
+        if let Some(update) = steer.update {
+            resume = resume.update(self.update(update)?);
+        }
+        for node in steer.goto {
+            resume = resume.goto(node);
+        }
+        Ok(resume)
     }
 
     /// Answers by interrupt id as the graph's answer type, or a 400 naming the one that is not.

@@ -386,6 +386,64 @@ async fn a_thread_is_copied_and_deleted_through_langgraph_s_routes() {
     running.shutdown().await;
 }
 
+/// `Command(resume=…, update=…, goto=…)`: the update folded in before the answer, `goto`'s node
+/// run beside what the answer leads to; a node that is not one is a 400, `goto` without
+/// `resume` a 422, and `update` alone a new run's input.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_updates_and_steers_a_resume() {
+    let running = serve(store(), ServeOptions::default()).await;
+    let client = Client::new(&running);
+    let (_, thread) = client.post("/threads", &json!({})).await;
+    let id = thread["thread_id"].as_str().unwrap().to_owned();
+    let wait = |body: Value| {
+        let client = client.clone();
+        let url = format!("/threads/{id}/runs/wait");
+        async move { client.post(&url, &body).await }
+    };
+    let ask = json!({ "assistant_id": "Jobs", "input": { "rounds": 1, "pause": true } });
+    wait(ask.clone()).await;
+    let (status, refused) = wait(json!({
+        "assistant_id": "Jobs",
+        "command": { "resume": "approve", "goto": "nowhere" },
+    }))
+    .await;
+    assert_eq!(status, 400, "{refused}");
+    let (_, done) = wait(json!({
+        "assistant_id": "Jobs",
+        "command": { "resume": "approve", "update": { "log": ["a note"] } },
+    }))
+    .await;
+    assert_eq!(done["log"], json!(["work", "a note", "approved", "finish"]));
+
+    // `goto`: `finish` runs beside `ask`, and again after it.
+    wait(json!({ "assistant_id": "Jobs", "input": { "rounds": 2, "pause": true } })).await;
+    let (_, steered) = wait(json!({
+        "assistant_id": "Jobs",
+        "command": { "resume": "approve", "goto": ["finish"] },
+    }))
+    .await;
+    let log = steered["log"].as_array().unwrap();
+    assert_eq!(
+        log[log.len() - 3..],
+        [json!("approved"), json!("finish"), json!("finish")]
+    );
+
+    let (status, _) =
+        wait(json!({ "assistant_id": "Jobs", "command": { "goto": "finish" } })).await;
+    assert_eq!(status, 422);
+    let (_, alone) = wait(json!({
+        "assistant_id": "Jobs",
+        "command": { "update": { "rounds": 1, "pause": false } },
+    }))
+    .await;
+    assert_eq!(
+        alone["log"].as_array().unwrap().last(),
+        Some(&json!("finish"))
+    );
+
+    running.shutdown().await;
+}
+
 /// The id of thread `id`'s oldest run.
 async fn first_run_id(client: &Client, id: &str) -> String {
     let (_, runs) = client.get(&format!("/threads/{id}/runs?limit=100")).await;

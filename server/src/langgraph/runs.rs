@@ -23,7 +23,7 @@ use super::shapes::{self, Detail};
 use super::threads::{create_thread, load, thread_id};
 use super::{Shared, body, served, unsupported};
 use crate::ApiError;
-use crate::registry::{Streamed, ThreadStart, ThreadStream};
+use crate::registry::{Steer, Streamed, ThreadStart, ThreadStream};
 use crate::state::App;
 
 pub(super) fn routes() -> Router<Arc<App>> {
@@ -93,13 +93,22 @@ async fn prepare<'a>(
     if request["if_not_exists"].as_str() == Some("create") {
         create_thread(app, thread_id.clone(), Map::new(), "do_nothing").await?;
     }
-    let command = &request["command"];
-    if command.get("goto").is_some_and(|v| !v.is_null())
-        || command.get("update").is_some_and(|v| !v.is_null())
-    {
-        return Err(unsupported("`Command(goto=…, update=…)`"));
-    }
     Ok(graph)
+}
+
+/// `command.goto` as node names: one, or a list; a `Send` (`{node, arg}`) is not taken.
+fn goto_of(command: &Value) -> Result<Vec<String>, Detail> {
+    let name = |value: &Value| {
+        value
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| unsupported("`Command(goto=…)` to a `Send`: name the node"))
+    };
+    match &command["goto"] {
+        Value::Null => Ok(Vec::new()),
+        Value::Array(nodes) => nodes.iter().map(name).collect(),
+        node => Ok(vec![name(node)?]),
+    }
 }
 
 /// With `command.resume`: the thread's paused run and the answers to it.
@@ -123,23 +132,31 @@ async fn resuming(
     Ok(Some((paused.run_id, answers)))
 }
 
-/// The input of a new run: `{}` when none is given.
-fn input_of(request: &Value) -> Value {
-    match &request["input"] {
-        Value::Null => json!({}),
-        input => input.clone(),
-    }
-}
-
 /// What `request` starts on thread `thread_id`: with `command.resume`, the answers to the
 /// thread's paused run; with a checkpoint and no input, a fork of that checkpoint; with no
 /// input on a thread whose state was edited, the edit taken up; otherwise a new run on the
 /// input.
 async fn start_of(app: &App, thread_id: &ThreadId, request: &Value) -> Result<ThreadStart, Detail> {
+    let command = &request["command"];
+    let goto = goto_of(command)?;
+    let update = command.get("update").filter(|v| !v.is_null()).cloned();
     if let Some((run_id, answers)) = resuming(app, thread_id, request).await? {
-        return Ok(ThreadStart::Answers(run_id, answers));
+        return Ok(ThreadStart::Answers(
+            run_id,
+            answers,
+            Steer { update, goto },
+        ));
     }
-    let input = &request["input"];
+    if !goto.is_empty() {
+        return Err(unsupported(
+            "`Command(goto=…)` without `resume`: a new run starts from START",
+        ));
+    }
+    // `Command(update=…)` alone is a new run's input, as LangGraph takes it.
+    let input = match update {
+        Some(update) if request["input"].is_null() => update,
+        _ => request["input"].clone(),
+    };
     if let Some(at) = shapes::checkpoint_named(request)? {
         if !input.is_null() {
             return Err(unsupported(
@@ -154,7 +171,9 @@ async fn start_of(app: &App, thread_id: &ThreadId, request: &Value) -> Result<Th
             return Ok(ThreadStart::Pending);
         }
     }
-    Ok(ThreadStart::Input(input_of(request), strategy(request)?))
+    // No input at all is an empty update.
+    let input = if input.is_null() { json!({}) } else { input };
+    Ok(ThreadStart::Input(input, strategy(request)?))
 }
 
 /// Starts what `request` asks on thread `thread_id` (see [`start_of`]). Returns the run and

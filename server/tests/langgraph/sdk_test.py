@@ -201,6 +201,12 @@ edit = client.threads.update_state(edited, {"text": "edited at the start"}, as_n
 check(client.threads.get_state(edited)["values"]["text"] == "edited at the start",
       "update_state at an older checkpoint branches from it")
 
+# Command(resume=..., update=...): the update folded in with the answer.
+steered = client.threads.create()["thread_id"]
+client.runs.wait(steered, "Support", input={"text": "a general question"})
+done = client.runs.wait(steered, "Support", command=Command(resume="approve", update={"feedback": "be brief"}))
+check(done["feedback"] == "be brief" and len(done["sent"]) == 1, "Command(resume=..., update=...) updates and answers")
+
 # A copy goes on apart from its thread; a deleted thread is gone, its copy kept.
 copied = client.threads.copy(edited)
 check(copied["thread_id"] != edited
