@@ -154,11 +154,7 @@ async fn a_thread_is_edited_taken_up_and_forked_through_langgraph_s_routes() {
     let client = Client::new(&running);
     let (_, thread) = client.post("/threads", &json!({})).await;
     let id = thread["thread_id"].as_str().unwrap().to_owned();
-    let wait = |body: Value| {
-        let client = client.clone();
-        let url = format!("/threads/{id}/runs/wait");
-        async move { client.post(&url, &body).await }
-    };
+    let wait = |body: Value| waited(&client, &id, body);
     let (_, first) = wait(json!({ "assistant_id": "Jobs", "input": { "rounds": 1 } })).await;
     assert_eq!(first["log"], json!(["work", "finish"]));
 
@@ -395,13 +391,8 @@ async fn a_command_updates_and_steers_a_resume() {
     let client = Client::new(&running);
     let (_, thread) = client.post("/threads", &json!({})).await;
     let id = thread["thread_id"].as_str().unwrap().to_owned();
-    let wait = |body: Value| {
-        let client = client.clone();
-        let url = format!("/threads/{id}/runs/wait");
-        async move { client.post(&url, &body).await }
-    };
-    let ask = json!({ "assistant_id": "Jobs", "input": { "rounds": 1, "pause": true } });
-    wait(ask.clone()).await;
+    let wait = |body: Value| waited(&client, &id, body);
+    wait(json!({ "assistant_id": "Jobs", "input": { "rounds": 1, "pause": true } })).await;
     let (status, refused) = wait(json!({
         "assistant_id": "Jobs",
         "command": { "resume": "approve", "goto": "nowhere" },
@@ -442,6 +433,13 @@ async fn a_command_updates_and_steers_a_resume() {
     );
 
     running.shutdown().await;
+}
+
+/// A run on thread `id` as `body` asks, waited for: (status, its outcome).
+async fn waited(client: &Client, id: &str, body: Value) -> (u16, Value) {
+    client
+        .post(&format!("/threads/{id}/runs/wait"), &body)
+        .await
 }
 
 /// The id of thread `id`'s oldest run.
