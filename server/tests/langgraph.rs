@@ -127,6 +127,18 @@ async fn a_thread_pauses_resumes_and_goes_on_through_langgraph_s_routes() {
     };
     assert_eq!(runs_of(history).len(), 2, "both runs, newest first");
 
+    // Filtered by metadata: the runs' starts, newest first.
+    let (_, starts) = client
+        .post(
+            &format!("/threads/{id}/history"),
+            &json!({ "limit": 50, "filter": { "source": "start" } }),
+        )
+        .await;
+    let starts = starts.as_array().unwrap();
+    assert_eq!(starts.len(), 2, "one start per run");
+    assert!(starts.iter().all(|s| s["metadata"]["source"] == "start"));
+    assert_eq!(runs_of(starts), runs_of(history));
+
     // Any state of the history by its checkpoint id, the same as listed.
     for listed in [&history[0], &history[3], history.last().unwrap()] {
         let checkpoint = listed["checkpoint"]["checkpoint_id"].as_str().unwrap();

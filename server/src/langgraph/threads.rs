@@ -227,16 +227,27 @@ async fn history_post(
     history(&app, &id, &body(json)?).await
 }
 
-/// `limit` (10 by default) states, newest first; `before` (a checkpoint) starts after it.
+/// `limit` (10 by default) states, newest first; `before` (a checkpoint) starts after it;
+/// `filter` keeps the states whose `metadata` has each of its keys with its value (`source`,
+/// `step`, `run_id`).
 async fn history(app: &App, id: &str, query: &Value) -> Result<Json<Value>, Detail> {
     let thread_id = thread_id(id)?;
     let limit = query["limit"].as_u64().unwrap_or(10) as usize;
-    if query.get("filter").is_some_and(|f| !f.is_null()) {
-        return Err(unsupported("filtering a thread's history by metadata"));
-    }
+    let filter = match &query["filter"] {
+        Value::Null => None,
+        Value::Object(filter) => Some(filter),
+        _ => {
+            return Err(Detail(ApiError {
+                status: 422,
+                code: "unprocessable",
+                message: "`filter` must be an object of metadata to match".to_owned(),
+            }));
+        }
+    };
     let before = query["before"]["checkpoint_id"].as_str();
-    // One more than asked, for the last state's parent; after `before`, as far as it is.
-    let reach = if before.is_some() {
+    // One more than asked, for the last state's parent; after `before`, or filtered, as far as
+    // it goes.
+    let reach = if before.is_some() || filter.is_some() {
         usize::MAX
     } else {
         limit.saturating_add(1)
@@ -255,11 +266,18 @@ async fn history(app: &App, id: &str, query: &Value) -> Result<Json<Value>, Deta
     };
     let states: Vec<Value> = all[start..]
         .iter()
-        .take(limit)
         .enumerate()
         .map(|(i, checkpoint)| {
             shapes::state(thread_id.as_str(), checkpoint, all.get(start + i + 1))
         })
+        .filter(|state| {
+            filter.is_none_or(|filter| {
+                filter
+                    .iter()
+                    .all(|(key, value)| &state["metadata"][key] == value)
+            })
+        })
+        .take(limit)
         .collect();
     Ok(Json(Value::Array(states)))
 }
