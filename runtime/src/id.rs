@@ -189,24 +189,29 @@ impl<'de> Deserialize<'de> for RunId {
 /// made here always increase.
 static GENERATOR: Mutex<ulid::Generator> = Mutex::new(ulid::Generator::new());
 
+/// A new ULID as text, greater than every one this process made before: run ids, message ids.
+pub(crate) fn next_ulid() -> Arc<str> {
+    let ulid = loop {
+        let mut generator = GENERATOR
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        match generator.generate() {
+            Ok(ulid) => break ulid,
+            // 2^80 ids in one millisecond: wait for the next one.
+            Err(_) => {
+                drop(generator);
+                std::thread::yield_now();
+            }
+        }
+    };
+    let mut text = [0u8; ulid::ULID_LEN];
+    Arc::from(&*ulid.array_to_str(&mut text))
+}
+
 impl RunId {
     /// A new id, greater than every id this process made before.
     pub fn new() -> Self {
-        let ulid = loop {
-            let mut generator = GENERATOR
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
-            match generator.generate() {
-                Ok(ulid) => break ulid,
-                // 2^80 ids in one millisecond: wait for the next one.
-                Err(_) => {
-                    drop(generator);
-                    std::thread::yield_now();
-                }
-            }
-        };
-        let mut text = [0u8; ulid::ULID_LEN];
-        RunId(Arc::from(&*ulid.array_to_str(&mut text)))
+        RunId(next_ulid())
     }
 
     /// The id as text.

@@ -105,6 +105,7 @@ pub mod event;
 mod graph;
 mod id;
 pub mod interrupt;
+pub mod messages;
 mod name;
 mod node;
 mod options;
