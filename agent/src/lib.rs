@@ -51,7 +51,7 @@ mod turn;
 pub use agent::{AgentCard, Catalogue, Models};
 pub use definition::AgentDefinition;
 pub use error::AgentError;
-pub use message::{Message, ToolCall, Usage};
+pub use message::{Body, Message, ToolCall, Usage};
 pub use model::{Model, ModelError, ModelRequest, ModelResponse};
 #[cfg(feature = "openai")]
 pub use openai::OpenAiCompatible;

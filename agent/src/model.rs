@@ -3,7 +3,7 @@
 
 use async_trait::async_trait;
 
-use crate::message::{Message, ToolCall, Usage};
+use crate::message::{Body, Message, ToolCall, Usage};
 use crate::tool::ToolSpec;
 
 /// A chat model. Implement it over any provider; [`ScriptedModel`](crate::ScriptedModel) replays
@@ -68,10 +68,7 @@ impl ModelResponse {
 
     /// The answer as a history message.
     pub fn to_message(&self) -> Message {
-        Message::Assistant {
-            content: self.content.clone(),
-            tool_calls: self.tool_calls.clone(),
-        }
+        Message::calls(self.content.clone(), self.tool_calls.clone())
     }
 }
 
@@ -101,8 +98,8 @@ pub enum ModelError {
 impl ModelRequest<'_> {
     /// The result of the call `call_id`, if the history has it.
     pub fn result_of(&self, call_id: &str) -> Option<&str> {
-        self.messages.iter().rev().find_map(|m| match m {
-            Message::Tool {
+        self.messages.iter().rev().find_map(|m| match &m.body {
+            Body::Tool {
                 call_id: id,
                 content,
                 ..

@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::message::{Message, ToolCall, Usage};
+use crate::message::{Body, Message, ToolCall, Usage};
 use crate::model::{Model, ModelError, ModelRequest, ModelResponse};
 
 /// A chat-completions client.
@@ -79,7 +79,7 @@ impl OpenAiCompatible {
     }
 
     fn body(&self, request: &ModelRequest<'_>) -> Value {
-        let messages: Vec<Value> = request.messages.iter().map(wire_message).collect();
+        let messages: Vec<Value> = request.messages.iter().filter_map(wire_message).collect();
         let mut body = json!({ "model": self.model, "messages": messages });
         if !request.tools.is_empty() {
             body["tools"] = request
@@ -104,12 +104,12 @@ impl OpenAiCompatible {
     }
 }
 
-/// A history message in the protocol's shape.
-fn wire_message(message: &Message) -> Value {
-    match message {
-        Message::System { content } => json!({ "role": "system", "content": content }),
-        Message::User { content } => json!({ "role": "user", "content": content }),
-        Message::Assistant {
+/// A history message in the protocol's shape; `None` for what is no message (a removal).
+fn wire_message(message: &Message) -> Option<Value> {
+    Some(match &message.body {
+        Body::System { content } => json!({ "role": "system", "content": content }),
+        Body::User { content } => json!({ "role": "user", "content": content }),
+        Body::Assistant {
             content,
             tool_calls,
         } => {
@@ -128,10 +128,11 @@ fn wire_message(message: &Message) -> Value {
             }
             wire
         }
-        Message::Tool {
+        Body::Tool {
             call_id, content, ..
         } => json!({ "role": "tool", "tool_call_id": call_id, "content": content }),
-    }
+        _ => return None,
+    })
 }
 
 #[derive(Deserialize)]

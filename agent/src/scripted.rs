@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
 
-use crate::message::{Message, ToolCall};
+use crate::message::{Body, Message, ToolCall};
 use crate::model::{Model, ModelError, ModelRequest, ModelResponse};
 
 type Step = Arc<dyn Fn(&ModelRequest<'_>) -> Result<ModelResponse, ModelError> + Send + Sync>;
@@ -123,7 +123,7 @@ impl Model for ScriptedModel {
         let at = request
             .messages
             .iter()
-            .filter(|m| matches!(m, Message::Assistant { .. }))
+            .filter(|m| matches!(m.body, Body::Assistant { .. }))
             .count();
         let step = self.steps.get(at).ok_or_else(|| {
             ModelError::Script(format!(

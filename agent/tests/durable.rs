@@ -81,11 +81,12 @@ async fn a_turn_paused_for_approval_survives_a_restart_and_completes() {
 
     // The model in the new process was sent the whole history, read back from the file.
     let sent = &model.seen()[0].messages;
+    let said: Vec<_> = sent[..2].iter().map(|m| &m.body).collect();
     assert_eq!(
-        sent[..2],
+        said,
         [
-            Message::system("You test things."),
-            Message::user("The disk is full; tell ops.")
+            &Message::system("You test things.").body,
+            &Message::user("The disk is full; tell ops.").body
         ]
     );
     assert_eq!(sent[2].tool_calls()[0].id, "call_7");

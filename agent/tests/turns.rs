@@ -12,7 +12,7 @@ use trellis::checkpoint::{Checkpointer, InMemoryCheckpointer, RunStatus};
 use trellis_agent::blueprints;
 use trellis_agent::transcript::InMemoryTranscripts;
 use trellis_agent::{
-    AgentDefinition, AgentError, Catalogue, Message, ModelError, ModelResponse, Models,
+    AgentDefinition, AgentError, Body, Catalogue, Message, ModelError, ModelResponse, Models,
     ScriptedModel, ToolCall, ToolEffect, TurnAnswer,
 };
 
@@ -20,12 +20,17 @@ fn call(id: &str, tool: &str, arguments: &str) -> ToolCall {
     ToolCall::new(id, tool, arguments)
 }
 
+/// What the messages say, without their ids.
+fn bodies(messages: &[Message]) -> Vec<&Body> {
+    messages.iter().map(|m| &m.body).collect()
+}
+
 /// The results the model was shown, as (call id, content, is_error), in the order shown.
 fn results(messages: &[Message]) -> Vec<(String, String, bool)> {
     messages
         .iter()
-        .filter_map(|m| match m {
-            Message::Tool {
+        .filter_map(|m| match &m.body {
+            Body::Tool {
                 call_id,
                 content,
                 is_error,
@@ -140,11 +145,11 @@ async fn the_turn_advertises_the_agents_tools_on_every_call_and_answers_from_the
         );
     }
     assert_eq!(
-        seen[0].messages,
-        [
+        bodies(&seen[0].messages),
+        bodies(&[
             Message::system("You test things."),
             Message::user("Where is my order?")
-        ]
+        ])
     );
     assert_eq!(lookup.calls(), [serde_json::json!({"to": "order 17"})]);
     let transcript = agent
@@ -153,8 +158,14 @@ async fn the_turn_advertises_the_agents_tools_on_every_call_and_answers_from_the
         .expect("the transcript");
     assert_eq!(transcript.len(), 5, "{transcript:#?}");
     assert_eq!(
-        transcript[4],
-        Message::assistant("Your order: order 17 shipped on Monday.")
+        transcript[4].body,
+        Message::assistant("Your order: order 17 shipped on Monday.").body
+    );
+    let ids: std::collections::HashSet<&str> = transcript.iter().map(|m| m.id.as_str()).collect();
+    assert_eq!(
+        ids.len(),
+        transcript.len(),
+        "each message has an id of its own"
     );
 }
 
@@ -684,8 +695,8 @@ async fn an_orchestrator_delegates_to_helpers_side_by_side_and_joins_their_resul
     assert_eq!(outcome.answer.as_deref(), Some("three files / one risk"));
     assert_eq!(orchestrator.seen()[0].tools, ["researcher", "critic"]);
     assert_eq!(
-        researcher.seen()[0].messages[1],
-        Message::user("which files are there?")
+        researcher.seen()[0].messages[1].body,
+        Message::user("which files are there?").body
     );
     let shown = results(&orchestrator.seen()[1].messages);
     let ids: Vec<&str> = shown.iter().map(|(id, _, _)| id.as_str()).collect();

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex as SyncMutex, PoisonError};
 use tokio::sync::Mutex;
 use trellis::RunId;
 
-use crate::message::{Message, ToolCall, Usage};
+use crate::message::{Body, Message, ToolCall, Usage};
 use crate::model::Model;
 use crate::tool::ToolSet;
 use crate::transcript::{Entry, TranscriptError, TranscriptStore};
@@ -59,7 +59,7 @@ impl LiveTurn {
     pub(crate) fn last_answer(&self) -> Option<usize> {
         self.entries
             .iter()
-            .rposition(|e| matches!(e.message, Message::Assistant { .. }))
+            .rposition(|e| matches!(e.message.body, Body::Assistant { .. }))
     }
 
     /// The latest model answer that called tools, with the tools advertised to it.
@@ -75,7 +75,7 @@ impl LiveTurn {
     pub(crate) fn answered(&self, id: &str) -> bool {
         self.entries
             .iter()
-            .any(|e| matches!(&e.message, Message::Tool { call_id, .. } if call_id == id))
+            .any(|e| matches!(&e.message.body, Body::Tool { call_id, .. } if call_id == id))
     }
 
     /// Every call without a result, with its tool's name.
@@ -105,7 +105,7 @@ pub(crate) fn assemble(entries: &[Entry]) -> Vec<Message> {
     // Which answer each result belongs to: the latest earlier answer with that call id.
     let mut results: HashMap<usize, Vec<(usize, &Message)>> = HashMap::new();
     for (at, entry) in entries.iter().enumerate() {
-        if let Message::Tool { call_id, .. } = &entry.message {
+        if let Body::Tool { call_id, .. } = &entry.message.body {
             let owner = entries[..at].iter().enumerate().rev().find_map(|(i, e)| {
                 let position = e
                     .message
@@ -126,7 +126,7 @@ pub(crate) fn assemble(entries: &[Entry]) -> Vec<Message> {
     }
     let mut out = Vec::with_capacity(entries.len());
     for (at, entry) in entries.iter().enumerate() {
-        if !matches!(entry.message, Message::Tool { .. }) {
+        if !matches!(entry.message.body, Body::Tool { .. }) {
             out.push(entry.message.clone());
         }
         if let Some(mut answered) = results.remove(&at) {
@@ -217,12 +217,7 @@ mod tests {
     }
 
     fn result(id: &str) -> Message {
-        Message::Tool {
-            call_id: id.into(),
-            name: "t".into(),
-            content: id.into(),
-            is_error: false,
-        }
+        Message::tool(&ToolCall::new(id, "t", "{}"), id, false)
     }
 
     #[test]
@@ -241,26 +236,20 @@ mod tests {
 
     #[test]
     fn results_follow_their_calls_in_call_order_whatever_order_they_were_written_in() {
-        let calls = Message::Assistant {
-            content: None,
-            tool_calls: vec![ToolCall::new("a", "t", "{}"), ToolCall::new("b", "t", "{}")],
-        };
-        let entries = [
-            entry(0, "", Message::user("go")),
-            entry(1, "dispatch", calls.clone()),
-            entry(2, "second", result("b")),
-            entry(2, "first", result("a")),
-            entry(3, "dispatch", Message::assistant("done")),
-        ];
-        assert_eq!(
-            assemble(&entries),
-            [
-                Message::user("go"),
-                calls,
-                result("a"),
-                result("b"),
-                Message::assistant("done")
-            ]
+        let calls = Message::calls(
+            None,
+            vec![ToolCall::new("a", "t", "{}"), ToolCall::new("b", "t", "{}")],
         );
+        let (go, a, b) = (Message::user("go"), result("a"), result("b"));
+        let done = Message::assistant("done");
+        let entries = [
+            entry(0, "", go.clone()),
+            entry(1, "dispatch", calls.clone()),
+            entry(2, "second", b.clone()),
+            entry(2, "first", a.clone()),
+            entry(3, "dispatch", done.clone()),
+        ];
+        // The messages themselves, ids and all: only their order changes.
+        assert_eq!(assemble(&entries), [go, calls, a, b, done]);
     }
 }

@@ -11,7 +11,7 @@ use super::live::{Bridge, LiveTurn};
 use super::plan::Role;
 use super::state::{Next, TurnAnswer, TurnState, TurnStateUpdate};
 use super::{AgentGraph, delegate, review, safety};
-use crate::message::{Message, ToolCall};
+use crate::message::{Body, Message, ToolCall};
 use crate::model::ModelRequest;
 use crate::tool::ToolSpec;
 
@@ -216,7 +216,8 @@ fn parse(live: &LiveTurn, state: &TurnState, repeat_limit: u32) -> NodeResult<Tu
 
 /// FNV-1a over the answer's JSON: stable across processes and builds, unlike std's hasher.
 fn fingerprint(message: &Message) -> u64 {
-    let text = serde_json::to_string(message).unwrap_or_default();
+    // What it says, not its id: each answer is a message of its own.
+    let text = serde_json::to_string(&message.body).unwrap_or_default();
     text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
         (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
     })
@@ -277,7 +278,7 @@ fn compact(live: &mut LiveTurn, keep_chars: usize) -> NodeResult<TurnStateUpdate
         return NodeResult::None;
     };
     for entry in &mut live.entries[..last] {
-        if let Message::Tool { content, .. } = &mut entry.message {
+        if let Body::Tool { content, .. } = &mut entry.message.body {
             let length = content.chars().count();
             if length > keep_chars && !content.ends_with("characters compacted]") {
                 let kept: String = content.chars().take(keep_chars).collect();
@@ -303,8 +304,8 @@ fn finalize(
         .iter()
         .rev()
         .filter(|e| answered_by.contains(&e.node))
-        .find_map(|e| match &e.message {
-            Message::Assistant { content, .. } => content.clone(),
+        .find_map(|e| match &e.message.body {
+            Body::Assistant { content, .. } => content.clone(),
             _ => None,
         });
     TurnStateUpdate::default().answer(answer).into()
@@ -312,10 +313,5 @@ fn finalize(
 
 /// A tool result message answering `call`.
 pub(super) fn tool_result(call: &ToolCall, content: String, is_error: bool) -> Message {
-    Message::Tool {
-        call_id: call.id.clone(),
-        name: call.name.clone(),
-        content,
-        is_error,
-    }
+    Message::tool(call, content, is_error)
 }

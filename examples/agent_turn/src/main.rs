@@ -9,7 +9,7 @@ use trellis::checkpoint::SqliteCheckpointer;
 use trellis_agent::toolbox::ListFiles;
 use trellis_agent::transcript::{InMemoryTranscripts, SqliteTranscripts, TranscriptStore};
 use trellis_agent::{
-    AgentDefinition, AgentGraph, Catalogue, Message, ModelResponse, Models, OpenAiCompatible,
+    AgentDefinition, AgentGraph, Body, Catalogue, ModelResponse, Models, OpenAiCompatible,
     ScriptedModel, ToolCall, TurnAnswer, TurnOutcome,
 };
 
@@ -163,10 +163,9 @@ async fn print_transcript(
     outcome: &TurnOutcome,
 ) -> Result<(), Box<dyn std::error::Error>> {
     for message in desk.transcript(&outcome.run_id).await? {
-        match message {
-            Message::System { .. } => {}
-            Message::User { content } => println!("user: {content}"),
-            Message::Assistant {
+        match message.body {
+            Body::User { content } => println!("user: {content}"),
+            Body::Assistant {
                 content,
                 tool_calls,
             } => {
@@ -180,7 +179,7 @@ async fn print_transcript(
                     );
                 }
             }
-            Message::Tool {
+            Body::Tool {
                 call_id,
                 name,
                 content,
@@ -190,6 +189,8 @@ async fn print_transcript(
                 let marker = if is_error { " (error)" } else { "" };
                 println!("tool {name} [{call_id}]{marker}: {shown}");
             }
+            // The prompt, and what is no message, are not shown.
+            _ => {}
         }
     }
     if let Some(stopped) = &outcome.stopped {
