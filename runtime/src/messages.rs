@@ -35,8 +35,10 @@ pub const REMOVE_ALL: &str = "__remove_all__";
 /// The id is made when the message is (a new id each time one of the constructors is called),
 /// kept through checkpoints, replays and forks, and given as JSON by clients that have their
 /// own; a message read without one (a client's input) gets one then, once, before the reducers
-/// fold it in. JSON: `{"id": …, "role": "user", "content": …}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// fold it in. JSON: `{"id": …, "role": "user", "content": …}`. Read, it also takes the shape
+/// LangChain's clients send (LangGraph's SDKs, chat UIs): `type` or `role` as `human`, `ai`,
+/// `system` or `tool`, `tool_call_id`, tool calls with `args`, content as a list of text parts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Message {
     /// Stable across checkpoints: what [`add_messages`] replaces and removes by.
     #[serde(default = "new_id")]
@@ -44,6 +46,69 @@ pub struct Message {
     /// What it says, by role.
     #[serde(flatten)]
     pub body: Body,
+}
+
+impl<'de> Deserialize<'de> for Message {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        /// The message as written here, once LangChain's names are read as these.
+        #[derive(Deserialize)]
+        struct Written {
+            #[serde(default = "new_id")]
+            id: String,
+            #[serde(flatten)]
+            body: Body,
+        }
+        let mut fields = serde_json::Map::<String, serde_json::Value>::deserialize(deserializer)?;
+        from_langchain(&mut fields);
+        let written: Written = serde_json::from_value(serde_json::Value::Object(fields))
+            .map_err(serde::de::Error::custom)?;
+        Ok(Message {
+            id: written.id,
+            body: written.body,
+        })
+    }
+}
+
+/// LangChain's message fields as this module names them: `type` for `role`, `human` and `ai`
+/// for `user` and `assistant`, `tool_call_id` for `call_id`, a call's `args` (an object) as its
+/// `arguments` (JSON text), content given as parts as its text. A message already written
+/// here is left as it is.
+fn from_langchain(fields: &mut serde_json::Map<String, serde_json::Value>) {
+    use serde_json::Value;
+    if !fields.contains_key("role")
+        && let Some(kind) = fields.remove("type")
+    {
+        fields.insert("role".to_owned(), kind);
+    }
+    if let Some(Value::String(role)) = fields.get_mut("role") {
+        match role.as_str() {
+            "human" => *role = "user".to_owned(),
+            "ai" => *role = "assistant".to_owned(),
+            _ => {}
+        }
+    }
+    if !fields.contains_key("call_id")
+        && let Some(id) = fields.remove("tool_call_id")
+    {
+        fields.insert("call_id".to_owned(), id);
+    }
+    if let Some(Value::Array(parts)) = fields.get("content") {
+        let text: String = parts
+            .iter()
+            .filter_map(|part| part.as_str().or_else(|| part["text"].as_str()))
+            .collect();
+        fields.insert("content".to_owned(), Value::String(text));
+    }
+    if let Some(Value::Array(calls)) = fields.get_mut("tool_calls") {
+        for call in calls.iter_mut().filter_map(Value::as_object_mut) {
+            if !call.contains_key("arguments")
+                && let Some(args) = call.remove("args")
+            {
+                call.insert("arguments".to_owned(), Value::String(args.to_string()));
+            }
+            call.remove("type");
+        }
+    }
 }
 
 /// What a message says, by role.
@@ -74,7 +139,8 @@ pub enum Body {
     Tool {
         /// The provider's id of the call this answers.
         call_id: String,
-        /// The tool called.
+        /// The tool called (LangChain's clients may leave it out).
+        #[serde(default)]
         name: String,
         /// The result, or the reason it was refused or failed.
         content: String,
@@ -285,6 +351,48 @@ mod tests {
         assert_eq!(ids(&chat), [b.id.as_str()], "an unknown id removes nothing");
         add_messages(&mut chat, vec![Message::remove_all(), c.clone()]);
         assert_eq!(ids(&chat), [c.id.as_str()]);
+    }
+
+    /// LangChain's shape, as LangGraph's SDKs and chat UIs send it, read as the same messages.
+    #[test]
+    fn langchain_s_shape_is_read_as_the_same_messages() {
+        let read = |json: serde_json::Value| serde_json::from_value::<Message>(json).unwrap().body;
+        let user = Message::user("hi").body;
+        assert_eq!(
+            read(serde_json::json!({ "type": "human", "content": "hi" })),
+            user
+        );
+        assert_eq!(
+            read(serde_json::json!({ "role": "human", "content": "hi" })),
+            user
+        );
+        assert_eq!(
+            read(
+                serde_json::json!({ "type": "human", "content": [{ "type": "text", "text": "hi" }] })
+            ),
+            user
+        );
+        let call = ToolCall::new("call_1", "search", r#"{"q":"ü"}"#);
+        assert_eq!(
+            read(serde_json::json!({
+                "type": "ai",
+                "content": "",
+                "tool_calls": [{ "id": "call_1", "name": "search", "args": { "q": "ü" }, "type": "tool_call" }],
+            })),
+            Message::calls(Some(String::new()), vec![call.clone()]).body
+        );
+        assert_eq!(
+            read(
+                serde_json::json!({ "type": "tool", "tool_call_id": "call_1", "name": "search", "content": "found" })
+            ),
+            Message::tool(&call, "found", false).body
+        );
+        let kept: Message = serde_json::from_value(
+            serde_json::json!({ "type": "human", "content": "x", "id": "m1" }),
+        )
+        .unwrap();
+        assert_eq!(kept.id, "m1", "a client's own id is kept");
+        assert!(serde_json::from_value::<Message>(serde_json::json!({ "type": "robot" })).is_err());
     }
 
     #[test]
