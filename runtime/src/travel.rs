@@ -382,6 +382,32 @@ pub async fn lineage(
     Ok(checkpoints)
 }
 
+// Where a checkpoint goes on to: what a snapshot's `next` and a server's thread state show.
+impl Checkpoint {
+    /// The nodes the run goes on with from here: those its edges led to, then each branch sent
+    /// to run next, then — at a question asked inside a node — the node its answer leads to
+    /// (the frontier is empty until the answer comes). What a history snapshot's `next` shows.
+    pub fn next_nodes(&self) -> Vec<Name> {
+        let mut next: Vec<Name> = self
+            .frontier
+            .iter()
+            .cloned()
+            .chain(self.sends.iter().map(|send| Name::from(&*send.node)))
+            .collect();
+        for interrupt in &self.interrupts {
+            if let Some(to) = interrupt.request.resume_to.as_deref()
+                && interrupt.point == crate::interrupt::InterruptPoint::Node
+                && !interrupt.is_of_branch()
+                && to != crate::END
+                && !next.iter().any(|name| &**name == to)
+            {
+                next.push(Name::from(to));
+            }
+        }
+        next
+    }
+}
+
 pub(crate) fn snapshot<S: GraphState>(checkpoint: Checkpoint) -> Result<Snapshot<S>, RunError> {
     let state = S::deserialize(&*checkpoint.state).map_err(|source| RunError::State {
         run_id: checkpoint.run_id.clone(),

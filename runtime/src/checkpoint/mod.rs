@@ -334,29 +334,6 @@ pub struct Checkpoint {
 }
 
 impl Checkpoint {
-    /// The nodes the run goes on with from here: those its edges led to, then each branch sent
-    /// to run next, then — at a question asked inside a node — the node its answer leads to
-    /// (the frontier is empty until the answer comes). What a history snapshot's `next` shows.
-    pub fn next_nodes(&self) -> Vec<Name> {
-        let mut next: Vec<Name> = self
-            .frontier
-            .iter()
-            .cloned()
-            .chain(self.sends.iter().map(|send| Name::from(&*send.node)))
-            .collect();
-        for interrupt in &self.interrupts {
-            if let Some(to) = interrupt.request.resume_to.as_deref()
-                && interrupt.point == crate::interrupt::InterruptPoint::Node
-                && !interrupt.is_of_branch()
-                && to != crate::END
-                && !next.iter().any(|name| &**name == to)
-            {
-                next.push(Name::from(to));
-            }
-        }
-        next
-    }
-
     /// The committed state, read as `T` (the graph's state type).
     ///
     /// ```
