@@ -17,6 +17,25 @@ pub trait Model: Send + Sync + 'static {
     /// A [`ModelError`] when the provider cannot answer; the `dispatch` node fails (and is
     /// retried as its blueprint says), and no tool runs.
     async fn complete(&self, request: ModelRequest<'_>) -> Result<ModelResponse, ModelError>;
+
+    /// Answers `request` as [`complete`](Self::complete) does, sending the answer's text to
+    /// `tokens` piece by piece as the provider writes it; the answer returned is the same as
+    /// `complete`'s. A turn calls this when its run's messages are streamed. By default the
+    /// text is sent whole, once `complete` answers.
+    ///
+    /// # Errors
+    /// As [`complete`](Self::complete).
+    async fn stream(
+        &self,
+        request: ModelRequest<'_>,
+        tokens: &(dyn for<'t> Fn(&'t str) + Send + Sync),
+    ) -> Result<ModelResponse, ModelError> {
+        let response = self.complete(request).await?;
+        if let Some(text) = &response.content {
+            tokens(text);
+        }
+        Ok(response)
+    }
 }
 
 /// What a model is asked: the history, and the tools it may call this time.
@@ -69,6 +88,14 @@ impl ModelResponse {
     /// The answer as a history message.
     pub fn to_message(&self) -> Message {
         Message::calls(self.content.clone(), self.tool_calls.clone())
+    }
+
+    /// The answer as the history message with id `id` (the id its streamed pieces carried).
+    pub fn to_message_with_id(&self, id: String) -> Message {
+        Message {
+            id,
+            body: self.to_message().body,
+        }
     }
 }
 

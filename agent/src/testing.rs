@@ -6,7 +6,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
 
@@ -102,7 +102,9 @@ pub type Reply = Arc<dyn Fn(usize, &Value) -> (u16, String) + Send + Sync>;
 
 /// A chat-completions server on 127.0.0.1, for tests of [`OpenAiCompatible`] and of apps that
 /// point it at a URL: `POST /v1/chat/completions` answered by a function of yours, every request
-/// kept. Nothing leaves the machine.
+/// kept. Nothing leaves the machine. A request with `"stream": true` is answered as a provider
+/// streams: your answer (a whole completion) sent as server-sent events, the text a few
+/// characters an event, each tool call's arguments in pieces, the usage last, then `[DONE]`.
 ///
 /// [`OpenAiCompatible`]: crate::OpenAiCompatible
 ///
@@ -179,12 +181,26 @@ impl ChatServer {
                         format!("{{\"error\": \"no route: {}\"}}", request_line.trim()),
                     )
                 };
-                let response = format!(
-                    "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
-                    text.len()
-                );
-                let _ = stream.get_mut().write_all(response.as_bytes()).await;
-                let _ = stream.get_mut().shutdown().await;
+                let out = stream.get_mut();
+                if status == 200 && body["stream"] == Value::Bool(true) {
+                    let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
+                    let _ = out.write_all(head.as_bytes()).await;
+                    // A few bytes at a time, flushed apart: events, and characters, arrive
+                    // split across reads, as they do from a real server.
+                    for piece in server_sent_events(&text).as_bytes().chunks(7) {
+                        if out.write_all(piece).await.is_err() || out.flush().await.is_err() {
+                            break;
+                        }
+                        tokio::task::yield_now().await;
+                    }
+                } else {
+                    let response = format!(
+                        "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+                        text.len()
+                    );
+                    let _ = out.write_all(response.as_bytes()).await;
+                }
+                let _ = out.shutdown().await;
             }
         });
         ChatServer { url, received }
@@ -202,4 +218,57 @@ impl ChatServer {
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
     }
+}
+
+/// A whole completion (`{"choices": [{"message": …}], "usage": …}`) as the server-sent events
+/// a provider streams it in. Text that is no completion is sent as one event.
+fn server_sent_events(completion: &str) -> String {
+    let Ok(completion) = serde_json::from_str::<Value>(completion) else {
+        return format!("data: {completion}\n\ndata: [DONE]\n\n");
+    };
+    let message = &completion["choices"][0]["message"];
+    let delta = |delta: Value| json!({ "choices": [{ "index": 0, "delta": delta }] });
+    let mut events = vec![delta(json!({ "role": "assistant" }))];
+    let text: Vec<char> = message["content"]
+        .as_str()
+        .unwrap_or_default()
+        .chars()
+        .collect();
+    for piece in text.chunks(3) {
+        events.push(delta(
+            json!({ "content": piece.iter().collect::<String>() }),
+        ));
+    }
+    for (index, call) in message["tool_calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        events.push(delta(json!({ "tool_calls": [{
+            "index": index, "id": call["id"], "type": "function",
+            "function": { "name": call["function"]["name"], "arguments": "" }
+        }] })));
+        let arguments: Vec<char> = call["function"]["arguments"]
+            .as_str()
+            .unwrap_or_default()
+            .chars()
+            .collect();
+        for piece in arguments.chunks(5) {
+            events.push(delta(json!({ "tool_calls": [{
+                "index": index, "function": { "arguments": piece.iter().collect::<String>() }
+            }] })));
+        }
+    }
+    let finish = completion["choices"][0]["finish_reason"].clone();
+    events.push(json!({ "choices": [{ "index": 0, "delta": {}, "finish_reason": finish }] }));
+    if !completion["usage"].is_null() {
+        events.push(json!({ "choices": [], "usage": completion["usage"] }));
+    }
+    let mut sse: String = events
+        .iter()
+        .map(|event| format!("data: {event}\n\n"))
+        .collect();
+    sse.push_str("data: [DONE]\n\n");
+    sse
 }

@@ -11,6 +11,7 @@ use serde_json::json;
 use tokio::net::TcpListener;
 use trellis::RunError;
 use trellis::checkpoint::{Checkpointer, InMemoryCheckpointer, RunStatus};
+use trellis::stream::{StreamItem, StreamMode};
 use trellis_agent::testing::{ChatServer, Received, Reply};
 use trellis_agent::transcript::InMemoryTranscripts;
 use trellis_agent::{
@@ -28,11 +29,16 @@ fn received(server: &ChatServer) -> Vec<Received> {
     server.received()
 }
 
-#[tokio::test]
-async fn a_tool_call_round_trip_through_a_whole_turn() {
-    let (url, log) = serve(Arc::new(|n, body| {
-        let answer = if n == 0 {
-            json!({
+/// A model that calls the calculator for 6 × 7, then answers from the result it was sent.
+fn calculator_model() -> Reply {
+    Arc::new(|_, body| {
+        // Answers from the tool result it was sent, as a model would; calls the tool first.
+        let result = body["messages"].as_array().and_then(|m| {
+            m.iter()
+                .find(|m| m["role"] == "tool" && m["tool_call_id"] == "call_abc")
+        });
+        let answer = match result {
+            None => json!({
                 "id": "chatcmpl-1",
                 "choices": [{ "index": 0, "finish_reason": "tool_calls", "message": {
                     "role": "assistant", "content": null,
@@ -40,22 +46,21 @@ async fn a_tool_call_round_trip_through_a_whole_turn() {
                         "function": { "name": "calculator", "arguments": "{\"expression\": \"6 * 7\"}" } }]
                 } }],
                 "usage": { "prompt_tokens": 30, "completion_tokens": 9, "total_tokens": 39 }
-            })
-        } else {
-            // Answers from the tool result it was sent, as a model would.
-            let result = body["messages"]
-                .as_array()
-                .and_then(|m| m.iter().find(|m| m["role"] == "tool" && m["tool_call_id"] == "call_abc"))
-                .map_or("no result", |m| m["content"].as_str().unwrap_or("?"));
-            json!({
+            }),
+            Some(result) => json!({
                 "choices": [{ "index": 0, "finish_reason": "stop",
-                    "message": { "role": "assistant", "content": format!("6 × 7 = {result}.") } }],
+                    "message": { "role": "assistant",
+                        "content": format!("6 × 7 = {}.", result["content"].as_str().unwrap_or("?")) } }],
                 "usage": { "prompt_tokens": 52, "completion_tokens": 7 }
-            })
+            }),
         };
         (200, answer.to_string())
-    }))
-    .await;
+    })
+}
+
+#[tokio::test]
+async fn a_tool_call_round_trip_through_a_whole_turn() {
+    let (url, log) = serve(calculator_model()).await;
     let model = OpenAiCompatible::new(&url, "local-model")
         .expect("a client")
         .api_key("test-key");
@@ -170,6 +175,74 @@ async fn a_server_error_fails_the_run_clearly_and_runs_nothing() {
     assert_eq!(
         run[0].run_id, failed.run_id,
         "the error names the failed run"
+    );
+}
+
+#[tokio::test]
+async fn a_streamed_turn_sends_tokens_as_they_arrive_and_ends_with_the_same_answer() {
+    let (url, log) = serve(calculator_model()).await;
+    let model = OpenAiCompatible::new(&url, "local-model").expect("a client");
+    let assistant = Catalogue::shipped()
+        .expect("shipped")
+        .build("assistant", model, Arc::new(InMemoryTranscripts::new()))
+        .expect("builds");
+
+    let mut stream = assistant
+        .graph()
+        .stream(assistant.input("What is 6 × 7?"), StreamMode::Messages);
+    let mut chunks = Vec::new();
+    while let Some(item) = stream.next().await {
+        if let StreamItem::Messages { node, chunk, .. } = item {
+            chunks.push((node, chunk));
+        }
+    }
+    let outcome = stream.finish().await.expect("the turn runs");
+    let transcript = assistant
+        .transcript(outcome.run_id())
+        .await
+        .expect("transcript");
+    let answer = transcript.last().expect("an answer");
+    assert_eq!(answer.body, Message::assistant("6 × 7 = 42.").body);
+
+    // The answer came in pieces (three characters each from this server), each carrying the
+    // id of the message they make up, and together they are its text.
+    assert!(chunks.len() > 2, "{chunks:?}");
+    assert!(chunks.iter().all(|(_, chunk)| chunk.id == answer.id));
+    assert!(
+        chunks.iter().all(|(node, _)| node == "dispatch"),
+        "{chunks:?}"
+    );
+    let text: String = chunks
+        .iter()
+        .map(|(_, chunk)| chunk.content.as_str())
+        .collect();
+    assert_eq!(text, "6 × 7 = 42.");
+
+    // The tool call, streamed in pieces, was put together as the provider meant it: the
+    // calculator ran on the whole expression, and the usage of the last events was counted.
+    let requests = received(&log);
+    assert!(requests.iter().all(|r| r.body["stream"] == true));
+    assert_eq!(
+        requests[1].body["messages"][2]["tool_calls"][0]["function"]["arguments"],
+        "{\"expression\": \"6 * 7\"}"
+    );
+    assert_eq!(
+        requests[1].body["messages"][3],
+        json!({"role": "tool", "tool_call_id": "call_abc", "content": "42"})
+    );
+    let state = outcome.state();
+    assert_eq!((state.input_tokens, state.output_tokens), (82, 16));
+
+    // Not streamed, the same turn asks without `stream` and answers the same.
+    let plain = assistant
+        .start("What is 6 × 7?")
+        .await
+        .expect("the turn runs");
+    assert_eq!(plain.answer.as_deref(), Some("6 × 7 = 42."));
+    assert!(
+        received(&log)[2..]
+            .iter()
+            .all(|r| r.body.get("stream").is_none())
     );
 }
 

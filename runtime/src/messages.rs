@@ -160,6 +160,12 @@ fn new_id() -> String {
 }
 
 impl Message {
+    /// A new message id, as the constructors give (for a message built piece by piece, whose
+    /// pieces carry its id before it is whole).
+    pub fn new_id() -> String {
+        new_id()
+    }
+
     /// A message saying `body`, with a new id.
     pub fn new(body: Body) -> Self {
         Message { id: new_id(), body }
@@ -294,6 +300,17 @@ impl ToolCall {
             arguments: arguments.into(),
         }
     }
+}
+
+/// A piece of a message as a model writes it, streamed with
+/// [`StreamMode::Messages`](crate::stream::StreamMode::Messages) while the node runs: text to
+/// append to the message with id `id`, the id of the whole message the node then returns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MessageChunk {
+    /// The id of the message this is a piece of.
+    pub id: String,
+    /// The text to append.
+    pub content: String,
 }
 
 /// The reducer of a conversation (`#[reducer(with = add_messages)]` on a `Vec<Message>`): each

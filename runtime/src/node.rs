@@ -252,9 +252,10 @@ pub(crate) struct RunScope {
     pub(crate) cancel: CancellationToken,
     /// The graph's node names, in declaration order.
     pub(crate) names: Arc<[Arc<str>]>,
-    /// Where [`NodeContext::emit`] sends, when the run is streamed with
-    /// [`StreamMode::Custom`](crate::stream::StreamMode::Custom).
-    pub(crate) custom: Option<CustomSink>,
+    /// Where [`NodeContext::emit`] and [`NodeContext::stream_chunk`] send, when the run is
+    /// streamed with [`StreamMode::Custom`](crate::stream::StreamMode::Custom) or
+    /// [`StreamMode::Messages`](crate::stream::StreamMode::Messages).
+    pub(crate) emitted: Option<EmitSink>,
     /// For a graph with subgraph nodes: where their child runs keep checkpoints and events.
     pub(crate) nest: Option<Arc<crate::subgraph::Nest>>,
     /// For a subgraph's run whose top-level run is streamed with its events: where its own
@@ -305,13 +306,26 @@ impl fmt::Debug for EventSink {
     }
 }
 
-/// Takes a node's custom values (node, step, value) into a run's stream.
-#[derive(Clone)]
-pub(crate) struct CustomSink(pub(crate) Arc<dyn Fn(usize, u64, serde_json::Value) + Send + Sync>);
+/// What a node sends into its run's stream while it runs.
+pub(crate) enum Emitted {
+    /// A custom value ([`NodeContext::emit`]).
+    Custom(serde_json::Value),
+    /// A piece of a message ([`NodeContext::stream_chunk`]).
+    Chunk(crate::messages::MessageChunk),
+}
 
-impl fmt::Debug for CustomSink {
+/// Takes what a node emits (node, step, what) into a run's stream; it keeps what the stream's
+/// modes carry.
+#[derive(Clone)]
+pub(crate) struct EmitSink {
+    pub(crate) send: Arc<dyn Fn(usize, u64, Emitted) + Send + Sync>,
+    pub(crate) custom: bool,
+    pub(crate) chunks: bool,
+}
+
+impl fmt::Debug for EmitSink {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("CustomSink")
+        f.write_str("EmitSink")
     }
 }
 
@@ -400,10 +414,32 @@ impl NodeContext {
     /// `value`'s serialization error (a map with non-string keys, a failing `Serialize`); with
     /// `?` in a node it fails the attempt like any other error.
     pub fn emit(&self, value: impl Serialize) -> Result<(), serde_json::Error> {
-        if let Some(sink) = &self.run.custom {
-            (sink.0)(self.node, self.step, serde_json::to_value(value)?);
+        if let Some(sink) = self.run.emitted.as_ref().filter(|sink| sink.custom) {
+            (sink.send)(
+                self.node,
+                self.step,
+                Emitted::Custom(serde_json::to_value(value)?),
+            );
         }
         Ok(())
+    }
+
+    /// Whether anyone streams this run's messages
+    /// ([`StreamMode::Messages`](crate::stream::StreamMode::Messages)): a model client asks
+    /// its provider to stream tokens only then.
+    pub fn streams_messages(&self) -> bool {
+        self.run.emitted.as_ref().is_some_and(|sink| sink.chunks)
+    }
+
+    /// Sends a piece of a message, as a model writes it, to whoever streams this run with
+    /// [`StreamMode::Messages`](crate::stream::StreamMode::Messages). It arrives at once, as
+    /// a [`StreamItem::Messages`](crate::stream::StreamItem::Messages) naming this node and
+    /// step; the pieces of one message share its id, the id of the message the node then
+    /// returns. Nothing happens when nobody streams the run's messages.
+    pub fn stream_chunk(&self, chunk: crate::messages::MessageChunk) {
+        if let Some(sink) = self.run.emitted.as_ref().filter(|sink| sink.chunks) {
+            (sink.send)(self.node, self.step, Emitted::Chunk(chunk));
+        }
     }
 }
 

@@ -9,6 +9,7 @@ use std::time::Duration;
 use common::{Answer, Ticket, TicketUpdate, approval_graph, log, ticket};
 use serde_json::json;
 use trellis::checkpoint::InMemoryCheckpointer;
+use trellis::messages::MessageChunk;
 use trellis::stream::{RunStream, StreamItem, StreamMode, StreamModes};
 use trellis::{CompiledGraph, END, GraphBuilder, NodeError, NodeResult, Outcome, RunError, START};
 
@@ -143,6 +144,57 @@ async fn custom_values_arrive_while_the_node_that_emits_them_still_runs() {
         stream.finish().await.expect("completes").state().log,
         ["think"]
     );
+}
+
+#[tokio::test]
+async fn message_pieces_stream_in_their_own_mode_and_only_when_it_is_asked() {
+    let mut builder = GraphBuilder::<Ticket>::new("Chunks");
+    builder
+        .add_node_fn("write", |_, ctx| async move {
+            for piece in ["Hel", "lo ", "ü"] {
+                ctx.stream_chunk(MessageChunk {
+                    id: "m1".to_owned(),
+                    content: piece.to_owned(),
+                });
+            }
+            ctx.emit("custom")?;
+            Ok(log(if ctx.streams_messages() {
+                "streamed"
+            } else {
+                "quiet"
+            }))
+        })
+        .add_edge(START, "write")
+        .add_edge("write", END);
+    let graph = builder.compile().expect("valid graph");
+
+    let mut stream = graph.stream(ticket("hi"), StreamMode::Messages);
+    let items = json_of(&collect(&mut stream).await);
+    assert_eq!(
+        items,
+        ["Hel", "lo ", "ü"].map(
+            |piece| json!({"mode": "messages", "step": 1, "node": "write",
+                "chunk": {"id": "m1", "content": piece}})
+        )
+    );
+    assert_eq!(
+        stream.finish().await.expect("completes").state().log,
+        ["streamed"]
+    );
+
+    // Custom values are not messages, and messages are not custom values.
+    let mut stream = graph.stream(ticket("hi"), StreamMode::Custom);
+    let items = json_of(&collect(&mut stream).await);
+    assert_eq!(
+        items,
+        [json!({"mode": "custom", "step": 1, "node": "write", "value": "custom"})]
+    );
+    assert_eq!(
+        stream.finish().await.expect("completes").state().log,
+        ["quiet"]
+    );
+    let invoked = graph.invoke(ticket("hi")).await.expect("nobody streams");
+    assert_eq!(invoked.state().log, ["quiet"]);
 }
 
 #[tokio::test]
@@ -299,7 +351,7 @@ async fn stream_modes_combine_and_convert() {
     assert!(both.contains(StreamMode::Updates) && both.contains(StreamMode::Custom));
     assert!(!both.contains(StreamMode::Values));
     assert_eq!(
-        both | StreamMode::Values | StreamMode::Events,
+        both | StreamMode::Values | StreamMode::Events | StreamMode::Messages,
         StreamModes::ALL
     );
     assert_eq!(

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use trellis::messages::MessageChunk;
 use trellis::{Node, NodeContext, NodeError, NodeResult, interrupt::InterruptRequest};
 
 use super::live::{Bridge, LiveTurn};
@@ -132,9 +133,9 @@ async fn dispatch(
         );
         update = update.awaiting(None).reply(None);
     }
-    let response = ask_model(live, ctx, instruction, &advertised).await?;
+    let (response, answer) = ask_model(live, ctx, instruction, &advertised).await?;
     let names: Vec<String> = advertised.iter().map(|t| t.name.clone()).collect();
-    live.push(step, node, response.to_message(), names.clone());
+    live.push(step, node, answer, names.clone());
     let pending: Vec<String> = response.tool_calls.iter().map(|c| c.id.clone()).collect();
     if names.is_empty() {
         // Nothing was offered: any call is answered at once, and nothing is pending.
@@ -157,13 +158,15 @@ async fn dispatch(
         .into())
 }
 
-/// Asks the model, with `instruction` said for this call only and `tools` advertised.
+/// Asks the model, with `instruction` said for this call only and `tools` advertised: its
+/// answer, and the answer as a message (whose id its streamed pieces carried, when the run's
+/// messages are streamed).
 pub(super) async fn ask_model(
     live: &mut LiveTurn,
     ctx: &NodeContext,
     instruction: Option<&str>,
     tools: &[ToolSpec],
-) -> Result<crate::model::ModelResponse, NodeError> {
+) -> Result<(crate::model::ModelResponse, Message), NodeError> {
     // Every call must have a result before the model is asked again (providers refuse a
     // history with an unanswered call); one the turn moved past is answered as not run.
     for (id, name) in live.open_calls() {
@@ -181,15 +184,26 @@ pub(super) async fn ask_model(
         messages.push(Message::system(instruction));
     }
     let model = Arc::clone(&live.model);
-    let response = model
-        .complete(ModelRequest {
-            messages: &messages,
-            tools,
-        })
-        .await
-        .map_err(NodeError::new)?;
+    let request = ModelRequest {
+        messages: &messages,
+        tools,
+    };
+    let id = Message::new_id();
+    let response = if ctx.streams_messages() {
+        let tokens = |text: &str| {
+            ctx.stream_chunk(MessageChunk {
+                id: id.clone(),
+                content: text.to_owned(),
+            });
+        };
+        model.stream(request, &tokens).await
+    } else {
+        model.complete(request).await
+    }
+    .map_err(NodeError::new)?;
     live.usage += response.usage;
-    Ok(response)
+    let message = response.to_message_with_id(id);
+    Ok((response, message))
 }
 
 /// Reads the model's last answer: counts identical answers in a row, and trips the breaker.

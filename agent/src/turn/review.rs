@@ -37,8 +37,8 @@ pub(super) async fn review(
 ) -> Output {
     let (step, node) = (ctx.step(), ctx.node());
     let spec = review_tool();
-    let response = ask_model(live, ctx, instruction, std::slice::from_ref(&spec)).await?;
-    live.push(step, node, response.to_message(), vec![spec.name.clone()]);
+    let (response, answer) = ask_model(live, ctx, instruction, std::slice::from_ref(&spec)).await?;
+    live.push(step, node, answer, vec![spec.name.clone()]);
     let schema = crate::schema::Schema::compile(&spec.parameters).map_err(NodeError::new)?;
     let mut verdict: Option<(bool, String)> = None;
     for call in &response.tool_calls {

@@ -182,7 +182,7 @@ impl<S: GraphState> Run<S> {
                 graph: Arc::clone(&graph.topology.name),
                 cancel: CancellationToken::new(),
                 names: Arc::clone(&graph.topology.names),
-                custom: None,
+                emitted: None,
                 forward: None,
                 updates: None,
                 to_parent: None,

@@ -16,7 +16,8 @@ use super::{Advanced, Outcome, Run};
 use crate::errors::RunError;
 use crate::event::Event;
 use crate::id::RunId;
-use crate::node::{CustomSink, EventSink, ParentSink, RunScope, UpdateSink};
+use crate::messages::MessageChunk;
+use crate::node::{EmitSink, Emitted, EventSink, ParentSink, RunScope, UpdateSink};
 use crate::resume::Answers;
 use crate::state::{ApplyResume, GraphState};
 
@@ -37,6 +38,10 @@ pub enum StreamMode {
     Custom,
     /// The run's [`Event`]s: this run's only, none of the graph's other runs.
     Events,
+    /// Pieces of messages as nodes stream them ([`NodeContext::stream_chunk`]
+    /// (crate::NodeContext::stream_chunk)): a model's tokens as they arrive. The whole
+    /// message is in the node's update.
+    Messages,
 }
 
 impl StreamMode {
@@ -56,7 +61,8 @@ impl StreamModes {
         StreamMode::Values.bit()
             | StreamMode::Updates.bit()
             | StreamMode::Custom.bit()
-            | StreamMode::Events.bit(),
+            | StreamMode::Events.bit()
+            | StreamMode::Messages.bit(),
     );
 
     /// Whether `mode` is in the set.
@@ -131,6 +137,15 @@ pub enum StreamItem<S: GraphState> {
     /// A run event (mode [`Events`](StreamMode::Events)).
     #[serde(rename = "events")]
     Event(Event),
+    /// A piece of a message a node streamed (mode [`Messages`](StreamMode::Messages)).
+    Messages {
+        /// The super-step the node ran in.
+        step: u64,
+        /// The node.
+        node: String,
+        /// The piece.
+        chunk: MessageChunk,
+    },
 }
 
 impl<S> fmt::Debug for StreamItem<S>
@@ -158,6 +173,12 @@ where
                 .field("value", value)
                 .finish(),
             StreamItem::Event(event) => f.debug_tuple("Event").field(event).finish(),
+            StreamItem::Messages { step, node, chunk } => f
+                .debug_struct("Messages")
+                .field("step", step)
+                .field("node", node)
+                .field("chunk", chunk)
+                .finish(),
         }
     }
 }
@@ -300,18 +321,26 @@ impl<S: GraphState> Run<S> {
     /// This run, driven as a stream of `modes` from where it stands.
     pub(crate) fn into_stream(mut self, modes: StreamModes) -> RunStream<S> {
         let (sender, items) = mpsc::unbounded_channel();
-        if modes.contains(StreamMode::Custom) {
-            let custom = sender.clone();
+        let (custom, chunks) = (
+            modes.contains(StreamMode::Custom),
+            modes.contains(StreamMode::Messages),
+        );
+        if custom || chunks {
+            let emitted = sender.clone();
             let names = Arc::clone(&self.scope.names);
-            let sink = CustomSink(Arc::new(move |node, step, value| {
-                let _ = custom.send(StreamItem::Custom {
-                    step,
-                    node: names[node].to_string(),
-                    value,
+            let send = Arc::new(move |node: usize, step, what| {
+                let node = names[node].to_string();
+                let _ = emitted.send(match what {
+                    Emitted::Custom(value) => StreamItem::Custom { step, node, value },
+                    Emitted::Chunk(chunk) => StreamItem::Messages { step, node, chunk },
                 });
-            }));
+            });
             self.scope = Arc::new(RunScope {
-                custom: Some(sink),
+                emitted: Some(EmitSink {
+                    send,
+                    custom,
+                    chunks,
+                }),
                 ..(*self.scope).clone()
             });
         }
