@@ -218,6 +218,10 @@ where
                         Streamed::Item("updates", serde_json::json!({ node: update }))
                     }
                     StreamItem::Custom { value, .. } => Streamed::Item("custom", value),
+                    StreamItem::Messages { step, node, chunk } => Streamed::Item(
+                        "messages",
+                        serde_json::json!({ "node": node, "step": step, "chunk": chunk }),
+                    ),
                     StreamItem::Event(event) => {
                         Streamed::Item("events", serde_json::to_value(event).unwrap_or_default())
                     }

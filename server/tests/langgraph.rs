@@ -7,7 +7,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{Client, serve};
+use common::{Client, serve, sse, streamed};
 use serde_json::{Value, json};
 use trellis::checkpoint::{InMemoryCheckpointer, RunQueue};
 use trellis_server::ServeOptions;
@@ -557,36 +557,6 @@ async fn langgraph_s_errors_are_its_shapes() {
     running.shutdown().await;
 }
 
-/// The events of a server-sent event stream: (event, data as JSON).
-fn sse(text: &str) -> Vec<(String, Value)> {
-    text.split("\n\n")
-        .filter_map(|block| {
-            let field = |name: &str| {
-                block
-                    .lines()
-                    .find_map(|line| line.strip_prefix(name).map(str::trim))
-            };
-            Some((
-                field("event:")?.to_owned(),
-                serde_json::from_str(field("data:").unwrap_or("null")).unwrap_or(Value::Null),
-            ))
-        })
-        .collect()
-}
-
-/// The events of a run streamed on thread `id` as `request` asks.
-async fn streamed(client: &Client, id: &str, request: Value) -> Vec<(String, Value)> {
-    let response = client
-        .http
-        .post(format!("{}/threads/{id}/runs/stream", client.base))
-        .json(&request)
-        .send()
-        .await
-        .expect("the server answers");
-    assert_eq!(response.status(), 200);
-    sse(&response.text().await.expect("a body"))
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_streams_its_updates_and_values_then_its_question_then_end() {
     let running = serve(store(), ServeOptions::default()).await;
@@ -659,7 +629,7 @@ async fn a_run_streams_its_updates_and_values_then_its_question_then_end() {
     let (status, refused) = client
         .post(
             &format!("/threads/{id}/runs/stream"),
-            &json!({ "assistant_id": "Jobs", "stream_mode": "messages" }),
+            &json!({ "assistant_id": "Jobs", "stream_mode": "events" }),
         )
         .await;
     assert_eq!(status, 422);
@@ -667,7 +637,7 @@ async fn a_run_streams_its_updates_and_values_then_its_question_then_end() {
         refused["detail"]
             .as_str()
             .unwrap()
-            .contains("stream mode `messages`")
+            .contains("stream mode `events`")
     );
     running.shutdown().await;
 }

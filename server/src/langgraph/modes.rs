@@ -10,6 +10,7 @@ use trellis::run::Timestamp;
 use trellis::stream::{StreamMode, StreamModes};
 use trellis::{RunId, ThreadId};
 
+use super::chat::{self, Chat};
 use super::shapes::{self, Detail};
 use super::unsupported;
 
@@ -61,6 +62,14 @@ impl Asked {
                 "custom" => &[StreamMode::Custom],
                 "tasks" | "debug" => &[StreamMode::Events, StreamMode::Updates, StreamMode::Values],
                 "checkpoints" => &[StreamMode::Events, StreamMode::Values],
+                // Pieces as models stream them; whole messages in updates, unless in the
+                // state a node read; the step from the events.
+                "messages" | "messages-tuple" => &[
+                    StreamMode::Messages,
+                    StreamMode::Updates,
+                    StreamMode::Values,
+                    StreamMode::Events,
+                ],
                 _ => &[StreamMode::Values],
             };
             for &mode in needs {
@@ -79,6 +88,8 @@ const KNOWN: &[&str] = &[
     "tasks",
     "checkpoints",
     "debug",
+    "messages",
+    "messages-tuple",
 ];
 
 /// What one stream item becomes: LangGraph's events, as `(mode, data)`.
@@ -91,6 +102,8 @@ pub(super) struct Shaper<'a> {
     pub(super) state: Value,
     /// The step now running.
     pub(super) step: u64,
+    /// What the `messages` modes have said.
+    pub(super) chat: Chat,
 }
 
 impl Shaper<'_> {
@@ -99,6 +112,9 @@ impl Shaper<'_> {
         let mut out = Vec::new();
         match mode {
             "values" => {
+                if self.says_messages() {
+                    self.chat.read(&data);
+                }
                 self.state = data.clone();
                 if self.asked.wants("values") {
                     out.push(("values", data));
@@ -114,12 +130,30 @@ impl Shaper<'_> {
                         "interrupts": [],
                     });
                     self.task(&mut out, "task_result", self.step, result);
+                    if self.says_messages() {
+                        let metadata = self.metadata(node, self.step);
+                        for said in self.chat.written(update, &metadata) {
+                            self.say(&mut out, &said);
+                        }
+                    }
                 }
                 if self.asked.wants("updates") {
                     out.push(("updates", data));
                 }
             }
             "custom" => out.push(("custom", data)),
+            "messages" => {
+                let node = data["node"].as_str().unwrap_or_default();
+                let step = data["step"].as_u64().unwrap_or(self.step);
+                let metadata = self.metadata(node, step);
+                let chunk = &data["chunk"];
+                let said = self.chat.piece(
+                    chunk["id"].as_str().unwrap_or_default(),
+                    chunk["content"].as_str().unwrap_or_default(),
+                    metadata,
+                );
+                self.say(&mut out, &said);
+            }
             "events" => self.event(&mut out, &data).await,
             _ => {}
         }
@@ -213,6 +247,35 @@ impl Shaper<'_> {
         if self.asked.wants("tasks") {
             out.push(("tasks", payload));
         }
+    }
+
+    /// A message said, in the `messages` modes asked.
+    fn say(&mut self, out: &mut Vec<(&'static str, Value)>, said: &chat::Said) {
+        let (tuples, dicts) = (self.tuples(), self.dicts());
+        out.extend(said.events(&mut self.chat, tuples, dicts));
+    }
+
+    fn tuples(&self) -> bool {
+        self.asked.wants("messages-tuple")
+    }
+
+    fn dicts(&self) -> bool {
+        self.asked.wants("messages")
+    }
+
+    fn says_messages(&self) -> bool {
+        self.tuples() || self.dicts()
+    }
+
+    /// LangGraph's metadata of a message `node` said in `step`.
+    fn metadata(&self, node: &str, step: u64) -> Value {
+        chat::metadata(
+            self.thread_id.as_str(),
+            self.run_id.as_str(),
+            node,
+            step,
+            &self.task_id(step, node),
+        )
     }
 
     /// A task's id: its run, the step it runs in and its node — as a thread state's `tasks`

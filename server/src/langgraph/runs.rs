@@ -18,6 +18,7 @@ use trellis::checkpoint::{RunRecord, RunStatus};
 use trellis::thread::Multitask;
 use trellis::{RunId, ThreadId};
 
+use super::chat::Chat;
 use super::modes::{Asked, Shaper};
 use super::shapes::{self, Detail};
 use super::threads::{create_thread, load, thread_id};
@@ -389,6 +390,7 @@ async fn streamed(
             run_id: &run_id,
             state: Value::Null,
             step: 0,
+            chat: Chat::default(),
         };
         if let Some(number) = opening {
             for (mode, data) in shaper.opening(number).await {

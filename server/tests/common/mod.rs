@@ -192,3 +192,33 @@ impl Client {
         run
     }
 }
+
+/// The events of a server-sent event stream: (event, data as JSON).
+pub fn sse(text: &str) -> Vec<(String, Value)> {
+    text.split("\n\n")
+        .filter_map(|block| {
+            let field = |name: &str| {
+                block
+                    .lines()
+                    .find_map(|line| line.strip_prefix(name).map(str::trim))
+            };
+            Some((
+                field("event:")?.to_owned(),
+                serde_json::from_str(field("data:").unwrap_or("null")).unwrap_or(Value::Null),
+            ))
+        })
+        .collect()
+}
+
+/// The events of a run streamed on thread `id` as `request` asks.
+pub async fn streamed(client: &Client, id: &str, request: Value) -> Vec<(String, Value)> {
+    let response = client
+        .http
+        .post(format!("{}/threads/{id}/runs/stream", client.base))
+        .json(&request)
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(response.status(), 200);
+    sse(&response.text().await.expect("a body"))
+}
