@@ -145,3 +145,25 @@ impl Decision {
         matches!(self, Decision::Approve)
     }
 }
+
+/// Where one run pauses besides its graph's own interrupts: before or after the nodes named,
+/// each time they run — LangGraph's `interrupt_before`/`interrupt_after` given when a run is
+/// created. Given with [`StartOptions`](crate::thread::StartOptions), kept in every checkpoint
+/// of the run (a resumed or restored run keeps them). Such a pause asks nothing: the run goes
+/// past it with [`Answers::Proceed`](crate::resume::Answers::Proceed).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Breakpoints {
+    /// Nodes the run pauses before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub before: Vec<crate::checkpoint::Name>,
+    /// Nodes the run pauses after.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<crate::checkpoint::Name>,
+}
+
+impl Breakpoints {
+    /// No breakpoint.
+    pub fn is_empty(&self) -> bool {
+        self.before.is_empty() && self.after.is_empty()
+    }
+}

@@ -24,6 +24,10 @@ pub enum Answers<I> {
     One(I),
     /// One answer per pending interrupt id; the ids must be exactly the pending ones.
     Each(Vec<(String, I)>),
+    /// No answer: the run goes on past pauses at its own breakpoints
+    /// ([`Breakpoints`](crate::interrupt::Breakpoints), given when it started), which ask
+    /// nothing. Refused when a pending question is a node's or its graph's.
+    Proceed,
 }
 
 impl<I> Answers<I> {
@@ -45,6 +49,17 @@ impl<I> Answers<I> {
     pub(crate) fn keyed<S: GraphState>(self, run: &Run<S>) -> Result<Vec<(String, I)>, RunError> {
         match self {
             Answers::Each(answers) => Ok(answers),
+            Answers::Proceed => {
+                let asked = run.interrupts();
+                if asked.iter().all(|interrupt| run.is_breakpoint(interrupt)) {
+                    return Ok(Vec::new());
+                }
+                Err(RunError::Answers {
+                    run_id: run.run_id().clone(),
+                    pending: asked.iter().map(|i| i.id.clone()).collect(),
+                    given: vec!["(none: only a run's own breakpoints go on without)".to_owned()],
+                })
+            }
             Answers::One(answer) => match run.interrupts() {
                 [only] => Ok(vec![(only.id.clone(), answer)]),
                 pending => Err(RunError::Answers {

@@ -12,7 +12,7 @@ use trellis::checkpoint::{CheckpointRef, RunQueue};
 use trellis::run::CancellationToken;
 use trellis::schema::StateSchemas;
 use trellis::stream::{StreamItem, StreamModes};
-use trellis::thread::Multitask;
+use trellis::thread::StartOptions;
 use trellis::worker::Worker;
 use trellis::{CompiledGraph, RunId, ThreadId, interrupt::ApplyResume};
 
@@ -81,10 +81,12 @@ pub(crate) trait Served: Send + Sync {
 
 /// What a run on a thread starts from.
 pub(crate) enum ThreadStart {
-    /// A new run on this input (an update of the state), with this strategy for a busy thread.
-    Input(Value, Multitask),
-    /// The thread's paused run, answered (by interrupt id), and steered.
-    Answers(RunId, Vec<(String, Value)>, Steer),
+    /// A new run on this input (an update of the state), with this strategy for a busy thread
+    /// and these breakpoints.
+    Input(Value, StartOptions),
+    /// The thread's paused run, answered (by interrupt id; `None` goes on past its
+    /// breakpoints without an answer), and steered.
+    Answers(RunId, Option<Vec<(String, Value)>>, Steer),
     /// The thread's edit, taken up ([`Thread::proceed`](trellis::thread::Thread::proceed)).
     Pending,
     /// A fork of this checkpoint of the thread's history.
@@ -92,6 +94,7 @@ pub(crate) enum ThreadStart {
 }
 
 /// What a resume does beside answering: LangGraph's `Command(update=…, goto=…)`.
+#[derive(Default)]
 pub(crate) struct Steer {
     /// An update of the state, as JSON, folded in before the answers.
     pub(crate) update: Option<Value>,
@@ -168,8 +171,8 @@ where
     ) -> Result<RunId, ApiError> {
         let thread = self.graph.thread(thread_id).await?;
         Ok(match start {
-            ThreadStart::Input(input, strategy) => {
-                thread.enqueue(self.update(input)?, strategy).await?
+            ThreadStart::Input(input, options) => {
+                thread.enqueue(self.update(input)?, options).await?
             }
             ThreadStart::Answers(run_id, answers, steer) => {
                 self.resume(&run_id, answers, steer)?.enqueue().await?;
@@ -189,8 +192,8 @@ where
         let thread = self.graph.thread(thread_id).await?;
         let answering = matches!(start, ThreadStart::Answers(..));
         let mut stream = match start {
-            ThreadStart::Input(input, strategy) => {
-                thread.stream(self.update(input)?, strategy, modes).await?
+            ThreadStart::Input(input, options) => {
+                thread.stream(self.update(input)?, options, modes).await?
             }
             ThreadStart::Answers(run_id, answers, steer) => {
                 self.resume(&run_id, answers, steer)?.stream(modes).await?
@@ -297,10 +300,14 @@ where
     fn resume<'g>(
         &'g self,
         run_id: &RunId,
-        answers: Vec<(String, Value)>,
+        answers: Option<Vec<(String, Value)>>,
         steer: Steer,
     ) -> Result<trellis::interrupt::Resume<'g, S>, ApiError> {
-        let mut resume = self.graph.resume(run_id, self.answers(answers)?);
+        let answers = match answers {
+            Some(answers) => self.answers(answers)?,
+            None => trellis::interrupt::Answers::Proceed,
+        };
+        let mut resume = self.graph.resume(run_id, answers);
         if let Some(update) = steer.update {
             resume = resume.update(self.update(update)?);
         }

@@ -454,6 +454,49 @@ async fn waited(client: &Client, id: &str, body: Value) -> (u16, Value) {
         .await
 }
 
+/// `interrupt_before`/`interrupt_after` at run creation: the run pauses there, asking nothing,
+/// and a run with no input goes on past them; other breakpoints for a run that goes on, and a
+/// node the graph does not have, are refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_pauses_at_the_breakpoints_it_was_created_with() {
+    let running = serve(store(), ServeOptions::default()).await;
+    let client = Client::new(&running);
+    let (_, thread) = client.post("/threads", &json!({})).await;
+    let id = thread["thread_id"].as_str().unwrap();
+    let body = |input: Value, after: Value| json!({ "assistant_id": "Jobs", "input": input, "interrupt_after": after });
+
+    let (status, refused) =
+        waited(&client, id, body(json!({ "rounds": 1 }), json!(["nope"]))).await;
+    assert_eq!(status, 400, "{refused}");
+    assert!(
+        refused["detail"].as_str().unwrap().contains("nope"),
+        "{refused}"
+    );
+
+    let (status, paused) = waited(&client, id, body(json!({ "rounds": 1 }), json!(["work"]))).await;
+    assert_eq!(status, 200, "{paused}");
+    assert_eq!(paused["log"], json!(["work"]));
+    assert_eq!(paused["__interrupt__"][0]["id"], "work@1");
+    let (_, state) = client.get(&format!("/threads/{id}/state")).await;
+    assert_eq!(state["next"], json!(["finish"]));
+
+    let (status, refused) = waited(&client, id, body(Value::Null, json!(["finish"]))).await;
+    assert_eq!(status, 422, "{refused}");
+    // Given again (or not at all), the run goes on past its breakpoint.
+    let (status, done) = waited(&client, id, body(Value::Null, json!(["work"]))).await;
+    assert_eq!(status, 200, "{done}");
+    assert_eq!(done["log"], json!(["work", "finish"]));
+    assert!(done.get("__interrupt__").is_none(), "{done}");
+
+    // `*` is every node: the next run pauses before its first.
+    let everywhere =
+        json!({ "assistant_id": "Jobs", "input": { "rounds": 2 }, "interrupt_before": "*" });
+    let (_, paused) = waited(&client, id, everywhere).await;
+    assert_eq!(paused["__interrupt__"][0]["id"], "work@1");
+    assert_eq!(paused["done"], 1, "nothing ran since the last run");
+    running.shutdown().await;
+}
+
 /// The id of thread `id`'s oldest run.
 async fn first_run_id(client: &Client, id: &str) -> String {
     let (_, runs) = client.get(&format!("/threads/{id}/runs?limit=100")).await;
@@ -529,7 +572,7 @@ async fn langgraph_s_errors_are_its_shapes() {
     let (status, refused) = client
         .post(
             &format!("/threads/{id}/runs/wait"),
-            &json!({ "assistant_id": "Jobs", "input": {}, "interrupt_before": ["work"] }),
+            &json!({ "assistant_id": "Jobs", "input": {}, "webhook": "http://127.0.0.1:9/done" }),
         )
         .await;
     assert_eq!(status, 422);
@@ -537,7 +580,7 @@ async fn langgraph_s_errors_are_its_shapes() {
         refused["detail"]
             .as_str()
             .unwrap()
-            .contains("`interrupt_before` at run creation is not supported")
+            .contains("`webhook` is not supported")
     );
     let (status, _) = client
         .post(&format!("/threads/{id}/runs/wait"), &json!({ "input": {} }))

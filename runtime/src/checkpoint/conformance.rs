@@ -190,6 +190,10 @@ pub fn sample_checkpoint(run_id: &RunId, id: u64) -> Checkpoint {
             node: "draft".into(),
             update: json!({ "log": ["ü"], "draft": "«x»" }),
         }],
+        breakpoints: crate::interrupt::Breakpoints {
+            before: vec!["send".into()],
+            after: vec!["draft".into(), "review".into()],
+        },
         graph_fingerprint: "9f2c4e1a7b3d5c60".into(),
         state_type: "support::Ticket".into(),
         created_at: at("2026-03-04T05:06:07.123456Z"),

@@ -325,6 +325,12 @@ pub struct Checkpoint {
     /// when it completes (its final state does not hold them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pending: Vec<PendingUpdate>,
+    /// Where the run pauses besides its graph's interrupts, as it was started.
+    #[serde(
+        default,
+        skip_serializing_if = "crate::interrupt::Breakpoints::is_empty"
+    )]
+    pub breakpoints: crate::interrupt::Breakpoints,
     /// The topology that wrote it ([`CompiledGraph::fingerprint`](crate::CompiledGraph::fingerprint)).
     pub graph_fingerprint: Name,
     /// The state's Rust type (`std::any::type_name`), so another state type is refused.
@@ -359,6 +365,7 @@ impl Checkpoint {
     ///     sends: Vec::new(),
     ///     children: Default::default(),
     ///     pending: Vec::new(),
+    ///     breakpoints: Default::default(),
     ///     graph_fingerprint: "9f2c4e1a7b3d5c60".into(),
     ///     state_type: "demo::Count".into(),
     ///     created_at: trellis::run::Timestamp::now(),

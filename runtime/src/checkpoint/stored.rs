@@ -12,6 +12,7 @@ use super::{
     Checkpoint, CheckpointError, CheckpointLabel, CheckpointRef, Interrupt, Name, PendingUpdate,
 };
 use crate::id::{RunId, Timestamp};
+use crate::interrupt::Breakpoints;
 use crate::node::NodeFailure;
 
 /// The part of a checkpoint that durable backends keep as one JSON column.
@@ -39,6 +40,8 @@ pub(crate) struct Detail<'c> {
     pub(crate) children: Cow<'c, BTreeMap<Name, RunId>>,
     #[serde(default, skip_serializing_if = "<[_]>::is_empty")]
     pub(crate) pending: Cow<'c, [PendingUpdate]>,
+    #[serde(default, skip_serializing_if = "Breakpoints::is_empty")]
+    pub(crate) breakpoints: Cow<'c, Breakpoints>,
     pub(crate) graph_fingerprint: Cow<'c, Name>,
     pub(crate) state_type: Cow<'c, Name>,
 }
@@ -56,6 +59,7 @@ impl<'c> Detail<'c> {
             sends: Cow::Borrowed(&checkpoint.sends),
             children: Cow::Borrowed(&checkpoint.children),
             pending: Cow::Borrowed(&checkpoint.pending),
+            breakpoints: Cow::Borrowed(&checkpoint.breakpoints),
             graph_fingerprint: Cow::Borrowed(&checkpoint.graph_fingerprint),
             state_type: Cow::Borrowed(&checkpoint.state_type),
         }
@@ -79,6 +83,7 @@ impl<'c> Detail<'c> {
             sends: self.sends.into_owned(),
             children: self.children.into_owned(),
             pending: self.pending.into_owned(),
+            breakpoints: self.breakpoints.into_owned(),
             graph_fingerprint: self.graph_fingerprint.into_owned(),
             state_type: self.state_type.into_owned(),
             created_at: columns.created_at,

@@ -231,7 +231,9 @@ impl<S: GraphState> Run<S> {
             }
         };
         // A node that asked its own question needs no second pause after it.
-        if spec.options.interrupt == Some(InterruptPoint::After) && !interrupted {
+        let asks_after = spec.options.interrupt == Some(InterruptPoint::After)
+            || self.held.stops.after.contains(&i);
+        if asks_after && !interrupted {
             let question = spec.options.question.as_deref();
             let interrupt = Interrupt::fixed(&spec.name, step, InterruptPoint::After, question);
             absorbed

@@ -169,17 +169,20 @@ pub(super) fn with_sent<'a, T>(
     buffer
 }
 
-/// The questions of the nodes in `ran` that pause before they run in step `step` (those not
-/// `approved` yet): empty for the common steps, which ask nothing.
+/// The questions of the nodes in `ran` that pause before they run in step `step` — by the
+/// graph's `interrupt before`, or the run's breakpoints `before` — those not `approved` yet:
+/// empty for the common steps, which ask nothing.
 pub(super) fn asked_before<S: GraphState>(
     topology: &Topology<S>,
     approved: &[usize],
+    before: &[usize],
     ran: &[usize],
     step: u64,
 ) -> Vec<Interrupt> {
     let nodes = &topology.nodes;
     let waits = |&i: &usize| {
-        nodes[i].options.interrupt == Some(InterruptPoint::Before) && !approved.contains(&i)
+        (nodes[i].options.interrupt == Some(InterruptPoint::Before) || before.contains(&i))
+            && !approved.contains(&i)
     };
     if !ran.iter().any(waits) {
         return Vec::new();
@@ -199,6 +202,7 @@ pub(super) fn asked_next<S: GraphState>(
     topology: &Topology<S>,
     work: &Work,
     approved: &[usize],
+    before: &[usize],
     step: u64,
 ) -> Vec<Interrupt> {
     let deferred = split_deferred(topology, &work.frontier, !work.sends.is_empty());
@@ -207,7 +211,7 @@ pub(super) fn asked_next<S: GraphState>(
         .map_or(&work.frontier[..], |(runnable, _)| runnable);
     let mut buffer = Vec::new();
     let ran = with_sent(runnable, &work.sends, &mut buffer);
-    asked_before(topology, approved, ran, step)
+    asked_before(topology, approved, before, ran, step)
 }
 
 /// Whether node `i` may run `now` more times, within its `max_visits`.

@@ -452,19 +452,25 @@ fn a_node_that_asks_before_it_runs_asks_until_approved() {
     );
     let topology = &g.topology;
     let (a, send) = (at(&g, "a"), at(&g, "send"));
-    assert!(asked_before(topology, &[], &[a], 1).is_empty());
-    let asked = asked_before(topology, &[], &[a, send], 2);
+    assert!(asked_before(topology, &[], &[], &[a], 1).is_empty());
+    let asked = asked_before(topology, &[], &[], &[a, send], 2);
     assert_eq!(asked.len(), 1);
     assert_eq!((asked[0].node.as_str(), asked[0].step), ("send", 2));
     assert!(
-        asked_before(topology, &[send], &[send], 2).is_empty(),
+        asked_before(topology, &[send], &[], &[send], 2).is_empty(),
         "approved"
     );
     let work = Work {
         frontier: vec![send],
         ..work_for(&g)
     };
-    assert_eq!(asked_next(topology, &work, &[], 3).len(), 1);
+    assert_eq!(asked_next(topology, &work, &[], &[], 3).len(), 1);
+
+    // A run's own breakpoint asks as the graph's `interrupt before` does, until approved.
+    let asked = asked_before(topology, &[], &[a], &[a], 1);
+    assert_eq!((asked[0].node.as_str(), asked[0].step), ("a", 1));
+    assert_eq!(asked[0].point, InterruptPoint::Before);
+    assert!(asked_before(topology, &[a], &[a], &[a], 1).is_empty());
 }
 
 #[test]

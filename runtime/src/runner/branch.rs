@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use super::algo::normalize;
+use super::parts::Stops;
 use super::{Phase, Run};
 use crate::checkpoint::{Checkpoint, CheckpointLabel, CheckpointRef, Name, RunRecord, RunStatus};
 use crate::errors::RunError;
@@ -131,6 +132,8 @@ impl<S: GraphState> Run<S> {
         self.progress.phase = Phase::Running;
         self.held.interrupts.clear();
         self.held.approved.clear();
+        // A branch is a run of its own: it pauses where it is told to when it starts.
+        self.held.stops = Stops::default();
         self.held.failures.clear();
         self.held.children.clear();
         self.held.pending.clear();

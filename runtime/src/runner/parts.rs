@@ -52,6 +52,15 @@ pub(super) struct Held {
     pub(super) pending: Vec<PendingUpdate>,
     /// While paused: what is asked.
     pub(super) interrupts: Vec<Interrupt>,
+    /// The run's own breakpoints ([`Breakpoints`](crate::interrupt::Breakpoints)).
+    pub(super) stops: Stops,
+}
+
+/// Nodes a run pauses before or after besides its graph's interrupts, by index.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(super) struct Stops {
+    pub(super) before: Vec<usize>,
+    pub(super) after: Vec<usize>,
 }
 
 /// How far the run has come.

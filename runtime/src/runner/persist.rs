@@ -161,6 +161,10 @@ impl<S: GraphState> Run<S> {
                 .map(|(i, &count)| (name(i), count))
                 .collect::<BTreeMap<_, _>>(),
             approved: names(&self.held.approved),
+            breakpoints: crate::interrupt::Breakpoints {
+                before: names(&self.held.stops.before),
+                after: names(&self.held.stops.after),
+            },
             failures: self
                 .held
                 .failures

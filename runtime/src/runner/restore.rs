@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use super::parts::{Held, Ledger, Progress, Work};
+use super::parts::{Held, Ledger, Progress, Stops, Work};
 use super::{LEASE, Phase, Run};
 use crate::checkpoint::{Checkpoint, RunRecord, RunStatus};
 use crate::errors::RunError;
@@ -51,6 +51,13 @@ impl<S: GraphState> Run<S> {
             .iter()
             .map(|n| find(n))
             .collect::<Result<Vec<_>, _>>()?;
+        let found = |names: &[crate::checkpoint::Name]| {
+            names.iter().map(|n| find(n)).collect::<Result<Vec<_>, _>>()
+        };
+        let stops = Stops {
+            before: found(&checkpoint.breakpoints.before)?,
+            after: found(&checkpoint.breakpoints.after)?,
+        };
         let mut visits = vec![0; topology.nodes.len()];
         for (name, count) in &checkpoint.visits {
             visits[find(name)?] = *count;
@@ -116,6 +123,7 @@ impl<S: GraphState> Run<S> {
             children,
             pending: checkpoint.pending,
             interrupts: record.interrupts,
+            stops,
         };
         let progress = Progress {
             step: record.steps,

@@ -4,14 +4,15 @@ use std::sync::Arc;
 
 use super::Run;
 use super::algo::normalize;
+use super::parts::Stops;
 use crate::checkpoint::{CheckpointLabel, RunStatus};
 use crate::errors::RunError;
 use crate::event::Event;
 use crate::graph::{Edge, Target};
 use crate::id::RunId;
-use crate::interrupt::{Interrupt, InterruptPoint};
+use crate::interrupt::{Breakpoints, Interrupt, InterruptPoint};
 use crate::resume::Answers;
-use crate::state::ApplyResume;
+use crate::state::{ApplyResume, GraphState};
 use crate::subgraph::SubgraphNode;
 
 /// What a resume does beside answering (LangGraph's `Command(update=…, goto=…)`).
@@ -29,6 +30,64 @@ impl<U> Default for Steer<U> {
             goto: Vec::new(),
         }
     }
+}
+
+/// The run's own breakpoints: set when it starts, told apart from the graph's pauses at a
+/// resume.
+impl<S: GraphState> Run<S> {
+    /// Makes `breakpoints` the run's own, before it begins: its first checkpoint keeps them.
+    pub(crate) fn set_breakpoints(&mut self, breakpoints: &Breakpoints) -> Result<(), RunError> {
+        self.held.stops = stops_of(&self.graph, breakpoints)?;
+        Ok(())
+    }
+
+    /// Whether `interrupt` is a pause at one of the run's own breakpoints, which asks
+    /// nothing (a node's question, or its graph's `interrupt before|after`, needs an answer).
+    pub(crate) fn is_breakpoint(&self, interrupt: &Interrupt) -> bool {
+        let Ok(i) = self.graph.topology.find(&interrupt.node) else {
+            return false;
+        };
+        let (stops, point) = match interrupt.point {
+            InterruptPoint::Before => (&self.held.stops.before, InterruptPoint::Before),
+            InterruptPoint::After => (&self.held.stops.after, InterruptPoint::After),
+            _ => return false,
+        };
+        stops.contains(&i) && self.graph.topology.nodes[i].options.interrupt != Some(point)
+    }
+}
+
+/// Checks that each of `breakpoints` is a node of `graph` (or `*`).
+///
+/// # Errors
+/// [`RunError::UnknownNode`] for a name that is no node of the graph.
+pub(crate) fn check_breakpoints<S: GraphState>(
+    graph: &crate::graph::CompiledGraph<S>,
+    breakpoints: &Breakpoints,
+) -> Result<(), RunError> {
+    stops_of(graph, breakpoints).map(drop)
+}
+
+/// `breakpoints` as `graph`'s node indices (`*` is every node).
+fn stops_of<S: GraphState>(
+    graph: &crate::graph::CompiledGraph<S>,
+    breakpoints: &Breakpoints,
+) -> Result<Stops, RunError> {
+    let topology = &graph.topology;
+    let indices = |names: &[crate::checkpoint::Name]| -> Result<Vec<usize>, RunError> {
+        if names.iter().any(|name| &**name == "*") {
+            return Ok((0..topology.nodes.len()).collect());
+        }
+        let mut found = names
+            .iter()
+            .map(|name| topology.find(name))
+            .collect::<Result<Vec<_>, _>>()?;
+        normalize(&mut found);
+        Ok(found)
+    };
+    Ok(Stops {
+        before: indices(&breakpoints.before)?,
+        after: indices(&breakpoints.after)?,
+    })
 }
 
 /// A child run's answers: its subgraph node, its id, and each answer by the child's own id.
@@ -66,9 +125,15 @@ impl<S: ApplyResume> Run<S> {
             .map(|node| self.graph.topology.find(node))
             .collect::<Result<Vec<_>, _>>()?;
         let run_id = self.scope.run_id.clone();
+        let proceeds = matches!(answers, Answers::Proceed);
         let mut answers = answers.keyed(self)?;
         let mut pending: Vec<String> = self.held.interrupts.iter().map(|i| i.id.clone()).collect();
-        let mut given: Vec<String> = answers.iter().map(|(id, _)| id.clone()).collect();
+        // Going on past breakpoints answers each of them with nothing.
+        let mut given: Vec<String> = if proceeds {
+            pending.clone()
+        } else {
+            answers.iter().map(|(id, _)| id.clone()).collect()
+        };
         pending.sort();
         given.sort();
         if pending != given {

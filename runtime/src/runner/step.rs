@@ -32,6 +32,13 @@ enum Ending {
 }
 
 impl<S: GraphState> Run<S> {
+    /// Whether a step may pause before a node runs: most graphs and runs have no such node,
+    /// and one check says so.
+    #[inline]
+    fn may_ask_before(&self, topology: &Topology<S>) -> bool {
+        topology.asks_before || !self.held.stops.before.is_empty()
+    }
+
     /// At the end of a step, the questions the next one would pause on before running
     /// anything ([`Run::asked_before`] on what it would run), unless it would stop first: on
     /// an overridden next node, a cancellation or the step limit.
@@ -46,6 +53,7 @@ impl<S: GraphState> Run<S> {
             topology,
             &self.work,
             &self.held.approved,
+            &self.held.stops.before,
             self.progress.step + 1,
         )
     }
@@ -271,8 +279,14 @@ impl<S: GraphState> Run<S> {
         };
         let nodes = &topology.nodes;
         // As `run_several` asks: one flag says whether any node asks before it runs.
-        if topology.asks_before {
-            let waiting = algo::asked_before(topology, &self.held.approved, &[i], step);
+        if self.may_ask_before(topology) {
+            let waiting = algo::asked_before(
+                topology,
+                &self.held.approved,
+                &self.held.stops.before,
+                &[i],
+                step,
+            );
             if !waiting.is_empty() {
                 self.work.frontier = vec![i];
                 return Box::pin(self.pause(waiting, &[])).await;
@@ -297,8 +311,9 @@ impl<S: GraphState> Run<S> {
             let result = attempt_in_place(&*spec.node, state, &mut ctx, &self.scope.cancel).await;
             // What most nodes return, an update or nothing, with nothing to ask after: the
             // step's only result, committed as it is rather than gathered first.
-            let simple =
-                ctx.nested.is_none() && spec.options.interrupt != Some(InterruptPoint::After);
+            let simple = ctx.nested.is_none()
+                && spec.options.interrupt != Some(InterruptPoint::After)
+                && !self.held.stops.after.contains(&i);
             let update = match result {
                 Ok(NodeResult::Update(update)) if simple => Some(update),
                 Ok(NodeResult::None) if simple => None,
@@ -404,8 +419,14 @@ impl<S: GraphState> Run<S> {
         // Asked here only when the step before could not ask it (a run that starts or
         // resumes before such a node; a checkpoint written before the pause moved there).
         // Most graphs have no such node: one flag says so, before any call.
-        if topology.asks_before {
-            let waiting = algo::asked_before(topology, &self.held.approved, ran, step);
+        if self.may_ask_before(topology) {
+            let waiting = algo::asked_before(
+                topology,
+                &self.held.approved,
+                &self.held.stops.before,
+                ran,
+                step,
+            );
             if !waiting.is_empty() {
                 self.work.frontier = current.to_vec();
                 self.work.sends = sent.to_vec();
@@ -574,7 +595,7 @@ impl<S: GraphState> Run<S> {
         }
         // A pause before the next step's nodes is this step's end, as a completion is: one
         // checkpoint, not a step's and then a pause's with the same state and frontier.
-        if topology.asks_before {
+        if self.may_ask_before(topology) {
             let waiting = self.asked_next(topology);
             if !waiting.is_empty() {
                 return Some(Ending::Pause(waiting));

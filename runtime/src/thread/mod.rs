@@ -57,10 +57,12 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::cancel::cancel_stored;
+use crate::checkpoint::Name;
 use crate::checkpoint::{CheckpointRef, Checkpointer, RunRecord, RunStatus, ThreadRecord};
 use crate::errors::RunError;
 use crate::graph::CompiledGraph;
 use crate::id::{RunId, ThreadId, Timestamp};
+use crate::interrupt::Breakpoints;
 use crate::runner::stream::{RunStream, StreamModes};
 use crate::runner::{LEASE, Outcome, Run};
 use crate::state::GraphState;
@@ -236,6 +238,52 @@ pub enum Multitask {
     Enqueue,
 }
 
+/// How a run on a thread starts: what it does on a busy thread ([`Multitask`]), and where it
+/// pauses besides its graph's own interrupts ([`Breakpoints`]: LangGraph's
+/// `interrupt_before`/`interrupt_after` at run creation). A [`Multitask`] converts into one
+/// with no breakpoints.
+///
+/// ```
+/// use trellis::thread::{Multitask, StartOptions};
+///
+/// let options = StartOptions::from(Multitask::Enqueue).interrupt_before(["send"]);
+/// assert_eq!(options.breakpoints.before, ["send"]);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StartOptions {
+    /// What to do when the thread's newest run is still running.
+    pub multitask: Multitask,
+    /// Where the run pauses besides its graph's interrupts; it goes on past them with
+    /// [`Answers::Proceed`](crate::resume::Answers::Proceed).
+    pub breakpoints: Breakpoints,
+}
+
+impl StartOptions {
+    /// Pauses the run before each of `nodes` runs (`*` for every node).
+    #[must_use]
+    pub fn interrupt_before<N: Into<Name>>(mut self, nodes: impl IntoIterator<Item = N>) -> Self {
+        self.breakpoints.before = nodes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Pauses the run after each of `nodes` runs (`*` for every node).
+    #[must_use]
+    pub fn interrupt_after<N: Into<Name>>(mut self, nodes: impl IntoIterator<Item = N>) -> Self {
+        self.breakpoints.after = nodes.into_iter().map(Into::into).collect();
+        self
+    }
+}
+
+impl From<Multitask> for StartOptions {
+    fn from(multitask: Multitask) -> Self {
+        StartOptions {
+            multitask,
+            breakpoints: Breakpoints::default(),
+        }
+    }
+}
+
 impl std::fmt::Display for Multitask {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
@@ -304,17 +352,24 @@ impl<S: GraphState + Default> Thread<S> {
         self.start_with(input, Multitask::Reject).await
     }
 
-    /// [`start`](Self::start), doing what `strategy` says when the thread's newest run is
-    /// still running.
+    /// [`start`](Self::start), doing what `options` say when the thread's newest run is
+    /// still running (a [`Multitask`], or [`StartOptions`] with breakpoints too).
     ///
     /// # Errors
     /// As [`start`](Self::start); with [`Multitask::Interrupt`] and [`Multitask::Rollback`],
-    /// as [`cancel_stored`] too.
+    /// as [`cancel_stored`] too; [`RunError::UnknownNode`] for a breakpoint at no node of the
+    /// graph, before anything is written.
     pub async fn start_with(
         &self,
         input: S::Update,
-        strategy: Multitask,
+        options: impl Into<StartOptions>,
     ) -> Result<Run<S>, RunError> {
+        let StartOptions {
+            multitask: strategy,
+            breakpoints,
+        } = options.into();
+        // Checked before the thread is touched.
+        crate::runner::resume::check_breakpoints(&self.graph, &breakpoints)?;
         loop {
             let record = self.record().await?;
             let from = match self.base(&record).await? {
@@ -353,6 +408,7 @@ impl<S: GraphState + Default> Thread<S> {
                 None => S::default(),
             };
             let mut run = self.graph.start(base);
+            run.set_breakpoints(&breakpoints)?;
             run.on_thread(self.thread_id.clone(), from, input.clone())?;
             if !self.moved_to(&record, run.run_id()).await? {
                 // Another run started first: it is now what this one is refused for, or waits
@@ -388,11 +444,11 @@ impl<S: GraphState + Default> Thread<S> {
     pub async fn stream(
         &self,
         input: S::Update,
-        strategy: Multitask,
+        options: impl Into<StartOptions>,
         modes: impl Into<StreamModes>,
     ) -> Result<RunStream<S>, RunError> {
         let mut stream = self
-            .start_with(input, strategy)
+            .start_with(input, options)
             .await?
             .into_stream(modes.into());
         stream.show_start();
@@ -404,8 +460,12 @@ impl<S: GraphState + Default> Thread<S> {
     ///
     /// # Errors
     /// As [`start_with`](Self::start_with).
-    pub async fn enqueue(&self, input: S::Update, strategy: Multitask) -> Result<RunId, RunError> {
-        let run = self.start_with(input, strategy).await?;
+    pub async fn enqueue(
+        &self,
+        input: S::Update,
+        options: impl Into<StartOptions>,
+    ) -> Result<RunId, RunError> {
+        let run = self.start_with(input, options).await?;
         run.enqueue().await
     }
 

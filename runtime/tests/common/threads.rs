@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use trellis::checkpoint::{Checkpointer, RunStatus};
-use trellis::thread::{Multitask, Thread};
+use trellis::interrupt::{Answers, InterruptPoint};
+use trellis::thread::{Multitask, StartOptions, Thread};
 use trellis::{CompiledGraph, END, GraphBuilder, NodeError, RunError, RunId, START, ThreadId};
 
 use super::{Answer, Ticket, TicketUpdate, approval_graph};
@@ -219,6 +220,74 @@ pub async fn a_paused_thread_goes_on_answered_or_not(store: Arc<dyn Checkpointer
     );
 }
 
+/// A run started with breakpoints pauses before and after the nodes named, asking nothing; it
+/// goes on past them without an answer (read back from the store, so the breakpoints were
+/// kept), where a graph's own question still needs one. The next run has none of them.
+pub async fn a_run_pauses_at_its_breakpoints_and_goes_on_past_them(store: Arc<dyn Checkpointer>) {
+    let graph = steps_graph(Arc::clone(&store), Duration::ZERO);
+    let thread = graph.create_thread(Default::default()).await.unwrap();
+
+    let refused = thread
+        .start_with(
+            say("go"),
+            StartOptions::default().interrupt_before(["nope"]),
+        )
+        .await
+        .map(|run| run.run_id().clone());
+    assert!(
+        matches!(&refused, Err(RunError::UnknownNode { node, .. }) if node == "nope"),
+        "{refused:?}"
+    );
+    assert!(
+        thread.runs(10, 0).await.unwrap().is_empty(),
+        "nothing written"
+    );
+
+    let options = StartOptions::from(Multitask::Reject)
+        .interrupt_before(["two"])
+        .interrupt_after(["three"]);
+    let mut run = thread.start_with(say("go"), options).await.unwrap();
+    let paused = run.run_to_end().await.unwrap();
+    assert!(paused.is_paused());
+    assert_eq!(paused.state().log, ["go", "one"]);
+    let asked = &paused.interrupts()[0];
+    assert_eq!(
+        (asked.node.as_str(), asked.point),
+        ("two", InterruptPoint::Before)
+    );
+    assert_eq!(thread.state().await.unwrap().unwrap().next, ["two"]);
+
+    let after = graph
+        .resume(paused.run_id(), Answers::Proceed)
+        .await
+        .unwrap();
+    assert_eq!(after.state().log, ["go", "one", "two", "three"]);
+    let asked = &after.interrupts()[0];
+    assert_eq!(
+        (asked.node.as_str(), asked.point),
+        ("three", InterruptPoint::After)
+    );
+    let done = graph
+        .resume(paused.run_id(), Answers::Proceed)
+        .await
+        .unwrap();
+    assert!(!done.is_paused());
+    assert_eq!(done.state().log, ["go", "one", "two", "three"]);
+
+    let next = thread.invoke(say("again")).await.unwrap();
+    assert!(!next.is_paused(), "the next run has no breakpoints");
+
+    // A graph's own question is not a breakpoint: going on without an answer is refused.
+    let approvals = approval_graph(store);
+    let asking = approvals.create_thread(Default::default()).await.unwrap();
+    let paused = asking.invoke(say("please")).await.unwrap();
+    let refused = approvals.resume(paused.run_id(), Answers::Proceed).await;
+    assert!(
+        matches!(refused, Err(RunError::Answers { .. })),
+        "{refused:?}"
+    );
+}
+
 /// A run that fails leaves the thread at its last committed state: the next run goes on from
 /// there, without the failed step's input lost.
 pub async fn a_failed_run_s_thread_goes_on(store: Arc<dyn Checkpointer>) {
@@ -240,10 +309,15 @@ pub async fn a_failed_run_s_thread_goes_on(store: Arc<dyn Checkpointer>) {
 /// START → one → two → three → END, each step taking `STEP` and logging its node: a run long
 /// enough to start another beside.
 pub fn slow_graph(store: Arc<dyn Checkpointer>) -> CompiledGraph<Ticket> {
-    let mut builder = GraphBuilder::<Ticket>::new("Slow");
+    steps_graph(store, STEP)
+}
+
+/// START → one → two → three → END, each step taking `step` and logging its node.
+fn steps_graph(store: Arc<dyn Checkpointer>, step: Duration) -> CompiledGraph<Ticket> {
+    let mut builder = GraphBuilder::<Ticket>::new("Steps");
     for name in ["one", "two", "three"] {
         builder.add_node_fn(name, move |_, _| async move {
-            tokio::time::sleep(STEP).await;
+            tokio::time::sleep(step).await;
             Ok(TicketUpdate::default().log(name).into())
         });
     }
@@ -438,6 +512,7 @@ pub async fn all(store: Arc<dyn Checkpointer>) {
     a_busy_thread_refuses_a_second_run(Arc::clone(&store)).await;
     of_runs_started_at_once_one_wins(Arc::clone(&store)).await;
     a_paused_thread_goes_on_answered_or_not(Arc::clone(&store)).await;
+    a_run_pauses_at_its_breakpoints_and_goes_on_past_them(Arc::clone(&store)).await;
     a_failed_run_s_thread_goes_on(Arc::clone(&store)).await;
     a_thread_s_run_streams_from_its_start(Arc::clone(&store)).await;
     interrupt_goes_on_from_the_running_run_s_committed_state(Arc::clone(&store)).await;

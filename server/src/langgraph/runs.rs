@@ -14,8 +14,10 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{Map, Value, json};
+use trellis::checkpoint::Name;
 use trellis::checkpoint::{RunRecord, RunStatus};
-use trellis::thread::Multitask;
+use trellis::interrupt::{Breakpoints, InterruptPoint};
+use trellis::thread::{Multitask, StartOptions};
 use trellis::{RunId, ThreadId};
 
 use super::chat::Chat;
@@ -49,8 +51,6 @@ const WAIT: Duration = Duration::from_secs(3600);
 
 /// What a run request may ask that this server does not do: refused, not ignored.
 const UNSUPPORTED: &[(&str, &str)] = &[
-    ("interrupt_before", "`interrupt_before` at run creation"),
-    ("interrupt_after", "`interrupt_after` at run creation"),
     ("webhook", "`webhook`"),
     ("after_seconds", "`after_seconds`"),
 ];
@@ -69,6 +69,30 @@ fn strategy(request: &Value) -> Result<Multitask, Detail> {
             ),
         })),
     }
+}
+
+/// `interrupt_before` and `interrupt_after`: `"*"` or a list of node names each.
+fn breakpoints(request: &Value) -> Result<Breakpoints, Detail> {
+    let names = |option: &str| -> Result<Vec<Name>, Detail> {
+        match &request[option] {
+            Value::Null => Ok(Vec::new()),
+            Value::String(all) if all == "*" => Ok(vec![Name::from("*")]),
+            Value::Array(nodes) if nodes.iter().all(Value::is_string) => Ok(nodes
+                .iter()
+                .filter_map(Value::as_str)
+                .map(Name::from)
+                .collect()),
+            _ => Err(Detail(ApiError {
+                status: 422,
+                code: "unprocessable",
+                message: format!("`{option}` must be \"*\" or a list of node names"),
+            })),
+        }
+    };
+    Ok(Breakpoints {
+        before: names("interrupt_before")?,
+        after: names("interrupt_after")?,
+    })
 }
 
 /// The assistant's graph and the thread, checked as every run request is: no option this
@@ -133,6 +157,44 @@ async fn resuming(
     Ok(Some((paused.run_id, answers)))
 }
 
+/// The breakpoints `run` was started with (its newest checkpoint keeps them).
+async fn breakpoints_of(app: &App, run: &RunRecord) -> Result<Breakpoints, Detail> {
+    let latest = app.store.latest_checkpoint(&run.run_id).await?;
+    Ok(latest
+        .map(|checkpoint| checkpoint.breakpoints)
+        .unwrap_or_default())
+}
+
+/// Whether every question `run` waits on is a pause at one of `breakpoints`, which asks
+/// nothing: a run given no input goes on past them, as LangGraph's does past its own.
+fn only_breakpoints(run: &RunRecord, breakpoints: &Breakpoints) -> bool {
+    let at =
+        |names: &[Name], node: &str| names.iter().any(|name| &**name == "*" || &**name == node);
+    !run.interrupts.is_empty()
+        && run.interrupts.iter().all(|asked| match asked.point {
+            InterruptPoint::Before => at(&breakpoints.before, &asked.node),
+            InterruptPoint::After => at(&breakpoints.after, &asked.node),
+            _ => false,
+        })
+}
+
+/// A run goes on with the breakpoints it started with: a request that names others is
+/// refused rather than ignored.
+fn same_breakpoints(asked: &Breakpoints, kept: &Breakpoints) -> Result<(), Detail> {
+    fn sorted(names: &[Name]) -> Vec<&str> {
+        let mut names: Vec<&str> = names.iter().map(|name| &**name).collect();
+        names.sort_unstable();
+        names
+    }
+    let same = |a: &[Name], b: &[Name]| a.is_empty() || sorted(a) == sorted(b);
+    if same(&asked.before, &kept.before) && same(&asked.after, &kept.after) {
+        return Ok(());
+    }
+    Err(unsupported(
+        "other `interrupt_before`/`interrupt_after` for a run that goes on: it keeps those it started with",
+    ))
+}
+
 /// What `request` starts on thread `thread_id`: with `command.resume`, the answers to the
 /// thread's paused run; with a checkpoint and no input, a fork of that checkpoint; with no
 /// input on a thread whose state was edited, the edit taken up; otherwise a new run on the
@@ -141,10 +203,15 @@ async fn start_of(app: &App, thread_id: &ThreadId, request: &Value) -> Result<Th
     let command = &request["command"];
     let goto = goto_of(command)?;
     let update = command.get("update").filter(|v| !v.is_null()).cloned();
+    let asked = breakpoints(request)?;
     if let Some((run_id, answers)) = resuming(app, thread_id, request).await? {
+        if !asked.is_empty() {
+            let run = app.run(run_id.as_str()).await?;
+            same_breakpoints(&asked, &breakpoints_of(app, &run).await?)?;
+        }
         return Ok(ThreadStart::Answers(
             run_id,
-            answers,
+            Some(answers),
             Steer { update, goto },
         ));
     }
@@ -158,7 +225,24 @@ async fn start_of(app: &App, thread_id: &ThreadId, request: &Value) -> Result<Th
         Some(update) if request["input"].is_null() => update,
         _ => request["input"].clone(),
     };
-    if let Some(at) = shapes::checkpoint_named(request)? {
+    let at = shapes::checkpoint_named(request)?;
+    if input.is_null() && at.is_none() {
+        // A run paused at its breakpoints goes on past them.
+        let (_, newest) = load(app, thread_id).await?;
+        if let Some(run) = newest.filter(|run| run.status == RunStatus::Paused) {
+            let kept = breakpoints_of(app, &run).await?;
+            if only_breakpoints(&run, &kept) {
+                same_breakpoints(&asked, &kept)?;
+                return Ok(ThreadStart::Answers(run.run_id, None, Steer::default()));
+            }
+        }
+    }
+    if !asked.is_empty() && (input.is_null() || at.is_some()) {
+        return Err(unsupported(
+            "`interrupt_before`/`interrupt_after` on a fork or an edit taken up: give them to a run with an input",
+        ));
+    }
+    if let Some(at) = at {
         if !input.is_null() {
             return Err(unsupported(
                 "a run from a checkpoint with an input (fork with `input: null`, or `update_state` first)",
@@ -174,7 +258,9 @@ async fn start_of(app: &App, thread_id: &ThreadId, request: &Value) -> Result<Th
     }
     // No input at all is an empty update.
     let input = if input.is_null() { json!({}) } else { input };
-    Ok(ThreadStart::Input(input, strategy(request)?))
+    let mut options = StartOptions::from(strategy(request)?);
+    options.breakpoints = asked;
+    Ok(ThreadStart::Input(input, options))
 }
 
 /// Starts what `request` asks on thread `thread_id` (see [`start_of`]). Returns the run and

@@ -315,6 +315,7 @@ mod tests {
             sends: Vec::new(),
             children: Default::default(),
             pending: Vec::new(),
+            breakpoints: Default::default(),
             graph_fingerprint: "f".into(),
             state_type: "S".into(),
             created_at: Timestamp::now(),

@@ -96,6 +96,17 @@ const updates = parts.filter((p) => p.event === "updates").map((p) => p.data);
 check(Object.keys(updates[0])[0] === "classify", "updates: named by node, as each runs");
 check(updates[updates.length - 1].__interrupt__?.length === 1, "updates: the question");
 
+// Breakpoints at run creation: paused before `draft`, then on past it with no input.
+const stops = await client.threads.create();
+const halted = await client.runs.wait(stops.thread_id, "Support", {
+  input: { text: "charged twice" },
+  interruptBefore: ["draft"],
+});
+check(!halted.drafts && halted.__interrupt__?.length === 1, "interruptBefore: the run pauses before draft");
+const wentOn = await client.runs.wait(stops.thread_id, "Support", { input: null });
+check(wentOn.drafts >= 1 && wentOn.__interrupt__?.[0]?.id !== halted.__interrupt__[0].id,
+  "a run with no input goes on past the breakpoint");
+
 // Double-texting: reject, then interrupt.
 const busy = await client.threads.create();
 const first = await client.runs.create(busy.thread_id, "Support", { input: { text: "slow" } });

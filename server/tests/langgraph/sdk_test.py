@@ -107,7 +107,7 @@ resumed = list(client.runs.stream(streamed, "Support", command=Command(resume="a
 check(any("send" in part.data for part in resumed if part.event == "updates"),
       "a streamed Command(resume=...) runs `send`")
 check(len(client.threads.get_state(streamed)["values"]["sent"]) == 1, "the streamed run sent its reply")
-check(refused(lambda: list(client.runs.stream(streamed, "Support", input={}, stream_mode="messages"))) == 422,
+check(refused(lambda: list(client.runs.stream(streamed, "Support", input={}, stream_mode="events"))) == 422,
       "a stream mode not streamed yet is a 422")
 watched = client.threads.create()["thread_id"]
 parts = list(client.runs.stream(watched, "Support", input={"text": "charged twice on my invoice"},
@@ -223,9 +223,20 @@ check([t["thread_id"] for t in found] == [thread["thread_id"]], "threads.search 
 alone = client.runs.wait(None, "Support", input={"text": "a general question"})
 check("__interrupt__" in alone, "a stateless runs.wait")
 
+# Breakpoints at run creation: the run pauses before `draft`, and a run with no input goes on
+# past it to the graph's own question.
+stops = client.threads.create()
+halted = client.runs.wait(stops["thread_id"], "Support", input={"text": "I was charged twice"},
+                          interrupt_before=["draft"])
+check(halted.get("drafts", 0) == 0 and "__interrupt__" in halted, "interrupt_before: the run pauses before draft")
+check(client.threads.get_state(stops["thread_id"])["next"] == ["draft"], "get_state: next is the breakpoint's node")
+went_on = client.runs.wait(stops["thread_id"], "Support", input=None, interrupt_before=["draft"])
+check(went_on["drafts"] >= 1 and went_on["__interrupt__"][0]["id"] != halted["__interrupt__"][0]["id"],
+      "a run with no input goes on past the breakpoint, to the graph's question")
+
 # What Trellis does not do is refused, as LangGraph refuses an invalid option.
 try:
-    client.runs.wait(thread["thread_id"], "Support", input={}, interrupt_before=["draft"])
+    client.runs.wait(thread["thread_id"], "Support", input={}, webhook="http://127.0.0.1:9/done")
     status = 200
 except httpx.HTTPStatusError as error:
     status = error.response.status_code
