@@ -86,6 +86,10 @@ async fn create_run(
     json: Result<Json<Value>, JsonRejection>,
 ) -> Result<Response, ApiError> {
     let body = body(json)?;
+    if body.get("graph").is_none() && body.get("assistant_id").is_some() {
+        // LangGraph's stateless run, on the same route.
+        return Ok(crate::langgraph::create_stateless(&app, body).await);
+    }
     let Some(graph) = body.get("graph").and_then(Value::as_str) else {
         return Err(ApiError::bad_request(
             "give the `graph` to run, by name, and its `input`",

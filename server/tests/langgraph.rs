@@ -497,6 +497,49 @@ async fn a_run_pauses_at_the_breakpoints_it_was_created_with() {
     running.shutdown().await;
 }
 
+/// A stateless `POST /runs` (LangGraph's, on Trellis's own route): a run on a thread of its
+/// own, answered as it starts; Trellis's `{graph}` body still starts a run of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stateless_run_starts_on_a_thread_of_its_own() {
+    let running = serve(store(), ServeOptions::default()).await;
+    let client = Client::new(&running);
+    let (status, run) = client
+        .post(
+            "/runs",
+            &json!({ "assistant_id": "Jobs", "input": { "rounds": 2 } }),
+        )
+        .await;
+    assert_eq!(status, 200, "{run}");
+    let (thread_id, run_id) = (
+        run["thread_id"].as_str().unwrap(),
+        run["run_id"].as_str().unwrap(),
+    );
+    assert_eq!(run["multitask_strategy"], "reject");
+    let (status, outcome) = client
+        .get(&format!("/threads/{thread_id}/runs/{run_id}/join"))
+        .await;
+    assert_eq!(status, 200, "{outcome}");
+    assert_eq!(outcome["done"], 2);
+
+    let (status, refused) = client
+        .post("/runs", &json!({ "assistant_id": "nobody", "input": {} }))
+        .await;
+    assert_eq!(status, 404, "{refused}");
+    assert!(
+        refused["detail"].is_string(),
+        "LangGraph's error shape: {refused}"
+    );
+    let (status, own) = client
+        .post(
+            "/runs",
+            &json!({ "graph": "Jobs", "input": { "rounds": 1 } }),
+        )
+        .await;
+    assert_eq!(status, 201, "{own}");
+    assert!(own.get("thread_id").is_none_or(Value::is_null), "{own}");
+    running.shutdown().await;
+}
+
 /// The id of thread `id`'s oldest run.
 async fn first_run_id(client: &Client, id: &str) -> String {
     let (_, runs) = client.get(&format!("/threads/{id}/runs?limit=100")).await;

@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 
 use crate::registry::Served;
 use crate::state::App;
+pub(crate) use runs::create_stateless;
 use shapes::Detail;
 pub(crate) use shapes::outcome;
 

@@ -9,8 +9,8 @@ use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, Query, State};
 use std::convert::Infallible;
 
-use axum::response::IntoResponse;
 use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{Map, Value, json};
@@ -308,6 +308,21 @@ async fn create(
     let (run, assistant) = start(&app, &thread_id, &request).await?;
     let strategy = strategy(&request)?.to_string();
     Ok(Json(shapes::run(&run, &assistant, Some(&strategy))))
+}
+
+/// LangGraph's stateless `POST /runs`: a run on a thread of its own, created for it, answered
+/// as it starts. The route is Trellis's own `POST /runs` too, which sends a request naming an
+/// `assistant_id` (and no `graph`) here.
+pub(crate) async fn create_stateless(app: &App, mut request: Value) -> Response {
+    if let Value::Object(map) = &mut request {
+        map.insert("if_not_exists".to_owned(), json!("create"));
+    }
+    let created = async {
+        let (run, assistant) = start(app, &ThreadId::new(), &request).await?;
+        let strategy = strategy(&request)?.to_string();
+        Ok::<_, Detail>(Json(shapes::run(&run, &assistant, Some(&strategy))))
+    };
+    created.await.into_response()
 }
 
 /// Waits for the run to leave `running`, then answers its outcome.

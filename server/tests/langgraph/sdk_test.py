@@ -222,6 +222,9 @@ found = client.threads.search(metadata={"user": "ada", "topic": "billing"})
 check([t["thread_id"] for t in found] == [thread["thread_id"]], "threads.search by metadata after update")
 alone = client.runs.wait(None, "Support", input={"text": "a general question"})
 check("__interrupt__" in alone, "a stateless runs.wait")
+started = client.runs.create(None, "Support", input={"text": "a stateless start"})
+joined = client.runs.join(started["thread_id"], started["run_id"])
+check(started["thread_id"] and "__interrupt__" in joined, "a stateless runs.create, joined on its own thread")
 
 # Breakpoints at run creation: the run pauses before `draft`, and a run with no input goes on
 # past it to the graph's own question.
