@@ -260,6 +260,7 @@ impl<S: GraphState> CompiledGraph<S> {
             committed,
             last_id,
         )?;
+        run.set_metadata(record.metadata);
         // Of two processes retrying one run, one claims it; the other sees it is not failed.
         if !store.claim_run(&run.claim_record()?, record.status).await? {
             let status = store
@@ -506,6 +507,7 @@ pub(crate) async fn copy_children(
                 checkpoint: source.id,
             }),
             thread: None,
+            metadata: record.metadata.clone(),
         };
         store.save_step(copy, checkpoint.clone()).await?;
         Box::pin(copy_children(store, &source, &child_from, &child_to)).await?;

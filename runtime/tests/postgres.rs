@@ -363,7 +363,7 @@ async fn corrupt_rows_and_a_newer_schema_are_clear_errors() {
         .unwrap_err();
     assert_eq!(
         error.to_string(),
-        "stored database schema is unreadable: schema version 99 is not one this build knows (it reads versions up to 4); use a newer trellis"
+        "stored database schema is unreadable: schema version 99 is not one this build knows (it reads versions up to 5); use a newer trellis"
     );
 }
 
@@ -442,6 +442,7 @@ async fn a_database_of_the_first_schema_is_brought_up_to_date_and_keeps_its_runs
         &url,
         &schema,
         "DROP TABLE trellis_threads;
+         ALTER TABLE trellis_runs DROP COLUMN metadata;
          ALTER TABLE trellis_runs DROP COLUMN thread_id;
          ALTER TABLE trellis_runs DROP COLUMN parent_run, DROP COLUMN parent_checkpoint;
          DROP FUNCTION trellis_announce_run CASCADE;

@@ -127,7 +127,7 @@ fn a_file_from_a_newer_schema_is_refused() {
     let error = SqliteCheckpointer::open(&path).unwrap_err();
     assert_eq!(
         error.to_string(),
-        "stored database schema is unreadable: schema version 99 is not one this build knows (it reads versions up to 7); use a newer trellis"
+        "stored database schema is unreadable: schema version 99 is not one this build knows (it reads versions up to 8); use a newer trellis"
     );
 }
 
@@ -203,8 +203,10 @@ async fn the_run_record_follows_every_step_though_a_step_writes_one_row() {
 }
 
 /// Turns a file of this build back into one a build of schema 3 left: checkpoints in a
-/// `WITHOUT ROWID` table keyed by run id and id, runs without numbers, parents or threads.
-const BACK_TO_SCHEMA_3: &str = "DROP TABLE threads;
+/// `WITHOUT ROWID` table keyed by run id and id, runs without numbers, parents, threads or
+/// metadata.
+const BACK_TO_SCHEMA_3: &str = "ALTER TABLE runs DROP COLUMN metadata;
+    DROP TABLE threads;
     DROP INDEX runs_thread;
     ALTER TABLE runs DROP COLUMN thread_id;
     CREATE TABLE checkpoints_3 (

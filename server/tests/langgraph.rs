@@ -498,7 +498,8 @@ async fn a_run_pauses_at_the_breakpoints_it_was_created_with() {
 }
 
 /// A stateless `POST /runs` (LangGraph's, on Trellis's own route): a run on a thread of its
-/// own, answered as it starts; Trellis's `{graph}` body still starts a run of its own.
+/// own, answered as it starts, its `metadata` kept; Trellis's `{graph}` body still starts a
+/// run of its own.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stateless_run_starts_on_a_thread_of_its_own() {
     let running = serve(store(), ServeOptions::default()).await;
@@ -506,10 +507,11 @@ async fn a_stateless_run_starts_on_a_thread_of_its_own() {
     let (status, run) = client
         .post(
             "/runs",
-            &json!({ "assistant_id": "Jobs", "input": { "rounds": 2 } }),
+            &json!({ "assistant_id": "Jobs", "input": { "rounds": 2 }, "metadata": { "user": "Jürgen" } }),
         )
         .await;
     assert_eq!(status, 200, "{run}");
+    assert_eq!(run["metadata"], json!({ "user": "Jürgen" }));
     let (thread_id, run_id) = (
         run["thread_id"].as_str().unwrap(),
         run["run_id"].as_str().unwrap(),
@@ -520,6 +522,18 @@ async fn a_stateless_run_starts_on_a_thread_of_its_own() {
         .await;
     assert_eq!(status, 200, "{outcome}");
     assert_eq!(outcome["done"], 2);
+    // The run's metadata is kept with it, and read back.
+    let (_, read) = client
+        .get(&format!("/threads/{thread_id}/runs/{run_id}"))
+        .await;
+    assert_eq!(read["metadata"], json!({ "user": "Jürgen" }));
+    let (status, refused) = client
+        .post(
+            &format!("/threads/{thread_id}/runs"),
+            &json!({ "assistant_id": "Jobs", "metadata": [] }),
+        )
+        .await;
+    assert_eq!(status, 422, "{refused}");
 
     let (status, refused) = client
         .post("/runs", &json!({ "assistant_id": "nobody", "input": {} }))

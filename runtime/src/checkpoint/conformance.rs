@@ -148,6 +148,10 @@ pub fn sample_run(run_id: RunId, created_at: Timestamp) -> RunRecord {
             checkpoint: 9_007_199_254_740_993,
         }),
         thread: Some(thread_id("2f9c1c4e-4b1a-4f53-9d4e-0c6f1e2a7b10")),
+        metadata: json!({ "user": "Jürgen", "tags": ["a", "b"], "n": 1 })
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
     }
 }
 

@@ -82,6 +82,7 @@ fn overwrite(record: &mut RunRecord, from: &RunRecord) {
         lease_until,
         parent,
         thread,
+        metadata,
     } = from;
     record.run_id.clone_from(run_id);
     record.graph.clone_from(graph);
@@ -98,6 +99,7 @@ fn overwrite(record: &mut RunRecord, from: &RunRecord) {
     record.lease_until = *lease_until;
     record.parent.clone_from(parent);
     record.thread.clone_from(thread);
+    record.metadata.clone_from(metadata);
 }
 
 /// `records` newest first by `key` (creation time, then id), skipping `offset`, at most
@@ -467,6 +469,7 @@ mod tests {
             lease_until: None,
             parent: None,
             thread: None,
+            metadata: Default::default(),
         };
         let now = then.plus(Duration::from_secs(1));
         let claim = RunRecord {
@@ -488,6 +491,7 @@ mod tests {
                 checkpoint: 4,
             }),
             thread: Some(ThreadId::new()),
+            metadata: Default::default(),
         };
         let mut record = paused.clone();
         overwrite(&mut record, &claim);

@@ -140,6 +140,10 @@ pub struct RunRecord {
     /// written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thread: Option<ThreadId>,
+    /// What the run's starter said about it (LangGraph's run `metadata`). Never changes once
+    /// written.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub metadata: crate::thread::Metadata,
 }
 
 impl RunRecord {

@@ -63,6 +63,7 @@ impl<S: GraphState> Run<S> {
             lease_until: None,
             parent,
             thread,
+            metadata: crate::thread::Metadata::new(),
         };
         let mut run = Run::from_checkpoint(graph, record, checkpoint)?;
         run.ledger.checkpoints = last_id;

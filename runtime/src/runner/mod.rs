@@ -199,6 +199,12 @@ impl<S: GraphState> Run<S> {
         }
     }
 
+    /// Makes `metadata` what the run's record says its starter said about it, before it
+    /// begins.
+    pub(crate) fn set_metadata(&mut self, metadata: crate::thread::Metadata) {
+        self.ledger.metadata = metadata;
+    }
+
     /// Uses `token` to cancel this run (replacing its own).
     #[must_use]
     pub fn with_cancellation(mut self, token: CancellationToken) -> Self {

@@ -103,6 +103,8 @@ pub(super) struct Ledger {
     pub(super) parent: Option<CheckpointRef>,
     /// For a run started on a thread: the thread.
     pub(super) thread: Option<ThreadId>,
+    /// What the run's starter said about it.
+    pub(super) metadata: crate::thread::Metadata,
 }
 
 impl Ledger {
@@ -115,6 +117,7 @@ impl Ledger {
             lease: LEASE,
             parent: None,
             thread: None,
+            metadata: crate::thread::Metadata::new(),
         }
     }
 }

@@ -96,6 +96,7 @@ impl<S: GraphState> Run<S> {
             lease_until: (status == RunStatus::Running).then(|| now.plus(self.ledger.lease)),
             parent: self.ledger.parent.clone(),
             thread: self.ledger.thread.clone(),
+            metadata: self.ledger.metadata.clone(),
         }
     }
 

@@ -144,6 +144,7 @@ impl<S: GraphState> Run<S> {
             lease: LEASE,
             parent: record.parent,
             thread: record.thread,
+            metadata: record.metadata,
         };
         Ok(Self::assemble(
             graph, run_id, state, work, held, progress, ledger,

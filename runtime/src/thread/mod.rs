@@ -257,6 +257,9 @@ pub struct StartOptions {
     /// Where the run pauses besides its graph's interrupts; it goes on past them with
     /// [`Answers::Proceed`](crate::resume::Answers::Proceed).
     pub breakpoints: Breakpoints,
+    /// What the starter says about the run, kept in its record
+    /// ([`RunRecord::metadata`]).
+    pub metadata: Metadata,
 }
 
 impl StartOptions {
@@ -264,6 +267,13 @@ impl StartOptions {
     #[must_use]
     pub fn interrupt_before<N: Into<Name>>(mut self, nodes: impl IntoIterator<Item = N>) -> Self {
         self.breakpoints.before = nodes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Keeps `metadata` in the run's record.
+    #[must_use]
+    pub fn metadata(mut self, metadata: Metadata) -> Self {
+        self.metadata = metadata;
         self
     }
 
@@ -280,6 +290,7 @@ impl From<Multitask> for StartOptions {
         StartOptions {
             multitask,
             breakpoints: Breakpoints::default(),
+            metadata: Metadata::new(),
         }
     }
 }
@@ -367,6 +378,7 @@ impl<S: GraphState + Default> Thread<S> {
         let StartOptions {
             multitask: strategy,
             breakpoints,
+            metadata,
         } = options.into();
         // Checked before the thread is touched.
         crate::runner::resume::check_breakpoints(&self.graph, &breakpoints)?;
@@ -409,6 +421,7 @@ impl<S: GraphState + Default> Thread<S> {
             };
             let mut run = self.graph.start(base);
             run.set_breakpoints(&breakpoints)?;
+            run.set_metadata(metadata.clone());
             run.on_thread(self.thread_id.clone(), from, input.clone())?;
             if !self.moved_to(&record, run.run_id()).await? {
                 // Another run started first: it is now what this one is refused for, or waits

@@ -23,7 +23,7 @@ use trellis::{RunId, ThreadId};
 use super::chat::Chat;
 use super::modes::{Asked, Shaper};
 use super::shapes::{self, Detail};
-use super::threads::{create_thread, load, thread_id};
+use super::threads::{create_thread, load, metadata_of, thread_id};
 use super::{Shared, body, served, unsupported};
 use crate::ApiError;
 use crate::registry::{Steer, Streamed, ThreadStart, ThreadStream};
@@ -195,6 +195,17 @@ fn same_breakpoints(asked: &Breakpoints, kept: &Breakpoints) -> Result<(), Detai
     ))
 }
 
+/// A run goes on with the metadata it started with: other metadata is refused rather than
+/// ignored.
+fn same_metadata(asked: &Map<String, Value>, run: &RunRecord) -> Result<(), Detail> {
+    if asked.is_empty() || *asked == run.metadata {
+        return Ok(());
+    }
+    Err(unsupported(
+        "other `metadata` for a run that goes on: it keeps what it started with",
+    ))
+}
+
 /// What `request` starts on thread `thread_id`: with `command.resume`, the answers to the
 /// thread's paused run; with a checkpoint and no input, a fork of that checkpoint; with no
 /// input on a thread whose state was edited, the edit taken up; otherwise a new run on the
@@ -204,9 +215,11 @@ async fn start_of(app: &App, thread_id: &ThreadId, request: &Value) -> Result<Th
     let goto = goto_of(command)?;
     let update = command.get("update").filter(|v| !v.is_null()).cloned();
     let asked = breakpoints(request)?;
+    let metadata = metadata_of(&request["metadata"])?;
     if let Some((run_id, answers)) = resuming(app, thread_id, request).await? {
+        let run = app.run(run_id.as_str()).await?;
+        same_metadata(&metadata, &run)?;
         if !asked.is_empty() {
-            let run = app.run(run_id.as_str()).await?;
             same_breakpoints(&asked, &breakpoints_of(app, &run).await?)?;
         }
         return Ok(ThreadStart::Answers(
@@ -233,13 +246,14 @@ async fn start_of(app: &App, thread_id: &ThreadId, request: &Value) -> Result<Th
             let kept = breakpoints_of(app, &run).await?;
             if only_breakpoints(&run, &kept) {
                 same_breakpoints(&asked, &kept)?;
+                same_metadata(&metadata, &run)?;
                 return Ok(ThreadStart::Answers(run.run_id, None, Steer::default()));
             }
         }
     }
-    if !asked.is_empty() && (input.is_null() || at.is_some()) {
+    if (!asked.is_empty() || !metadata.is_empty()) && (input.is_null() || at.is_some()) {
         return Err(unsupported(
-            "`interrupt_before`/`interrupt_after` on a fork or an edit taken up: give them to a run with an input",
+            "`interrupt_before`, `interrupt_after` or `metadata` on a fork or an edit taken up: give them to a run with an input",
         ));
     }
     if let Some(at) = at {
@@ -258,7 +272,7 @@ async fn start_of(app: &App, thread_id: &ThreadId, request: &Value) -> Result<Th
     }
     // No input at all is an empty update.
     let input = if input.is_null() { json!({}) } else { input };
-    let mut options = StartOptions::from(strategy(request)?);
+    let mut options = StartOptions::from(strategy(request)?).metadata(metadata);
     options.breakpoints = asked;
     Ok(ThreadStart::Input(input, options))
 }

@@ -237,7 +237,7 @@ pub(crate) fn run(record: &RunRecord, assistant: &str, strategy: Option<&str>) -
         "created_at": record.created_at,
         "updated_at": record.updated_at,
         "status": run_status(record.status),
-        "metadata": {},
+        "metadata": record.metadata,
         "multitask_strategy": strategy,
         "kwargs": {},
         "cancel_reason": (record.status == RunStatus::Cancelled).then(|| record.error.clone()).flatten(),

@@ -58,7 +58,7 @@ pub(super) async fn load(
     Ok((record, newest))
 }
 
-fn metadata_of(value: &Value) -> Result<Map<String, Value>, Detail> {
+pub(super) fn metadata_of(value: &Value) -> Result<Map<String, Value>, Detail> {
     match value {
         Value::Null => Ok(Map::new()),
         Value::Object(map) => Ok(map.clone()),

@@ -26,7 +26,7 @@ use rows::{
 };
 
 /// The schema this build writes and reads (`trellis_schema.version`).
-const SCHEMA_VERSION: i32 = 4;
+const SCHEMA_VERSION: i32 = 5;
 
 /// Each step applied in order to bring a database from version `n` to `n + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -96,6 +96,8 @@ const MIGRATIONS: &[&str] = &[
         head text
     );
     CREATE INDEX trellis_threads_newest ON trellis_threads (created_at DESC, thread_id DESC);",
+    // 4 → 5: what a run's starter said about it (LangGraph's run `metadata`); NULL for none.
+    "ALTER TABLE trellis_runs ADD COLUMN metadata jsonb;",
 ];
 
 /// How to connect: the pool's size, the schema the tables live in, timeouts.

@@ -31,6 +31,7 @@ pub(super) struct RunParams {
     pub(super) parent_run: Option<String>,
     pub(super) parent_checkpoint: Option<i64>,
     pub(super) thread_id: Option<String>,
+    pub(super) metadata: Option<serde_json::Value>,
 }
 
 impl RunParams {
@@ -57,10 +58,12 @@ impl RunParams {
             parent_run: run.parent.as_ref().map(|p| p.run_id.to_string()),
             parent_checkpoint: run.parent.as_ref().map(|p| big(p.checkpoint)),
             thread_id: run.thread.as_ref().map(|t| t.as_str().to_owned()),
+            metadata: (!run.metadata.is_empty())
+                .then(|| serde_json::Value::Object(run.metadata.clone())),
         })
     }
 
-    /// $1–$17, then `more` ($18…).
+    /// $1–$18, then `more` ($19…).
     pub(super) fn params<'a>(
         &'a self,
         more: &[&'a (dyn ToSql + Sync)],
@@ -83,6 +86,7 @@ impl RunParams {
             &self.parent_run,
             &self.parent_checkpoint,
             &self.thread_id,
+            &self.metadata,
         ];
         params.extend_from_slice(more);
         params
@@ -94,17 +98,18 @@ macro_rules! run_columns {
     () => {
         "run_id, graph, status, created_at, updated_at, last_node, steps, state, state_checkpoint,
          interrupts, error, transitions, owner, lease_until, parent_run, parent_checkpoint,
-         thread_id"
+         thread_id, metadata"
     };
 }
-/// A run's thread never changes once written: the update keeps the stored one (and so types
-/// `$17`, which every statement taking these parameters must).
+/// A run's thread and metadata never change once written: the update keeps the stored ones
+/// (and so types `$17` and `$18`, which every statement taking these parameters must).
 macro_rules! run_updates {
     () => {
         "graph = $2, status = $3, updated_at = $5, last_node = $6, steps = $7, state = $8,
          state_checkpoint = $9, interrupts = $10, error = $11, transitions = $12, owner = $13,
          lease_until = $14, parent_run = $15, parent_checkpoint = $16,
-         thread_id = COALESCE(trellis_runs.thread_id, $17)"
+         thread_id = COALESCE(trellis_runs.thread_id, $17),
+         metadata = COALESCE(trellis_runs.metadata, $18::jsonb)"
     };
 }
 macro_rules! upsert_run {
@@ -113,7 +118,7 @@ macro_rules! upsert_run {
             "INSERT INTO trellis_runs (",
             run_columns!(),
             ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
-                $16, $17)
+                $16, $17, $18)
              ON CONFLICT (run_id) DO UPDATE SET ",
             run_updates!()
         )
@@ -125,7 +130,7 @@ macro_rules! upsert_run {
 pub(super) const CLAIM_RUN: &str = concat!(
     "UPDATE trellis_runs SET ",
     run_updates!(),
-    " WHERE run_id = $1 AND status = $18 AND $4::timestamptz IS NOT NULL"
+    " WHERE run_id = $1 AND status = $19 AND $4::timestamptz IS NOT NULL"
 );
 
 pub(super) const TAKE_OVER: &str = "UPDATE trellis_runs
@@ -140,7 +145,7 @@ pub(super) const SAVE_STEP: &str = concat!(
     upsert_run!(),
     " WHERE trellis_runs.owner IS NOT DISTINCT FROM excluded.owner RETURNING run_id)
     INSERT INTO trellis_checkpoints (run_id, id, step, label, created_at, state, detail)
-    SELECT run_id, $18, $19, $20, $21, $22, $23 FROM run
+    SELECT run_id, $19, $20, $21, $22, $23, $24 FROM run
     ON CONFLICT (run_id, id) DO UPDATE SET step = excluded.step, label = excluded.label,
         created_at = excluded.created_at, state = excluded.state, detail = excluded.detail"
 );
@@ -168,7 +173,7 @@ macro_rules! select_run {
     () => {
         "SELECT r.run_id, r.graph, r.status, r.created_at, r.updated_at, r.last_node,
             COALESCE(r.state, c.state), r.interrupts, r.error, r.steps, r.transitions, r.owner,
-            r.lease_until, r.parent_run, r.parent_checkpoint, r.thread_id
+            r.lease_until, r.parent_run, r.parent_checkpoint, r.thread_id, r.metadata
         FROM trellis_runs r
         LEFT JOIN trellis_checkpoints c ON c.run_id = r.run_id AND c.id = r.state_checkpoint"
     };
@@ -261,6 +266,13 @@ pub(super) fn decode_run(row: &Row) -> Result<RunRecord, CheckpointError> {
         thread: column::<Option<String>>(row, 15, &what)?
             .map(|t| ThreadId::parse(&t).map_err(|e| corrupt(what("thread_id"), e)))
             .transpose()?,
+        metadata: match column::<Option<serde_json::Value>>(row, 16, &what)? {
+            Some(serde_json::Value::Object(metadata)) => metadata,
+            Some(other) => {
+                return Err(corrupt(what("metadata"), format!("not an object: {other}")));
+            }
+            None => crate::thread::Metadata::new(),
+        },
         run_id: RunId::from(run_id.clone()),
     })
 }

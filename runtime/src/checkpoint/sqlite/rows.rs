@@ -34,6 +34,8 @@ pub(super) struct RunRow {
     pub(super) parent_run: Option<String>,
     pub(super) parent_checkpoint: Option<i64>,
     pub(super) thread_id: Option<String>,
+    /// `None` for no metadata.
+    pub(super) metadata: Option<String>,
 }
 
 /// The run's columns; with `same_as`, the state is not written again but read from that
@@ -65,6 +67,11 @@ pub(super) fn run_row(run: &RunRecord, same_as: Option<i64>) -> Result<RunRow, C
             .as_ref()
             .map(|p| i64::try_from(p.checkpoint).unwrap_or(i64::MAX)),
         thread_id: run.thread.as_ref().map(|t| t.as_str().to_owned()),
+        metadata: if run.metadata.is_empty() {
+            None
+        } else {
+            Some(json("run metadata", &run.metadata)?)
+        },
     })
 }
 
@@ -74,16 +81,16 @@ pub(super) fn run_row(run: &RunRecord, same_as: Option<i64>) -> Result<RunRow, C
 pub(super) const UPSERT_RUN: &str =
     "INSERT INTO runs (run_id, graph, status, created_at, created_us,
         updated_at, last_node, steps, state, state_checkpoint, interrupts, error, transitions,
-        owner, lease_until, parent_run, parent_checkpoint, thread_id, seq)
+        owner, lease_until, parent_run, parent_checkpoint, thread_id, metadata, seq)
     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-        (SELECT COALESCE(max(seq), 0) + 1 FROM runs))
+        ?19, (SELECT COALESCE(max(seq), 0) + 1 FROM runs))
     ON CONFLICT (run_id) DO UPDATE SET graph = excluded.graph, status = excluded.status,
         updated_at = excluded.updated_at, last_node = excluded.last_node, steps = excluded.steps,
         state = excluded.state, state_checkpoint = excluded.state_checkpoint,
         interrupts = excluded.interrupts, error = excluded.error,
         transitions = excluded.transitions, owner = excluded.owner,
         lease_until = excluded.lease_until, parent_run = excluded.parent_run,
-        parent_checkpoint = excluded.parent_checkpoint";
+        parent_checkpoint = excluded.parent_checkpoint, metadata = excluded.metadata";
 
 pub(super) fn upsert_run(connection: &Connection, row: &RunRow) -> Result<(), CheckpointError> {
     connection
@@ -107,7 +114,8 @@ pub(super) fn upsert_run(connection: &Connection, row: &RunRow) -> Result<(), Ch
                 row.lease_until,
                 row.parent_run,
                 row.parent_checkpoint,
-                row.thread_id
+                row.thread_id,
+                row.metadata
             ])
         })
         .map_err(backend)?;
@@ -243,7 +251,7 @@ pub(super) const SELECT_RUN: &str = "SELECT r.run_id, r.graph, r.status, r.creat
     CASE WHEN p.id IS NULL THEN r.last_node ELSE p.run_last_node END,
     COALESCE(p.state, r.state, c.state), r.interrupts, r.error,
     COALESCE(p.step, r.steps), COALESCE(p.run_transitions, r.transitions),
-    r.owner, r.lease_until, r.parent_run, r.parent_checkpoint, r.thread_id
+    r.owner, r.lease_until, r.parent_run, r.parent_checkpoint, r.thread_id, r.metadata
     FROM runs r
     LEFT JOIN checkpoints c ON c.key = (r.seq << 32) + r.state_checkpoint
     LEFT JOIN checkpoints p ON p.key = (SELECT key FROM checkpoints
@@ -261,6 +269,7 @@ pub(super) fn decode_run(row: &Row<'_>) -> rusqlite::Result<Result<RunRecord, Ch
     let parent_run: Option<String> = row.get(13)?;
     let parent_checkpoint: Option<i64> = row.get(14)?;
     let thread: Option<String> = row.get(15)?;
+    let metadata: Option<String> = row.get(16)?;
     Ok((|| {
         let [
             run_id,
@@ -307,6 +316,10 @@ pub(super) fn decode_run(row: &Row<'_>) -> rusqlite::Result<Result<RunRecord, Ch
             thread: thread
                 .map(|t| ThreadId::parse(&t).map_err(|e| corrupt(what("thread_id"), e)))
                 .transpose()?,
+            metadata: metadata
+                .map(|m| serde_json::from_str(&m).map_err(|e| corrupt(what("metadata"), e)))
+                .transpose()?
+                .unwrap_or_default(),
             run_id: RunId::from(run_id.clone()),
         })
     })())
@@ -438,6 +451,7 @@ mod tests {
             lease_until: Some(now.plus(lease)),
             parent: None,
             thread: None,
+            metadata: Default::default(),
         }
     }
 

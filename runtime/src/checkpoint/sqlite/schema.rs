@@ -7,7 +7,7 @@ use super::backend;
 use crate::checkpoint::{CheckpointError, corrupt};
 
 /// The schema this build writes and reads (`PRAGMA user_version`).
-const SCHEMA_VERSION: i64 = 7;
+const SCHEMA_VERSION: i64 = 8;
 
 /// Each step applied in order to bring a file from version `n` to `n + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -96,6 +96,9 @@ const MIGRATIONS: &[&str] = &[
         head TEXT
     ) WITHOUT ROWID;
     CREATE INDEX threads_newest ON threads (created_us DESC, thread_id DESC);",
+    // 7 → 8: what a run's starter said about it (LangGraph's run `metadata`), JSON; NULL for
+    // none.
+    "ALTER TABLE runs ADD COLUMN metadata TEXT;",
 ];
 
 /// Before the migration to schema 5, which keys each checkpoint by its run's number and its
