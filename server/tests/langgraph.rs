@@ -729,7 +729,7 @@ async fn a_run_streams_its_updates_and_values_then_its_question_then_end() {
     let (status, refused) = client
         .post(
             &format!("/threads/{id}/runs/stream"),
-            &json!({ "assistant_id": "Jobs", "stream_mode": "events" }),
+            &json!({ "assistant_id": "Jobs", "stream_mode": "tools" }),
         )
         .await;
     assert_eq!(status, 422);
@@ -737,7 +737,7 @@ async fn a_run_streams_its_updates_and_values_then_its_question_then_end() {
         refused["detail"]
             .as_str()
             .unwrap()
-            .contains("stream mode `events`")
+            .contains("stream mode `tools`")
     );
     running.shutdown().await;
 }

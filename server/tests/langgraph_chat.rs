@@ -169,3 +169,62 @@ async fn messages_mode_says_each_message_s_metadata_once_then_the_text_so_far() 
     assert_eq!(events[7].1[0]["type"], "system");
     running.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_mode_says_the_graph_its_nodes_and_the_model_s_tokens_as_langchain_does() {
+    let running = chat_server().await;
+    let client = Client::new(&running);
+    let (_, thread) = client.post("/threads", &json!({})).await;
+    let id = thread["thread_id"].as_str().unwrap();
+    let events = streamed(
+        &client,
+        id,
+        json!({ "assistant_id": "chat", "input": input(), "stream_mode": "events" }),
+    )
+    .await;
+    let said: Vec<(&str, &str)> = events
+        .iter()
+        .filter(|(name, _)| name == "events")
+        .map(|(_, data)| {
+            (
+                data["event"].as_str().unwrap(),
+                data["name"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        said,
+        [
+            ("on_chain_start", "chat"),
+            ("on_chain_start", "reply"),
+            ("on_chat_model_stream", "model"),
+            ("on_chat_model_stream", "model"),
+            ("on_chat_model_stream", "model"),
+            ("on_chain_end", "reply"),
+            ("on_chain_start", "note"),
+            ("on_chain_end", "note"),
+            ("on_chain_end", "chat"),
+        ]
+    );
+    let data: Vec<&Value> = events
+        .iter()
+        .filter(|(name, _)| name == "events")
+        .map(|(_, data)| &data["data"])
+        .collect();
+    assert_eq!(data[0]["input"]["messages"][0]["content"], "hü");
+    assert_eq!(data[4]["chunk"]["content"], "hü");
+    assert_eq!(
+        data[5]["output"]["messages"][0]["content"], "you said: hü",
+        "a node ends with its update"
+    );
+    assert_eq!(data[8]["output"]["messages"].as_array().unwrap().len(), 3);
+    let reply_start = &events
+        .iter()
+        .filter(|(n, _)| n == "events")
+        .nth(1)
+        .unwrap()
+        .1;
+    assert_eq!(reply_start["metadata"]["langgraph_node"], "reply");
+    assert_eq!(reply_start["parent_ids"].as_array().unwrap().len(), 1);
+    running.shutdown().await;
+}

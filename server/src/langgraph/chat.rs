@@ -200,7 +200,7 @@ pub(super) fn langchain(message: &Message) -> Value {
 }
 
 /// A piece of an assistant message as LangChain's `AIMessageChunk` dict.
-fn chunk(id: &str, content: &str) -> Value {
+pub(super) fn chunk(id: &str, content: &str) -> Value {
     json!({
         "type": "AIMessageChunk",
         "id": id,

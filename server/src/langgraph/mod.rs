@@ -3,6 +3,7 @@
 //! their state and history, runs on a thread (create, wait, join, cancel, list) and stateless
 //! runs waited for. See `docs/server.md` for what is answered and what differs.
 
+mod chain;
 mod chat;
 mod modes;
 mod runs;

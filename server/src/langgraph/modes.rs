@@ -10,6 +10,7 @@ use trellis::run::Timestamp;
 use trellis::stream::{StreamMode, StreamModes};
 use trellis::{RunId, ThreadId};
 
+use super::chain::Chain;
 use super::chat::{self, Chat};
 use super::shapes::{self, Detail};
 use super::unsupported;
@@ -64,7 +65,7 @@ impl Asked {
                 "checkpoints" => &[StreamMode::Events, StreamMode::Values],
                 // Pieces as models stream them; whole messages in updates, unless in the
                 // state a node read; the step from the events.
-                "messages" | "messages-tuple" => &[
+                "messages" | "messages-tuple" | "events" => &[
                     StreamMode::Messages,
                     StreamMode::Updates,
                     StreamMode::Values,
@@ -90,6 +91,7 @@ const KNOWN: &[&str] = &[
     "debug",
     "messages",
     "messages-tuple",
+    "events",
 ];
 
 /// What one stream item becomes: LangGraph's events, as `(mode, data)`.
@@ -104,6 +106,8 @@ pub(super) struct Shaper<'a> {
     pub(super) step: u64,
     /// What the `messages` modes have said.
     pub(super) chat: Chat,
+    /// With the `events` mode: what it has said.
+    pub(super) chain: Option<Chain>,
 }
 
 impl Shaper<'_> {
@@ -114,6 +118,9 @@ impl Shaper<'_> {
             "values" => {
                 if self.says_messages() {
                     self.chat.read(&data);
+                }
+                if let Some(start) = self.chain.as_mut().and_then(|chain| chain.state(&data)) {
+                    out.push(("events", start));
                 }
                 self.state = data.clone();
                 if self.asked.wants("values") {
@@ -130,6 +137,12 @@ impl Shaper<'_> {
                         "interrupts": [],
                     });
                     self.task(&mut out, "task_result", self.step, result);
+                    if let Some(chain) = &self.chain {
+                        let task = self.task_id(self.step, node);
+                        let metadata = self.metadata(node, self.step);
+                        let ended = chain.node_ended(node, &task, &self.state, update, &metadata);
+                        out.push(("events", ended));
+                    }
                     if self.says_messages() {
                         let metadata = self.metadata(node, self.step);
                         for said in self.chat.written(update, &metadata) {
@@ -147,6 +160,17 @@ impl Shaper<'_> {
                 let step = data["step"].as_u64().unwrap_or(self.step);
                 let metadata = self.metadata(node, step);
                 let chunk = &data["chunk"];
+                if let Some(chain) = &self.chain {
+                    let task = self.task_id(step, node);
+                    let piece = chat::chunk(
+                        chunk["id"].as_str().unwrap_or_default(),
+                        chunk["content"].as_str().unwrap_or_default(),
+                    );
+                    out.push(("events", chain.token(&task, &piece, &metadata)));
+                }
+                if !self.says_messages() {
+                    return out;
+                }
                 let said = self.chat.piece(
                     chunk["id"].as_str().unwrap_or_default(),
                     chunk["content"].as_str().unwrap_or_default(),
@@ -177,6 +201,13 @@ impl Shaper<'_> {
                     "triggers": [],
                 });
                 self.task(out, "task", step, task);
+                if let Some(chain) = &self.chain {
+                    let (task, metadata) = (self.task_id(step, node), self.metadata(node, step));
+                    out.push((
+                        "events",
+                        chain.node_started(node, &task, &self.state, &metadata),
+                    ));
+                }
             }
             Some("graph.node.failed") if event["retrying"] == false => {
                 let node = event["node"].as_str().unwrap_or_default();
@@ -214,6 +245,14 @@ impl Shaper<'_> {
             }
             _ => {}
         }
+    }
+
+    /// The run's end, as the modes asked say it: the graph's `on_chain_end`.
+    pub(super) fn ended(&self) -> Vec<(&'static str, Value)> {
+        self.chain
+            .iter()
+            .map(|chain| ("events", chain.ended(&self.state)))
+            .collect()
     }
 
     /// The run's checkpoint `number`, written before its stream began (what it starts from).

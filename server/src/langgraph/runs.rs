@@ -20,6 +20,7 @@ use trellis::interrupt::{Breakpoints, InterruptPoint};
 use trellis::thread::{Multitask, StartOptions};
 use trellis::{RunId, ThreadId};
 
+use super::chain::Chain;
 use super::chat::Chat;
 use super::modes::{Asked, Shaper};
 use super::shapes::{self, Detail};
@@ -480,6 +481,7 @@ async fn streamed(
     request: &Value,
 ) -> Result<Sse<impl futures_util::Stream<Item = Result<Event, Infallible>> + use<>>, Detail> {
     let graph = prepare(app, thread_id, request).await?;
+    let graph_name = graph.name().to_owned();
     let asked = Asked::of(request)?;
     let start = start_of(app, thread_id, request).await?;
     let ThreadStream {
@@ -506,6 +508,9 @@ async fn streamed(
             state: Value::Null,
             step: 0,
             chat: Chat::default(),
+            chain: asked
+                .wants("events")
+                .then(|| Chain::new(&graph_name, run_id.as_str())),
         };
         if let Some(number) = opening {
             for (mode, data) in shaper.opening(number).await {
@@ -524,7 +529,12 @@ async fn streamed(
                     let _ = send.send(event("error", &error));
                     return;
                 }
-                Streamed::Ended(Ok(())) => break,
+                Streamed::Ended(Ok(())) => {
+                    for (mode, data) in shaper.ended() {
+                        let _ = send.send(event(mode, &data));
+                    }
+                    break;
+                }
             }
         }
         if let Ok(Some(run)) = store.load_run(&run_id).await

@@ -107,7 +107,12 @@ resumed = list(client.runs.stream(streamed, "Support", command=Command(resume="a
 check(any("send" in part.data for part in resumed if part.event == "updates"),
       "a streamed Command(resume=...) runs `send`")
 check(len(client.threads.get_state(streamed)["values"]["sent"]) == 1, "the streamed run sent its reply")
-check(refused(lambda: list(client.runs.stream(streamed, "Support", input={}, stream_mode="events"))) == 422,
+chain = [part.data for part in client.runs.stream(None, "Support", input={"text": "where is my invoice?"},
+                                                   stream_mode="events") if part.event == "events"]
+check(chain[0]["event"] == "on_chain_start" and chain[0]["name"] == "Support"
+      and any(e["event"] == "on_chain_end" and e["name"] == "classify" for e in chain),
+      "events: LangChain's chain events, the graph's and each node's")
+check(refused(lambda: list(client.runs.stream(streamed, "Support", input={}, stream_mode="tools"))) == 422,
       "a stream mode not streamed yet is a 422")
 watched = client.threads.create()["thread_id"]
 parts = list(client.runs.stream(watched, "Support", input={"text": "charged twice on my invoice"},
