@@ -67,22 +67,36 @@ async fn chat_server() -> trellis_server::Running {
         .expect("the server listens")
 }
 
+/// A new thread's first run, streamed in `mode`: the server, a client, the thread and the
+/// events.
+async fn stream_chat(
+    mode: Value,
+) -> (
+    trellis_server::Running,
+    Client,
+    String,
+    Vec<(String, Value)>,
+) {
+    let running = chat_server().await;
+    let client = Client::new(&running);
+    let (_, thread) = client.post("/threads", &json!({})).await;
+    let id = thread["thread_id"]
+        .as_str()
+        .expect("a thread id")
+        .to_owned();
+    let request = json!({ "assistant_id": "chat", "input": input(), "stream_mode": mode });
+    let events = streamed(&client, &id, request).await;
+    (running, client, id, events)
+}
+
 fn input() -> Value {
     json!({ "messages": [{ "type": "human", "content": "hü", "id": "u1" }] })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn messages_tuples_are_the_pieces_as_they_come_then_whole_messages_not_said_before() {
-    let running = chat_server().await;
-    let client = Client::new(&running);
-    let (_, thread) = client.post("/threads", &json!({})).await;
-    let id = thread["thread_id"].as_str().unwrap();
-    let events = streamed(
-        &client,
-        id,
-        json!({ "assistant_id": "chat", "input": input(), "stream_mode": "messages-tuple" }),
-    )
-    .await;
+    let (running, client, id, events) = stream_chat(json!("messages-tuple")).await;
+    let id = id.as_str();
     let names: Vec<&str> = events.iter().map(|(name, _)| name.as_str()).collect();
     assert_eq!(
         names,
@@ -129,16 +143,7 @@ async fn messages_tuples_are_the_pieces_as_they_come_then_whole_messages_not_sai
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn messages_mode_says_each_message_s_metadata_once_then_the_text_so_far() {
-    let running = chat_server().await;
-    let client = Client::new(&running);
-    let (_, thread) = client.post("/threads", &json!({})).await;
-    let id = thread["thread_id"].as_str().unwrap();
-    let events = streamed(
-        &client,
-        id,
-        json!({ "assistant_id": "chat", "input": input(), "stream_mode": ["messages", "updates"] }),
-    )
-    .await;
+    let (running, _, _, events) = stream_chat(json!(["messages", "updates"])).await;
     let names: Vec<&str> = events.iter().map(|(name, _)| name.as_str()).collect();
     assert_eq!(
         names,
@@ -172,16 +177,7 @@ async fn messages_mode_says_each_message_s_metadata_once_then_the_text_so_far() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn events_mode_says_the_graph_its_nodes_and_the_model_s_tokens_as_langchain_does() {
-    let running = chat_server().await;
-    let client = Client::new(&running);
-    let (_, thread) = client.post("/threads", &json!({})).await;
-    let id = thread["thread_id"].as_str().unwrap();
-    let events = streamed(
-        &client,
-        id,
-        json!({ "assistant_id": "chat", "input": input(), "stream_mode": "events" }),
-    )
-    .await;
+    let (running, _, _, events) = stream_chat(json!("events")).await;
     let said: Vec<(&str, &str)> = events
         .iter()
         .filter(|(name, _)| name == "events")
