@@ -267,6 +267,22 @@ pub(crate) struct RunScope {
     /// For a subgraph's child on its parent's state, in a parent streamed with its updates:
     /// where each update the child merges goes.
     pub(crate) to_parent: Option<ParentSink>,
+    /// For a run streamed with its subgraphs': where its subgraph nodes' runs stream theirs.
+    pub(crate) subgraphs: Option<SubgraphSink>,
+}
+
+/// Takes a subgraph run's stream items (namespace, item as JSON) to its top-level run's
+/// stream, with the modes that stream carries.
+#[derive(Clone)]
+pub(crate) struct SubgraphSink {
+    pub(crate) modes: crate::stream::StreamModes,
+    pub(crate) send: Arc<dyn Fn(Vec<String>, serde_json::Value) + Send + Sync>,
+}
+
+impl fmt::Debug for SubgraphSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SubgraphSink")
+    }
 }
 
 /// Takes a child run's merged updates (its parent's update type, erased) to the parent.

@@ -285,6 +285,10 @@ impl<P: GraphState, C: GraphState> SubgraphNode<P, C> {
         run = run
             .with_cancellation(ctx.cancellation().clone())
             .forwarding(ctx.run.forward.clone());
+        if let Some(sink) = &ctx.run.subgraphs {
+            let segment = format!("{}@{}", ctx.node(), ctx.step());
+            run = run.streaming_nested(sink, segment);
+        }
         if matches!(self.output, Output::Replace) {
             run = run.updating(ctx.run.updates.clone(), ctx.node, ctx.step());
         }

@@ -351,7 +351,10 @@ async fn stream_modes_combine_and_convert() {
     assert!(both.contains(StreamMode::Updates) && both.contains(StreamMode::Custom));
     assert!(!both.contains(StreamMode::Values));
     assert_eq!(
-        both | StreamMode::Values | StreamMode::Events | StreamMode::Messages,
+        both | StreamMode::Values
+            | StreamMode::Events
+            | StreamMode::Messages
+            | StreamMode::Subgraphs,
         StreamModes::ALL
     );
     assert_eq!(

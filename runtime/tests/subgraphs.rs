@@ -223,6 +223,51 @@ async fn a_mapped_subgraph_merges_its_output_by_the_parents_reducers() {
 }
 
 #[tokio::test]
+async fn a_parent_streamed_with_its_subgraphs_streams_their_items_under_their_node() {
+    use trellis::stream::{StreamItem, StreamMode};
+    let graph = mapped_parent(false).compile().unwrap();
+    let mut stream = graph.stream(ticket("tides"), StreamMode::Updates | StreamMode::Subgraphs);
+    let (mut own, mut nested) = (Vec::new(), Vec::new());
+    while let Some(item) = stream.next().await {
+        match item {
+            StreamItem::Updates { node, .. } => own.push(node),
+            StreamItem::Subgraph { namespace, item } => nested.push((namespace, item)),
+            _ => {}
+        }
+    }
+    assert_eq!(own, ["plan", "research", "other"]);
+    let nodes: Vec<(&[String], &str, &str)> = nested
+        .iter()
+        .map(|(namespace, item)| {
+            (
+                namespace.as_slice(),
+                item["mode"].as_str().unwrap(),
+                item["node"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    let at = ["research@2".to_owned()];
+    assert_eq!(
+        nodes,
+        [
+            (&at[..], "updates", "search"),
+            (&at[..], "updates", "publish")
+        ]
+    );
+    assert_eq!(
+        nested[0].1["update"]["notes"],
+        serde_json::json!(["web on tides"])
+    );
+    stream.finish().await.unwrap();
+
+    // Without `Subgraphs`, none.
+    let mut stream = graph.stream(ticket("tides"), StreamMode::Updates);
+    while let Some(item) = stream.next().await {
+        assert!(!matches!(item, StreamItem::Subgraph { .. }));
+    }
+}
+
+#[tokio::test]
 async fn a_mapped_subgraph_pauses_and_is_answered_through_its_parent_in_memory() {
     // No checkpointer: the child runs are kept in memory for the parent run's life.
     let graph = mapped_parent(true).compile().unwrap();

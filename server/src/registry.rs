@@ -221,6 +221,10 @@ where
                         Streamed::Item("updates", serde_json::json!({ node: update }))
                     }
                     StreamItem::Custom { value, .. } => Streamed::Item("custom", value),
+                    StreamItem::Subgraph { namespace, item } => Streamed::Item(
+                        "subgraph",
+                        serde_json::json!({ "namespace": namespace, "item": item }),
+                    ),
                     StreamItem::Messages { step, node, chunk } => Streamed::Item(
                         "messages",
                         serde_json::json!({ "node": node, "step": step, "chunk": chunk }),

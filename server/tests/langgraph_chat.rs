@@ -4,14 +4,10 @@
 
 mod common;
 
-use std::sync::Arc;
-
-use common::{Client, streamed};
+use common::{Client, serve_graph, streamed};
 use serde_json::{Value, json};
-use trellis::checkpoint::InMemoryCheckpointer;
 use trellis::messages::{Message, MessageChunk, add_messages};
 use trellis::{END, GraphBuilder, GraphState, START};
-use trellis_server::{ServeOptions, Server};
 
 #[derive(Clone, Default, serde::Serialize, serde::Deserialize, GraphState)]
 struct Chat {
@@ -55,16 +51,7 @@ async fn chat_server() -> trellis_server::Running {
         .add_edge(START, "reply")
         .add_edge("reply", "note")
         .add_edge("note", END);
-    Server::builder(Arc::new(InMemoryCheckpointer::new()))
-        .graph(builder.compile().expect("a valid graph"))
-        .build()
-        .expect("the server builds")
-        .serve(ServeOptions {
-            addr: "127.0.0.1:0".parse().expect("an address"),
-            ..ServeOptions::default()
-        })
-        .await
-        .expect("the server listens")
+    serve_graph(builder.compile().expect("a valid graph")).await
 }
 
 /// A new thread's first run, streamed in `mode`: the server, a client, the thread and the

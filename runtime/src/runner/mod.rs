@@ -183,6 +183,7 @@ impl<S: GraphState> Run<S> {
                 cancel: CancellationToken::new(),
                 names: Arc::clone(&graph.topology.names),
                 emitted: None,
+                subgraphs: None,
                 forward: None,
                 updates: None,
                 to_parent: None,

@@ -17,7 +17,7 @@ use crate::errors::RunError;
 use crate::event::Event;
 use crate::id::RunId;
 use crate::messages::MessageChunk;
-use crate::node::{EmitSink, Emitted, EventSink, ParentSink, RunScope, UpdateSink};
+use crate::node::{EmitSink, Emitted, EventSink, ParentSink, RunScope, SubgraphSink, UpdateSink};
 use crate::resume::Answers;
 use crate::state::{ApplyResume, GraphState};
 
@@ -42,6 +42,10 @@ pub enum StreamMode {
     /// (crate::NodeContext::stream_chunk)): a model's tokens as they arrive. The whole
     /// message is in the node's update.
     Messages,
+    /// Not items of its own: with it, the runs of the graph's subgraph nodes stream their
+    /// items of the other modes too, each as a [`StreamItem::Subgraph`] naming where it ran
+    /// (LangGraph's `subgraphs=True`).
+    Subgraphs,
 }
 
 impl StreamMode {
@@ -62,12 +66,17 @@ impl StreamModes {
             | StreamMode::Updates.bit()
             | StreamMode::Custom.bit()
             | StreamMode::Events.bit()
-            | StreamMode::Messages.bit(),
+            | StreamMode::Messages.bit()
+            | StreamMode::Subgraphs.bit(),
     );
 
     /// Whether `mode` is in the set.
     pub const fn contains(self, mode: StreamMode) -> bool {
         self.0 & mode.bit() != 0
+    }
+
+    const fn without(self, mode: StreamMode) -> StreamModes {
+        StreamModes(self.0 & !mode.bit())
     }
 }
 
@@ -146,6 +155,14 @@ pub enum StreamItem<S: GraphState> {
         /// The piece.
         chunk: MessageChunk,
     },
+    /// An item of a subgraph's run (with [`Subgraphs`](StreamMode::Subgraphs)).
+    Subgraph {
+        /// Where it ran: the subgraph node of each graph down, as `node@step`, outermost first.
+        namespace: Vec<String>,
+        /// The child run's item, as JSON (its state is another graph's): an item of this enum,
+        /// serialized (`{"mode": "updates", "step": 1, "node": …, "update": …}`).
+        item: serde_json::Value,
+    },
 }
 
 impl<S> fmt::Debug for StreamItem<S>
@@ -173,6 +190,11 @@ where
                 .field("value", value)
                 .finish(),
             StreamItem::Event(event) => f.debug_tuple("Event").field(event).finish(),
+            StreamItem::Subgraph { namespace, item } => f
+                .debug_struct("Subgraph")
+                .field("namespace", namespace)
+                .field("item", item)
+                .finish(),
             StreamItem::Messages { step, node, chunk } => f
                 .debug_struct("Messages")
                 .field("step", step)
@@ -186,7 +208,7 @@ where
 /// Where a streamed run sends its items.
 pub(crate) struct StreamSink<S: GraphState> {
     modes: StreamModes,
-    sender: mpsc::UnboundedSender<StreamItem<S>>,
+    send: SendItem<S>,
 }
 
 impl<S: GraphState> Run<S> {
@@ -202,7 +224,7 @@ impl<S: GraphState> Run<S> {
     /// the stream needs nothing more, so a closed stream is no error.
     pub(super) fn send(&self, mode: StreamMode, make: impl FnOnce() -> StreamItem<S>) {
         if let Some(sink) = self.stream.as_ref().filter(|s| s.modes.contains(mode)) {
-            let _ = sink.sender.send(make());
+            (sink.send)(make());
         }
     }
 
@@ -321,16 +343,33 @@ impl<S: GraphState> Run<S> {
     /// This run, driven as a stream of `modes` from where it stands.
     pub(crate) fn into_stream(mut self, modes: StreamModes) -> RunStream<S> {
         let (sender, items) = mpsc::unbounded_channel();
+        self.attach(
+            modes,
+            Arc::new(move |item| {
+                let _ = sender.send(item);
+            }),
+        );
+        RunStream {
+            run_id: self.scope.run_id.clone(),
+            items,
+            driving: Driving::Ready(Box::new(self)),
+            outcome: None,
+        }
+    }
+
+    /// Streams this run's items of `modes` to `send`: its own (values, updates, events), what
+    /// its nodes emit, and — for a graph with subgraph nodes — its children's, as `modes` ask.
+    fn attach(&mut self, modes: StreamModes, send: SendItem<S>) {
         let (custom, chunks) = (
             modes.contains(StreamMode::Custom),
             modes.contains(StreamMode::Messages),
         );
         if custom || chunks {
-            let emitted = sender.clone();
+            let emitted = Arc::clone(&send);
             let names = Arc::clone(&self.scope.names);
             let send = Arc::new(move |node: usize, step, what| {
                 let node = names[node].to_string();
-                let _ = emitted.send(match what {
+                emitted(match what {
                     Emitted::Custom(value) => StreamItem::Custom { step, node, value },
                     Emitted::Chunk(chunk) => StreamItem::Messages { step, node, chunk },
                 });
@@ -344,13 +383,14 @@ impl<S: GraphState> Run<S> {
                 ..(*self.scope).clone()
             });
         }
-        if modes.contains(StreamMode::Updates) && self.graph.topology.nests {
+        let nests = self.graph.topology.nests;
+        if modes.contains(StreamMode::Updates) && nests {
             // A subgraph node on this state streams its child's updates as its own.
-            let updates = sender.clone();
+            let updates = Arc::clone(&send);
             let names = Arc::clone(&self.scope.names);
             let sink = UpdateSink(Arc::new(move |node, step, update| {
                 if let Some(update) = update.downcast_ref::<S::Update>() {
-                    let _ = updates.send(StreamItem::Updates {
+                    updates(StreamItem::Updates {
                         step,
                         node: names[node].to_string(),
                         update: update.clone(),
@@ -362,26 +402,67 @@ impl<S: GraphState> Run<S> {
                 ..(*self.scope).clone()
             });
         }
-        if modes.contains(StreamMode::Events) && self.graph.topology.nests {
+        if modes.contains(StreamMode::Events) && nests {
             // The events of its subgraphs' runs join this run's stream.
-            let events = sender.clone();
+            let events = Arc::clone(&send);
             let forward = EventSink(Arc::new(move |event: &Event| {
-                let _ = events.send(StreamItem::Event(event.clone()));
+                events(StreamItem::Event(event.clone()));
             }));
             self.scope = Arc::new(RunScope {
                 forward: Some(forward),
                 ..(*self.scope).clone()
             });
         }
-        self.stream = Some(StreamSink { modes, sender });
-        RunStream {
-            run_id: self.scope.run_id.clone(),
-            items,
-            driving: Driving::Ready(Box::new(self)),
-            outcome: None,
+        if modes.contains(StreamMode::Subgraphs) && nests {
+            // Its subgraphs' runs stream their own items, named by where they run.
+            let nested = Arc::clone(&send);
+            self.scope = Arc::new(RunScope {
+                subgraphs: Some(SubgraphSink {
+                    modes,
+                    send: Arc::new(move |namespace, item| {
+                        nested(StreamItem::Subgraph { namespace, item });
+                    }),
+                }),
+                ..(*self.scope).clone()
+            });
         }
+        self.stream = Some(StreamSink { modes, send });
+    }
+
+    /// A subgraph's child run, streaming its items to `sink` under the namespace segment
+    /// `segment` (`node@step` of its parent): its values, updates and what its nodes emit,
+    /// as JSON. Its events already reach its top-level run's stream, and are not sent again.
+    pub(crate) fn streaming_nested(mut self, sink: &SubgraphSink, segment: String) -> Self {
+        let modes = sink.modes.without(StreamMode::Events);
+        let up = Arc::clone(&sink.send);
+        let here = segment.clone();
+        let send: SendItem<S> = Arc::new(move |item: StreamItem<S>| {
+            if let Ok(item) = serde_json::to_value(&item) {
+                up(vec![here.clone()], item);
+            }
+        });
+        // Its own children's, under its segment.
+        let up = Arc::clone(&sink.send);
+        let below = SubgraphSink {
+            modes: sink.modes,
+            send: Arc::new(move |mut namespace, item| {
+                namespace.insert(0, segment.clone());
+                up(namespace, item);
+            }),
+        };
+        self.attach(modes, send);
+        if self.graph.topology.nests {
+            self.scope = Arc::new(RunScope {
+                subgraphs: Some(below),
+                ..(*self.scope).clone()
+            });
+        }
+        self
     }
 }
+
+/// Where a streamed run sends its items.
+type SendItem<S> = Arc<dyn Fn(StreamItem<S>) + Send + Sync>;
 
 type StepFuture<S> =
     Pin<Box<dyn Future<Output = (Box<Run<S>>, Result<Advanced, RunError>)> + Send>>;

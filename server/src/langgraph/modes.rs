@@ -18,6 +18,8 @@ use super::unsupported;
 /// The modes a request asks for, as LangGraph names them.
 pub(super) struct Asked {
     names: Vec<String>,
+    /// `stream_subgraphs`: the subgraphs' items too, namespaced.
+    subgraphs: bool,
 }
 
 impl Asked {
@@ -43,10 +45,8 @@ impl Asked {
                 return Err(unsupported(&format!("stream mode `{name}`")));
             }
         }
-        if request["stream_subgraphs"].as_bool() == Some(true) {
-            return Err(unsupported("`stream_subgraphs`"));
-        }
-        Ok(Asked { names })
+        let subgraphs = request["stream_subgraphs"].as_bool() == Some(true);
+        Ok(Asked { names, subgraphs })
     }
 
     pub(super) fn wants(&self, mode: &str) -> bool {
@@ -77,8 +77,49 @@ impl Asked {
                 modes = modes | mode;
             }
         }
+        if self.subgraphs {
+            modes = modes | StreamMode::Subgraphs;
+        }
         modes
     }
+}
+
+/// A subgraph's item (`{namespace, item}`, the child's own stream item) as LangGraph names and
+/// shapes it with `stream_subgraphs`: `updates|research@2` and the like, for the modes asked
+/// that a child streams (`values`, `updates`, `custom`, `messages-tuple`).
+pub(super) fn nested(asked: &Asked, data: &Value) -> Option<(String, Value)> {
+    let item = &data["item"];
+    let (mode, shaped) = match item["mode"].as_str()? {
+        "values" => ("values", item["state"].clone()),
+        "updates" => {
+            let node = item["node"].as_str()?;
+            ("updates", json!({ node: item["update"] }))
+        }
+        "custom" => ("custom", item["value"].clone()),
+        "messages" => {
+            let chunk = &item["chunk"];
+            let piece = chat::chunk(chunk["id"].as_str()?, chunk["content"].as_str()?);
+            let metadata = json!({
+                "langgraph_node": item["node"],
+                "langgraph_step": item["step"],
+            });
+            ("messages", json!([piece, metadata]))
+        }
+        _ => return None,
+    };
+    let wanted = match mode {
+        "messages" => "messages-tuple",
+        other => other,
+    };
+    if !asked.wants(wanted) {
+        return None;
+    }
+    let namespace: Vec<&str> = data["namespace"]
+        .as_array()?
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    Some((format!("{mode}|{}", namespace.join("|")), shaped))
 }
 
 /// The modes this server streams.

@@ -519,6 +519,11 @@ async fn streamed(
         }
         while let Some(item) = items.recv().await {
             match item {
+                Streamed::Item("subgraph", data) => {
+                    if let Some((name, data)) = super::modes::nested(&asked, &data) {
+                        let _ = send.send(event(&name, &data));
+                    }
+                }
                 Streamed::Item(mode, data) => {
                     for (mode, data) in shaper.shape(mode, data).await {
                         let _ = send.send(event(mode, &data));

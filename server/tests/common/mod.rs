@@ -85,6 +85,24 @@ pub async fn serve(store: Arc<dyn RunQueue>, options: ServeOptions) -> Running {
         .expect("the server listens")
 }
 
+/// A server of `graph` alone, in memory, on a free local port.
+pub async fn serve_graph<S>(graph: trellis::CompiledGraph<S>) -> Running
+where
+    S: trellis::interrupt::ApplyResume + Default,
+    S::Input: serde::de::DeserializeOwned,
+{
+    Server::builder(Arc::new(trellis::checkpoint::InMemoryCheckpointer::new()))
+        .graph(graph)
+        .build()
+        .expect("the server builds")
+        .serve(ServeOptions {
+            addr: "127.0.0.1:0".parse().expect("an address"),
+            ..ServeOptions::default()
+        })
+        .await
+        .expect("the server listens")
+}
+
 /// A client of the server at `base`.
 #[derive(Clone)]
 pub struct Client {
