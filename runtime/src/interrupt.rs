@@ -150,7 +150,7 @@ impl Decision {
 /// each time they run — LangGraph's `interrupt_before`/`interrupt_after` given when a run is
 /// created. Given with [`StartOptions`](crate::thread::StartOptions), kept in every checkpoint
 /// of the run (a resumed or restored run keeps them). Such a pause asks nothing: the run goes
-/// past it with [`Answers::Proceed`](crate::resume::Answers::Proceed).
+/// past it with [`Answers::Proceed`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Breakpoints {
     /// Nodes the run pauses before.

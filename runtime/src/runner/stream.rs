@@ -38,9 +38,9 @@ pub enum StreamMode {
     Custom,
     /// The run's [`Event`]s: this run's only, none of the graph's other runs.
     Events,
-    /// Pieces of messages as nodes stream them ([`NodeContext::stream_chunk`]
-    /// (crate::NodeContext::stream_chunk)): a model's tokens as they arrive. The whole
-    /// message is in the node's update.
+    /// Pieces of messages as nodes stream them
+    /// ([`NodeContext::stream_chunk`](crate::NodeContext::stream_chunk)): a model's tokens as
+    /// they arrive. The whole message is in the node's update.
     Messages,
     /// Not items of its own: with it, the runs of the graph's subgraph nodes stream their
     /// items of the other modes too, each as a [`StreamItem::Subgraph`] naming where it ran
