@@ -142,7 +142,7 @@ async fn resuming(
     app: &App,
     thread_id: &ThreadId,
     request: &Value,
-) -> Result<Option<(RunId, Vec<(String, Value)>)>, Detail> {
+) -> Result<Option<(RunRecord, Vec<(String, Value)>)>, Detail> {
     let Some(resume) = request["command"].get("resume").filter(|v| !v.is_null()) else {
         return Ok(None);
     };
@@ -155,7 +155,7 @@ async fn resuming(
             )))
         })?;
     let answers = answers(&paused, resume)?;
-    Ok(Some((paused.run_id, answers)))
+    Ok(Some((paused, answers)))
 }
 
 /// The breakpoints `run` was started with (its newest checkpoint keeps them).
@@ -217,14 +217,13 @@ async fn start_of(app: &App, thread_id: &ThreadId, request: &Value) -> Result<Th
     let update = command.get("update").filter(|v| !v.is_null()).cloned();
     let asked = breakpoints(request)?;
     let metadata = metadata_of(&request["metadata"])?;
-    if let Some((run_id, answers)) = resuming(app, thread_id, request).await? {
-        let run = app.run(run_id.as_str()).await?;
+    if let Some((run, answers)) = resuming(app, thread_id, request).await? {
         same_metadata(&metadata, &run)?;
         if !asked.is_empty() {
             same_breakpoints(&asked, &breakpoints_of(app, &run).await?)?;
         }
         return Ok(ThreadStart::Answers(
-            run_id,
+            run.run_id,
             Some(answers),
             Steer { update, goto },
         ));
