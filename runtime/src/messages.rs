@@ -39,9 +39,12 @@ pub const REMOVE_ALL: &str = "__remove_all__";
 /// LangChain's clients send (LangGraph's SDKs, chat UIs): `type` or `role` as `human`, `ai`,
 /// `system` or `tool`, `tool_call_id`, tool calls with `args`, content as a list of text parts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Message {
-    /// Stable across checkpoints: what [`add_messages`] replaces and removes by.
+    /// Stable across checkpoints: what [`add_messages`] replaces and removes by. A message
+    /// given without one gets a new one.
     #[serde(default = "new_id")]
+    #[cfg_attr(feature = "schema", schemars(transform = no_default))]
     pub id: String,
     /// What it says, by role.
     #[serde(flatten)]
@@ -113,6 +116,7 @@ fn from_langchain(fields: &mut serde_json::Map<String, serde_json::Value>) {
 
 /// What a message says, by role.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "role", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Body {
@@ -151,6 +155,13 @@ pub enum Body {
     /// Not a message: in an update, [`add_messages`] removes the message with this id (or,
     /// with [`REMOVE_ALL`], every message before it).
     Remove,
+}
+
+/// A schema without the `default` schemars would give the id: a new id each time the schema
+/// is made, not a value a form could offer.
+#[cfg(feature = "schema")]
+fn no_default(schema: &mut schemars::Schema) {
+    schema.remove("default");
 }
 
 /// A new message id: a ULID from the process's generator, as run ids are, so that ids sort
@@ -277,6 +288,7 @@ impl Message {
 
 /// A tool call as the model made it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ToolCall {
     /// The provider's id for the call; its result carries the same id.
     pub id: String,
