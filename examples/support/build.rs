@@ -1,4 +1,5 @@
-//! Compiles the support graph into `OUT_DIR/support.rs` (included by `src/main.rs`), and says
+//! Compiles the support graph into `OUT_DIR/support.rs` (included by `src/main.rs`) and the
+//! chat it serves beside it into `OUT_DIR/chat.rs` (by `src/conversation.rs`), and says
 //! whether the PostgreSQL soak test runs (the one gate every package shares).
 
 #[path = "../../.ci/postgres_gate.rs"]
@@ -6,5 +7,5 @@ mod postgres_gate;
 
 fn main() -> Result<(), trellis_codegen::Error> {
     postgres_gate::gate();
-    trellis_codegen::compile(&["../graphs/support.graph"])
+    trellis_codegen::compile(&["../graphs/support.graph", "../graphs/chat.graph"])
 }

@@ -10,6 +10,8 @@ use trellis::{GraphState, RunId, interrupt::Decision};
 
 trellis::include_generated!("support");
 
+pub mod conversation;
+
 /// One support ticket as it moves through the graph. Every field has a default, so a run can
 /// be started with the text alone (`{"text": "…"}`, as the server's clients do).
 #[derive(Clone, Debug, Default, Serialize, Deserialize, GraphState, schemars::JsonSchema)]
@@ -232,8 +234,8 @@ fn parse(args: Vec<String>) -> Result<(Command, PathBuf), String> {
     Ok((command, db))
 }
 
-/// Serves the support graph over HTTP, its runs in `store` and executed by the server's
-/// workers, until Ctrl-C.
+/// Serves the support graph and the support chat over HTTP, their runs in `store` and executed
+/// by the server's workers, until Ctrl-C.
 async fn serve(
     store: Arc<dyn RunQueue>,
     options: trellis_server::ServeOptions,
@@ -242,6 +244,7 @@ async fn serve(
 ) -> Result<(), Box<dyn std::error::Error>> {
     let server = trellis_server::Server::builder(store)
         .graph(support::build(Desk { pace }))
+        .graph(conversation::build(pace))
         .build()?;
     let running = server.serve(options).await?;
     println!("listening on http://{}", running.local_addr());
