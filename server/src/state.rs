@@ -39,12 +39,40 @@ pub(crate) struct Definition {
 pub(crate) struct RunFilter {
     pub(crate) graph: Option<String>,
     pub(crate) status: Option<String>,
+    /// Only the runs started on this thread (read through the thread's own index).
+    pub(crate) thread: Option<String>,
+    /// Only the subgraph runs under this run (`<parent>/…`, at any depth).
+    pub(crate) parent: Option<String>,
+    /// Subgraph runs listed under their top-level run (`subgraphs`, oldest first) rather than
+    /// beside it.
+    #[serde(default)]
+    pub(crate) subgraphs: bool,
     pub(crate) limit: Option<usize>,
     pub(crate) offset: Option<usize>,
     /// Whether each run comes with its state (`false` by default: a page of runs is a list to
     /// choose from, and states can be large — a page of fifty once weighed 2 MB).
     #[serde(default)]
     pub(crate) state: bool,
+}
+
+impl RunFilter {
+    /// Whether `run` is one this filter lists (paging aside). With `subgraphs`, a subgraph
+    /// run is not: it is listed under its parent.
+    fn keeps(&self, run: &RunRecord, status: Option<RunStatus>) -> bool {
+        let id = run.run_id.as_str();
+        self.graph.as_ref().is_none_or(|g| &run.graph == g)
+            && status.is_none_or(|s| run.status == s)
+            && self.parent.as_ref().is_none_or(|parent| {
+                id.strip_prefix(parent.as_str())
+                    .is_some_and(|rest| rest.starts_with('/'))
+            })
+            && !(self.subgraphs && self.parent.is_none() && id.contains('/'))
+    }
+}
+
+/// The top-level run a subgraph run belongs to (its id's first segment).
+fn root_of(run_id: &str) -> Option<&str> {
+    run_id.split_once('/').map(|(root, _)| root)
 }
 
 /// The most runs one page lists.
@@ -99,25 +127,45 @@ impl App {
             .ok_or_else(|| ApiError::not_found(format!("no run is named `{run_id}`")))
     }
 
-    /// Runs newest first, filtered by graph and status, paged after filtering: each a summary
-    /// (the record without its `state`) unless the filter asks for states.
+    /// Runs newest first, filtered, paged after filtering: each a summary (the record without
+    /// its `state`) unless the filter asks for states; with `subgraphs`, each with its
+    /// subgraph runs under `subgraphs`.
     pub(crate) async fn runs(&self, filter: &RunFilter) -> Result<Vec<Value>, ApiError> {
-        let runs = self.records(filter).await?;
+        let (runs, mut children) = self.records(filter).await?;
+        let shown = |run: RunRecord| {
+            let mut run = serde_json::to_value(run)
+                .map_err(|e| ApiError::internal(format!("a run record as JSON: {e}")))?;
+            if !filter.state
+                && let Some(fields) = run.as_object_mut()
+            {
+                fields.remove("state");
+            }
+            Ok::<_, ApiError>(run)
+        };
         runs.into_iter()
             .map(|run| {
-                let mut run = serde_json::to_value(run)
-                    .map_err(|e| ApiError::internal(format!("a run record as JSON: {e}")))?;
-                if !filter.state
-                    && let Some(fields) = run.as_object_mut()
+                let under = children.remove(run.run_id.as_str());
+                let mut shown_run = shown(run)?;
+                if filter.subgraphs
+                    && let Some(fields) = shown_run.as_object_mut()
                 {
-                    fields.remove("state");
+                    // Seen newest first; listed in the order they ran.
+                    let under = under.unwrap_or_default().into_iter().rev();
+                    let under = under.map(shown).collect::<Result<Vec<_>, _>>()?;
+                    fields.insert("subgraphs".to_owned(), Value::Array(under));
                 }
-                Ok(run)
+                Ok(shown_run)
             })
             .collect()
     }
 
-    async fn records(&self, filter: &RunFilter) -> Result<Vec<RunRecord>, ApiError> {
+    /// The page of runs `filter` lists, and (with `subgraphs`) the subgraph runs seen on the
+    /// way by their top-level run: a subgraph run is made after its parent, so listed newest
+    /// first it comes before it, and every child of a run on the page has been seen by then.
+    async fn records(
+        &self,
+        filter: &RunFilter,
+    ) -> Result<(Vec<RunRecord>, BTreeMap<String, Vec<RunRecord>>), ApiError> {
         let status = match filter.status.as_deref() {
             None => None,
             Some(text) => Some(parse_status(text)?),
@@ -128,16 +176,37 @@ impl App {
         let limit = filter.limit.unwrap_or(50).min(MAX_PAGE);
         let mut skip = filter.offset.unwrap_or(0);
         let mut out = Vec::new();
+        let mut children: BTreeMap<String, Vec<RunRecord>> = BTreeMap::new();
+        if filter.subgraphs && filter.thread.is_some() {
+            // A thread's index holds its own runs, not their subgraphs'.
+            return Err(ApiError::bad_request(
+                "`subgraphs` nests subgraph runs in the list of all runs; for a thread's run, ask for `parent=RUN`",
+            ));
+        }
+        let thread = match &filter.thread {
+            None => None,
+            Some(text) => Some(
+                trellis::ThreadId::parse(text)
+                    .map_err(|error| ApiError::bad_request(format!("`thread`: {error}")))?,
+            ),
+        };
         let mut from = 0;
-        // The store lists all runs newest first; filters are applied here, a page at a time.
+        // All runs, or a thread's through its index, newest first; filters are applied here,
+        // a page at a time.
         loop {
-            let page = self.store.list_runs(MAX_PAGE, from).await?;
+            let page = match &thread {
+                Some(thread) => self.store.thread_runs(thread, MAX_PAGE, from).await?,
+                None => self.store.list_runs(MAX_PAGE, from).await?,
+            };
             let done = page.len() < MAX_PAGE;
             from += page.len();
             for run in page {
-                let keep = filter.graph.as_ref().is_none_or(|g| &run.graph == g)
-                    && status.is_none_or(|s| run.status == s);
-                if !keep {
+                if !filter.keeps(&run, status) {
+                    if filter.subgraphs
+                        && let Some(root) = root_of(run.run_id.as_str())
+                    {
+                        children.entry(root.to_owned()).or_default().push(run);
+                    }
                     continue;
                 }
                 if skip > 0 {
@@ -147,7 +216,7 @@ impl App {
                 }
             }
             if done || out.len() >= limit {
-                return Ok(out);
+                return Ok((out, children));
             }
         }
     }

@@ -96,3 +96,97 @@ async fn a_subgraph_s_updates_and_values_come_namespaced_when_asked() {
     );
     running.shutdown().await;
 }
+
+/// The run list the studio reads: subgraph runs under their run, one run's subgraph runs, a
+/// thread's runs; and the thread, once run on, names its graph as LangGraph's server does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_are_listed_with_their_subgraph_runs_and_by_thread() {
+    let running = desk_server().await;
+    let client = Client::new(&running);
+    let (_, thread) = client.post("/threads", &json!({})).await;
+    let id = thread["thread_id"].as_str().unwrap();
+    let mut runs = Vec::new();
+    for _ in 0..2 {
+        let (status, run) = client
+            .post(
+                &format!("/threads/{id}/runs/wait"),
+                &json!({ "assistant_id": "Desk", "input": {} }),
+            )
+            .await;
+        assert_eq!(status, 200, "{run}");
+    }
+    let (_, listed) = client.get(&format!("/threads/{id}/runs")).await;
+    for run in listed.as_array().unwrap() {
+        runs.push(run["run_id"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(runs.len(), 2);
+
+    // Beside each other by default; nested (only under their own run) when asked.
+    let (_, all) = client.get("/runs").await;
+    let ids: Vec<&str> = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["run_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            format!("{}/research@2", runs[0]),
+            runs[0].clone(),
+            format!("{}/research@2", runs[1]),
+            runs[1].clone()
+        ]
+    );
+    let (_, nested) = client.get("/runs?subgraphs=true&graph=Desk").await;
+    let nested = nested.as_array().unwrap();
+    assert_eq!(nested.len(), 2);
+    for (run, id) in nested.iter().zip(&runs) {
+        assert_eq!(run["run_id"], json!(id));
+        assert_eq!(run["subgraphs"].as_array().unwrap().len(), 1, "{run}");
+        let child = &run["subgraphs"][0];
+        assert_eq!(child["run_id"], json!(format!("{id}/research@2")));
+        assert_eq!(
+            (&child["graph"], &child["status"]),
+            (&json!("Research"), &json!("completed"))
+        );
+        assert!(child.get("state").is_none(), "a summary: {child}");
+    }
+    let (_, under) = client.get(&format!("/runs?parent={}", runs[1])).await;
+    assert_eq!(under.as_array().unwrap().len(), 1);
+    assert_eq!(under[0]["run_id"], json!(format!("{}/research@2", runs[1])));
+    let (_, none) = client
+        .get(&format!("/runs?parent={}/research@2", runs[1]))
+        .await;
+    assert_eq!(none, json!([]));
+
+    // A thread's runs, through its index, with their states when asked.
+    let (_, on_thread) = client
+        .get(&format!("/runs?thread={id}&state=true&limit=1"))
+        .await;
+    assert_eq!(on_thread.as_array().unwrap().len(), 1);
+    assert_eq!(on_thread[0]["run_id"], json!(runs[0]));
+    assert_eq!(on_thread[0]["state"]["log"].as_array().unwrap().len(), 6);
+    let (status, refused) = client
+        .get(&format!("/runs?thread={id}&subgraphs=true"))
+        .await;
+    assert_eq!(status, 400, "{refused}");
+    let (status, _) = client.get("/runs?thread=not%20an%20id").await;
+    assert_eq!(status, 400);
+
+    let (_, thread) = client.get(&format!("/threads/{id}")).await;
+    assert_eq!(thread["metadata"]["graph_id"], json!("Desk"));
+    let (_, assistant) = client.get("/assistants/Desk").await;
+    assert_eq!(
+        thread["metadata"]["assistant_id"],
+        assistant["assistant_id"]
+    );
+    let (_, found) = client
+        .post(
+            "/threads/search",
+            &json!({ "metadata": { "graph_id": "Desk" } }),
+        )
+        .await;
+    assert_eq!(found[0]["thread_id"], json!(id));
+    running.shutdown().await;
+}
