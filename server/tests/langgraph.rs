@@ -253,6 +253,19 @@ async fn a_thread_is_edited_taken_up_and_forked_through_langgraph_s_routes() {
         "the fork's history goes through the checkpoint it went on from"
     );
 
+    // At a checkpoint of the history, `as_node` by default is the node that wrote last up to
+    // there (`work`, whose router now asks), not the newest run's last node (`finish`).
+    let (status, edit) = client
+        .post(
+            &format!("/threads/{id}/state"),
+            &json!({ "values": { "pause": true }, "checkpoint_id": before_finish }),
+        )
+        .await;
+    assert_eq!(status, 200, "{edit}");
+    let (_, state) = client.get(&format!("/threads/{id}/state")).await;
+    assert_eq!(state["next"], json!(["ask"]), "{state}");
+    assert_eq!(state["values"]["log"], json!(["work"]));
+
     // What is refused: an unknown node, an id not of this server, a checkpoint of another
     // thread, an input with a checkpoint, a thread with no graph to edit with.
     let (status, unknown) = client
@@ -335,7 +348,9 @@ async fn a_thread_is_copied_and_deleted_through_langgraph_s_routes() {
     assert_eq!(status, 200, "{copy}");
     let copy_id = copy["thread_id"].as_str().unwrap().to_owned();
     assert_ne!(copy_id, id);
-    assert_eq!(copy["metadata"], json!({ "user": "ada" }));
+    // The original's metadata: the client's, and the graph its run named.
+    assert_eq!(copy["metadata"]["user"], "ada");
+    assert_eq!(copy["metadata"]["graph_id"], "Jobs");
     assert_eq!(
         copy["status"], "interrupted",
         "the copy asks the question too"

@@ -119,7 +119,35 @@ async fn prepare<'a>(
     if request["if_not_exists"].as_str() == Some("create") {
         create_thread(app, thread_id.clone(), Map::new(), "do_nothing").await?;
     }
+    name_graph(app, thread_id, graph.name()).await?;
     Ok(graph)
+}
+
+/// Writes the graph a run starts on into its thread's metadata (`graph_id`, `assistant_id`),
+/// as LangGraph's server does: a client (the studio) finds a graph's threads by it, and a
+/// later `update_state` knows the graph. A thread that is not there is left to the run's
+/// start to report.
+async fn name_graph(app: &App, thread_id: &ThreadId, graph: &str) -> Result<(), Detail> {
+    let Some(mut record) = app.store.load_thread(thread_id).await? else {
+        return Ok(());
+    };
+    let named = [
+        ("graph_id", Value::from(graph)),
+        ("assistant_id", Value::from(shapes::assistant_id(graph))),
+    ];
+    if named
+        .iter()
+        .all(|(key, value)| record.metadata.get(*key) == Some(value))
+    {
+        return Ok(());
+    }
+    for (key, value) in named {
+        record.metadata.insert(key.to_owned(), value);
+    }
+    app.store
+        .set_thread_metadata(thread_id, &record.metadata, trellis::run::Timestamp::now())
+        .await?;
+    Ok(())
 }
 
 /// `command.goto` as node names: one, or a list; a `Send` (`{node, arg}`) is not taken.

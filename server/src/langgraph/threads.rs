@@ -8,7 +8,7 @@ use axum::extract::{Path, Query, State};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{Map, Value, json};
-use trellis::checkpoint::{Checkpoint, RunRecord, ThreadRecord};
+use trellis::checkpoint::{Checkpoint, CheckpointRef, RunRecord, ThreadRecord};
 use trellis::{RunError, ThreadId};
 
 use super::shapes::{self, Detail};
@@ -362,16 +362,23 @@ async fn update_state(
             ))
         })?;
     let graph = served(&app, &graph)?;
+    let at = shapes::checkpoint_named(&request)?;
     let as_node = match request["as_node"].as_str() {
         Some(node) => node.to_owned(),
-        None => newest
-            .and_then(|run| run.last_node)
-            .map(|node| node.to_string())
-            .ok_or_else(|| {
+        None => {
+            let writer = match &at {
+                // At a checkpoint of the history: the node that wrote last up to there.
+                Some(at) => last_writer(app.store.as_ref(), at).await?,
+                None => newest
+                    .and_then(|run| run.last_node)
+                    .map(|node| node.to_string()),
+            };
+            writer.ok_or_else(|| {
                 unprocessable(format!(
-                    "no node of thread {thread_id} has run yet: say which writes the update with `as_node`"
+                    "no node of thread {thread_id} has written there yet: say which writes the update with `as_node`"
                 ))
-            })?,
+            })?
+        }
     };
     let values = match &request["values"] {
         Value::Null => json!({}),
@@ -382,7 +389,6 @@ async fn update_state(
             ));
         }
     };
-    let at = shapes::checkpoint_named(&request)?;
     let edit = graph
         .thread_update(&thread_id, at, values, &as_node)
         .await?;
@@ -390,6 +396,22 @@ async fn update_state(
     Ok(Json(json!({
         "checkpoint": shapes::checkpoint_ref(thread_id.as_str(), Some(checkpoint_id))
     })))
+}
+
+/// The node that wrote last up to checkpoint `at` of its run: the last of the nodes of the
+/// newest checkpoint at or before it that records any (a step's nodes are listed in
+/// declaration order, as a run's `last_node` is chosen); `None` when none has.
+async fn last_writer(
+    store: &dyn trellis::checkpoint::RunQueue,
+    at: &CheckpointRef,
+) -> Result<Option<String>, Detail> {
+    let checkpoints = store.list_checkpoints(&at.run_id).await?;
+    Ok(checkpoints
+        .iter()
+        .rev()
+        .filter(|checkpoint| checkpoint.id <= at.checkpoint)
+        .find_map(|checkpoint| checkpoint.nodes.last())
+        .map(ToString::to_string))
 }
 
 /// Deletes the thread, its runs and their checkpoints (409 while a run of it runs): 204.
