@@ -1,6 +1,7 @@
 // A LangGraph user's script against a Trellis server, through LangGraph's own JavaScript SDK
 // (@langchain/langgraph-sdk). `node sdk_test.mjs URL`: the server runs `examples/support`
-// (classify → draft → review → a question before `send`), paced (`serve --pace 100`).
+// (classify → draft → review → a question before `send`) and its chat (a reply streamed a word
+// at a time), paced (`serve --pace 100`).
 import { Client } from "@langchain/langgraph-sdk";
 
 const client = new Client({ apiUrl: process.argv[2] });
@@ -120,6 +121,25 @@ await client.runs.create(busy.thread_id, "Support", {
 });
 check((await client.runs.get(busy.thread_id, first.run_id)).status === "interrupted",
   "interrupt: the running run is stopped");
+
+// The support chat: its reply streamed a word at a time, the conversation kept on the thread.
+const chat = await client.threads.create();
+const pieces = [];
+for await (const part of client.runs.stream(chat.thread_id, "Chat", {
+  input: { messages: [{ type: "human", content: "I was charged twice on my invoice" }] },
+  streamMode: "messages-tuple",
+})) {
+  if (part.event === "messages") pieces.push(part.data);
+}
+const kept = (await client.threads.getState(chat.thread_id)).values.messages;
+check(pieces.length > 5 && pieces.every(([m]) => m.type === "AIMessageChunk" && m.id === kept.at(-1).id),
+  "messages-tuple: the reply's pieces, under the id of the message kept");
+check(pieces.map(([m]) => m.content).join("") === kept.at(-1).content, "the pieces join to the reply");
+const continued = await client.runs.wait(chat.thread_id, "Chat", {
+  input: { messages: [{ role: "user", content: "When will I see it?" }] },
+});
+check(continued.messages.length === 4 && continued.messages.at(-1).content.includes("Message 2 of this conversation"),
+  "a second message continues the conversation");
 
 check((await status(() => client.threads.get("2f9c1c4e-4b1a-4f53-9d4e-0c6f1e2a7b10"))) === 404,
   "an unknown thread is a 404");

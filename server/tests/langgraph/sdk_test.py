@@ -1,7 +1,8 @@
 """A LangGraph user's script against a Trellis server, through LangGraph's own Python SDK.
 
 `python sdk_test.py URL`: the server runs `examples/support` (classify → draft → review → a
-question before `send`). Every call is the SDK's, unchanged; each check says what a user
+question before `send`) and its chat (a conversation on a thread, a reply streamed a word at a
+time, a `lookup` subgraph for billing questions). Every call is the SDK's, unchanged; each check says what a user
 would see go wrong.
 """
 
@@ -241,6 +242,39 @@ check(client.threads.get_state(stops["thread_id"])["next"] == ["draft"], "get_st
 went_on = client.runs.wait(stops["thread_id"], "Support", input=None, interrupt_before=["draft"])
 check(went_on["drafts"] >= 1 and went_on["__interrupt__"][0]["id"] != halted["__interrupt__"][0]["id"],
       "a run with no input goes on past the breakpoint, to the graph's question")
+
+# The support chat: a conversation on a thread, its reply streamed as it is written.
+chat = client.threads.create()
+said = {"messages": [{"type": "human", "content": "I was charged twice on my invoice"}]}
+pieces = [part.data for part in client.runs.stream(chat["thread_id"], "Chat", input=said,
+                                                   stream_mode="messages-tuple")
+          if part.event == "messages"]
+check(len(pieces) > 5 and all(p[0]["type"] == "AIMessageChunk" for p in pieces),
+      "messages-tuple: the reply comes as AIMessageChunks, a word at a time")
+check(all(p[1]["langgraph_node"] == "reply" and p[1]["thread_id"] == chat["thread_id"] for p in pieces),
+      "messages-tuple: each piece's metadata names its node and thread")
+messages = client.threads.get_state(chat["thread_id"])["values"]["messages"]
+check("".join(p[0]["content"] for p in pieces) == messages[-1]["content"]
+      and {p[0]["id"] for p in pieces} == {messages[-1]["id"]},
+      "the pieces join to the reply kept in the thread, under its id")
+second = client.runs.wait(chat["thread_id"], "Chat",
+                          input={"messages": [{"role": "user", "content": "When will I see it?"}]})
+check(len(second["messages"]) == 4 and second["messages"][0]["content"] == said["messages"][0]["content"]
+      and "Message 2 of this conversation" in second["messages"][-1]["content"],
+      "a second message on the thread continues the conversation")
+whole = [part for part in client.runs.stream(chat["thread_id"], "Chat", stream_mode="messages",
+                                             input={"messages": [{"type": "human", "content": "thanks"}]})
+         if part.event.startswith("messages/")]
+kinds = [part.event for part in whole]
+# As LangGraph's: a streamed message is not sent whole again at its end (its last partial is it).
+check(kinds[0] == "messages/metadata" and set(kinds[1:]) == {"messages/partial"},
+      f"messages: the metadata, then the text so far each time ({sorted(set(kinds))})")
+check(whole[-1].data[-1]["content"] == client.threads.get_state(chat["thread_id"])["values"]["messages"][-1]["content"],
+      "the last messages/partial is the reply kept in the thread")
+nested = [part.event for part in client.runs.stream(None, "Chat", input=said, stream_mode="updates",
+                                                    stream_subgraphs=True)]
+check("updates|lookup@2" in nested and "updates" in nested,
+      "stream_subgraphs: the lookup subgraph's updates, namespaced, beside the chat's")
 
 # What Trellis does not do is refused, as LangGraph refuses an invalid option.
 try:
