@@ -470,7 +470,9 @@ pub(crate) async fn latest(
 
 impl<S: GraphState> CompiledGraph<S> {
     /// Continues a run whose process stopped while running it (a crash, a kill, a lost machine)
-    /// from its last checkpoint, and runs it to the end or the next pause.
+    /// from its last checkpoint: awaited, to its end or next pause; or streamed
+    /// ([`Continuation::stream`](crate::run::Continuation::stream)), or left to a worker. So
+    /// is a branch [`update_state`](Self::update_state) recorded.
     ///
     /// This is not a resume: a paused run waits for answers ([`resume`](Self::resume)); a
     /// running one was interrupted by accident. The run must be `running` and its owner gone:
@@ -482,9 +484,16 @@ impl<S: GraphState> CompiledGraph<S> {
     /// # Errors
     /// [`RunError::StillRunning`] while the owner may be alive; [`RunError::Paused`] for a paused
     /// run; [`RunError::AlreadyCompleted`], [`RunError::AlreadyFailed`],
-    /// [`RunError::RunNotFound`], [`RunError::NoCheckpointer`], [`RunError::WrongGraph`]; then as
-    /// [`invoke`](Self::invoke).
-    pub async fn continue_run(&self, run_id: &RunId) -> Result<Outcome<S>, RunError> {
+    /// [`RunError::RunNotFound`], [`RunError::NoCheckpointer`], [`RunError::WrongGraph`], when
+    /// it is awaited; then as [`invoke`](Self::invoke).
+    pub fn continue_run(&self, run_id: &RunId) -> crate::run::Continuation<'_, S> {
+        let run_id = run_id.clone();
+        crate::run::Continuation::new(async move { self.take_over(&run_id).await })
+    }
+
+    /// The run `run_id`, claimed from its gone owner and loaded from its last checkpoint: what
+    /// [`continue_run`](Self::continue_run) goes on with.
+    async fn take_over(&self, run_id: &RunId) -> Result<Run<S>, RunError> {
         let (store, mut record) = self.stored(run_id, RunStatus::Running).await?;
         let run_id = record.run_id.clone();
         let me = crate::owner::current();
@@ -547,7 +556,7 @@ impl<S: GraphState> CompiledGraph<S> {
             Run::from_checkpoint(self.clone(), record, checkpoint)
         };
         match held.await {
-            Ok(run) => run.finish().await,
+            Ok(run) => Ok(run),
             Err(error) => {
                 // Not continued here: hand it back, so that it is not held by a live process.
                 let mut released = claim;

@@ -100,6 +100,7 @@ pub mod blueprint;
 mod builder;
 mod cancel;
 pub mod checkpoint;
+mod continuation;
 mod errors;
 pub mod event;
 mod graph;
@@ -141,6 +142,7 @@ pub use trellis_macros::{graph, include_graph};
 /// history ([`CompiledGraph::history`]).
 pub mod run {
     pub use crate::cancel::{CancellationToken, cancel_stored};
+    pub use crate::continuation::Continuation;
     pub use crate::id::{Timestamp, TimestampError};
     pub use crate::runner::{Run, StepOutcome};
     pub use crate::travel::{Snapshot, lineage};

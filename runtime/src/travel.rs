@@ -7,11 +7,12 @@ use std::sync::Arc;
 use crate::checkpoint::{
     Checkpoint, CheckpointLabel, CheckpointRef, Checkpointer, Name, RunRecord, RunStatus,
 };
+use crate::continuation::Continuation;
 use crate::errors::RunError;
 use crate::graph::CompiledGraph;
 use crate::id::{RunId, Timestamp};
 use crate::interrupt::Interrupt;
-use crate::runner::{Outcome, Run};
+use crate::runner::Run;
 use crate::state::GraphState;
 
 /// One checkpoint of a run's history, its state read as the graph's state type.
@@ -86,9 +87,10 @@ impl<S: GraphState> CompiledGraph<S> {
 
     /// A new run — a branch of `run_id` — that starts from its checkpoint `checkpoint` (its
     /// state, next nodes, visits, and at a pause its questions) and runs to the end or the next
-    /// pause. The original run and its history are left as they are; the branch's record names
-    /// it as [`parent`](crate::checkpoint::RunRecord::parent), and its first checkpoint is
-    /// labelled `fork`. Replaying a pause gives a paused branch, to answer differently.
+    /// pause — or, with [`Continuation::stream`], streams it. The original run and its history
+    /// are left as they are; the branch's record names it as
+    /// [`parent`](crate::checkpoint::RunRecord::parent), and its first checkpoint is labelled
+    /// `fork`. Replaying a pause gives a paused branch, to answer differently.
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
@@ -140,12 +142,9 @@ impl<S: GraphState> CompiledGraph<S> {
     ///
     /// # Errors
     /// As [`fork`](Self::fork), then as [`invoke`](Self::invoke).
-    pub async fn replay(&self, run_id: &RunId, checkpoint: u64) -> Result<Outcome<S>, RunError> {
-        let run = self.fork(run_id, checkpoint).await?;
-        if run.is_paused() {
-            return Ok(run.into_outcome());
-        }
-        run.finish().await
+    pub fn replay(&self, run_id: &RunId, checkpoint: u64) -> Continuation<'_, S> {
+        let run_id = run_id.clone();
+        Continuation::new(async move { self.fork(&run_id, checkpoint).await })
     }
 
     /// The branch [`replay`](Self::replay) runs, recorded (its `fork` checkpoint written) and
@@ -199,8 +198,9 @@ impl<S: GraphState> CompiledGraph<S> {
     }
 
     /// Takes a failed run up again from its last committed checkpoint — once the cause of the
-    /// failure is fixed — and runs it to the end or the next pause: the step that failed runs
-    /// again (a failed node, its branch siblings), and everything committed before it is kept.
+    /// failure is fixed — and runs it to the end or the next pause (or streams it, or leaves it
+    /// to a worker: [`Continuation`]): the step that failed runs again (a failed node, its
+    /// branch siblings), and everything committed before it is kept.
     /// A run that failed while its answers were being folded in is paused again, with the same
     /// questions. The run keeps its id; a `retry` checkpoint marks where it went on from.
     ///
@@ -208,25 +208,9 @@ impl<S: GraphState> CompiledGraph<S> {
     /// [`RunError::NotFailed`] for a run that is not failed (or that another process retried
     /// first); [`RunError::Unresumable`] for a run that failed before its first checkpoint; as
     /// [`fork`](Self::fork) otherwise, then as [`invoke`](Self::invoke).
-    pub async fn retry(&self, run_id: &RunId) -> Result<Outcome<S>, RunError> {
-        let run = self.take_up(run_id).await?;
-        if run.is_paused() {
-            return Ok(run.into_outcome());
-        }
-        run.finish().await
-    }
-
-    /// [`retry`](Self::retry), leaving the run to a [`Worker`](crate::worker::Worker): it is
-    /// claimed, its `retry` checkpoint written, and handed to the queue. Returns at once.
-    ///
-    /// # Errors
-    /// As [`retry`](Self::retry), before the run goes on.
-    pub async fn enqueue_retry(&self, run_id: &RunId) -> Result<(), RunError> {
-        let run = self.take_up(run_id).await?;
-        if run.is_paused() {
-            return Ok(());
-        }
-        run.enqueue().await.map(drop)
+    pub fn retry(&self, run_id: &RunId) -> Continuation<'_, S> {
+        let run_id = run_id.clone();
+        Continuation::new(async move { self.take_up(&run_id).await })
     }
 
     /// A failed run claimed by this process from its last committed checkpoint, its `retry`

@@ -421,6 +421,7 @@ async fn time_travel_and_retries_work_on_postgres() {
     travel::update_state_forks_with_an_edit(fresh().await).await;
     travel::retry_goes_on_from_the_last_committed_checkpoint(fresh().await).await;
     travel::two_retries_one_winner(fresh().await).await;
+    travel::every_way_a_run_goes_on_streams(fresh().await).await;
 }
 
 #[cfg_attr(

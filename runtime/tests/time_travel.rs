@@ -46,6 +46,7 @@ on_every_store!(
     update_state_forks_with_an_edit,
     retry_goes_on_from_the_last_committed_checkpoint,
     two_retries_one_winner,
+    every_way_a_run_goes_on_streams,
 );
 
 #[tokio::test]
@@ -227,7 +228,7 @@ async fn retry_and_time_travel_refuse_what_they_cannot_do() {
     let _ = graph.invoke(ticket("t")).await.unwrap_err().error;
     let run_id = queue.list_runs(1, 0).await.unwrap()[0].run_id.clone();
     broken.store(false, Ordering::SeqCst);
-    graph.enqueue_retry(&run_id).await.unwrap();
+    graph.retry(&run_id).enqueue().await.unwrap();
     let record = queue.load_run(&run_id).await.unwrap().unwrap();
     assert_eq!(
         (record.status, record.owner.as_deref()),

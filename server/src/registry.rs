@@ -268,7 +268,7 @@ where
     }
 
     async fn retry(&self, run_id: &RunId) -> Result<(), ApiError> {
-        Ok(self.graph.enqueue_retry(run_id).await?)
+        Ok(self.graph.retry(run_id).enqueue().await?)
     }
 
     fn spawn_worker(&self, stop: CancellationToken) -> tokio::task::JoinHandle<()> {

@@ -617,6 +617,10 @@ impl<S: GraphState> Stream for RunStream<S> {
                 return Poll::Ready(Some(item));
             }
             match std::mem::replace(&mut this.driving, Driving::Ended) {
+                // A run that stands at a pause (a replay of a question) ends the stream there.
+                Driving::Ready(run) if run.is_paused() => {
+                    this.outcome = Some(Ok(run.into_outcome()));
+                }
                 Driving::Ready(mut run) => {
                     this.driving = Driving::Stepping(Box::pin(async move {
                         let result = run.step_quietly().await;

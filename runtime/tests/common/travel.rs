@@ -407,3 +407,75 @@ pub async fn two_retries_one_winner(store: Arc<dyn Checkpointer>) {
         "the failed attempt and one retry"
     );
 }
+
+/// Every way a run goes on streams as a new run does: a retry, a replay, a branch
+/// `update_state` recorded (continued), and a replay of a pause, which ends paused.
+pub async fn every_way_a_run_goes_on_streams(store: Arc<dyn Checkpointer>) {
+    use trellis::stream::{RunStream, StreamItem, StreamMode};
+
+    /// The nodes whose updates the stream gave, and how the run ended.
+    async fn updates(mut stream: RunStream<Ticket>) -> (Vec<String>, Outcome<Ticket>) {
+        let mut nodes = Vec::new();
+        while let Some(item) = stream.next().await {
+            if let StreamItem::Updates { node, .. } = item {
+                nodes.push(node.to_string());
+            }
+        }
+        (nodes, stream.finish().await.unwrap())
+    }
+
+    let broken = Arc::new(AtomicBool::new(true));
+    let graph = triage_graph(Arc::clone(&store), Ran::default(), Arc::clone(&broken));
+    let failed = graph.invoke(ticket("t")).await.unwrap_err();
+    let run_id = failed.run_id.clone();
+    broken.store(false, Ordering::SeqCst);
+    let retried = graph
+        .retry(&run_id)
+        .stream(StreamMode::Updates)
+        .await
+        .unwrap();
+    let (nodes, done) = updates(retried).await;
+    assert_eq!(nodes, ["answer"]);
+    assert_eq!(completed(&done).log, ["classified", "answered"]);
+
+    let replayed = graph
+        .replay(&run_id, 2)
+        .stream(StreamMode::Updates)
+        .await
+        .unwrap();
+    let (nodes, again) = updates(replayed).await;
+    assert_eq!(nodes, ["answer"]);
+    assert_ne!(again.run_id(), &run_id, "a branch of its own");
+
+    let edit = TicketUpdate::default().category(Some("billing".to_owned()));
+    let branch = graph
+        .update_state(&run_id, 2, edit, "classify")
+        .await
+        .unwrap();
+    let continued = graph
+        .continue_run(&branch)
+        .stream(StreamMode::Updates)
+        .await
+        .unwrap();
+    let (nodes, refunded) = updates(continued).await;
+    assert_eq!(nodes, ["refund"]);
+    assert_eq!(completed(&refunded).log, ["classified", "refunded"]);
+
+    // A replay of a question streams its state and ends paused, asking again.
+    let approvals = approval_graph(Arc::clone(&store));
+    let paused = approvals.invoke(ticket("refund")).await.unwrap();
+    let pause = approvals.history(paused.run_id()).await.unwrap()[0].checkpoint;
+    let mut stream = approvals
+        .replay(paused.run_id(), pause)
+        .stream(StreamMode::Values)
+        .await
+        .unwrap();
+    let mut values = 0;
+    while let Some(item) = stream.next().await {
+        values += usize::from(matches!(item, StreamItem::Values { .. }));
+    }
+    assert_eq!(values, 1, "the state it stands at");
+    let asked = stream.finish().await.unwrap();
+    assert!(asked.is_paused());
+    assert_eq!(asked.interrupts()[0].id, "send@2");
+}
