@@ -5,7 +5,7 @@
 //! process is resumed in another with its whole history.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -45,6 +45,36 @@ pub trait TranscriptStore: Send + Sync + 'static {
     /// # Errors
     /// The store's error; the node that saved fails, and the step is not committed.
     async fn save(&self, run_id: &RunId, entries: &[Entry]) -> Result<(), TranscriptError>;
+}
+
+/// Takes a run's transcript along into its branches (a replay, a fork, an edit): the branch's
+/// own transcript is what the run had written up to the checkpoint it starts from, so that it
+/// goes on with the turn where that checkpoint stood — the tool calls made, their results —
+/// instead of starting the turn again.
+pub(crate) struct BranchTranscripts(pub(crate) Arc<dyn TranscriptStore>);
+
+#[async_trait]
+impl trellis::run::Branching for BranchTranscripts {
+    async fn branch(
+        &self,
+        from: &trellis::checkpoint::CheckpointRef,
+        step: u64,
+        to: &RunId,
+    ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        // Before any node ran, nothing was written: the branch's first call writes the prompt
+        // and the input (perhaps edited) itself.
+        if step == 0 {
+            return Ok(());
+        }
+        let mut entries = self.0.load(&from.run_id).await?;
+        // Written in a step up to the checkpoint's: committed there. Later steps are the
+        // original's future, not the branch's past.
+        entries.retain(|entry| entry.step <= step);
+        if !entries.is_empty() {
+            self.0.save(to, &entries).await?;
+        }
+        Ok(())
+    }
 }
 
 /// Why a transcript could not be read or written.

@@ -754,3 +754,103 @@ async fn a_blueprint_an_agent_cannot_run_is_refused_naming_the_node() {
         "agent `x` runs on blueprint `canonical_trun`, which the catalogue does not have (there are: canonical_turn, delegate, plan_execute_review, single_shot)"
     );
 }
+
+/// A replay (or any branch) goes on with the turn where its checkpoint stood: the transcript
+/// is branched with the run. From after the tool call, the model reads the call's result and
+/// the tool does not run again; from before it, the tool runs and the model is not asked
+/// again for the call it already made.
+#[tokio::test]
+async fn a_replay_goes_on_with_the_turn_where_its_checkpoint_stood() {
+    let lookup = recording("lookup", ToolEffect::ReadOnly, "order 17 shipped on Monday");
+    let answer = |request: &trellis_agent::ModelRequest<'_>| {
+        let found = request.result_of("call_1").unwrap_or("nothing");
+        Ok(ModelResponse::text(format!("Your order: {found}.")))
+    };
+    let model = ScriptedModel::new()
+        .call(call("call_1", "lookup", r#"{"to": "order 17"}"#))
+        .step(answer)
+        .step(answer)
+        .step(answer);
+    let store = Arc::new(InMemoryCheckpointer::new());
+    let agent = build(
+        &catalogue("canonical_turn", [lookup.clone()], false),
+        model.clone(),
+    )
+    .with_checkpointer(store);
+    let first = agent
+        .start("Where is my order?")
+        .await
+        .expect("the turn runs");
+    let original = agent
+        .transcript(&first.run_id)
+        .await
+        .expect("its transcript");
+    assert_eq!(original.len(), 5);
+    let history = agent
+        .graph()
+        .history(&first.run_id)
+        .await
+        .expect("its history");
+    let at = |node: &str| {
+        history
+            .iter()
+            .rev()
+            .find(|snapshot| snapshot.ran.iter().any(|n| n.as_str() == node))
+            .expect("a checkpoint after the node")
+            .checkpoint
+    };
+
+    // After `tools`: the result is in the branch's transcript; only the answer is asked for.
+    let after = agent
+        .graph()
+        .replay(&first.run_id, at("tools"))
+        .await
+        .expect("the replay runs");
+    assert_eq!(
+        after.state().answer.as_deref(),
+        Some("Your order: order 17 shipped on Monday.")
+    );
+    assert_eq!(model.seen().len(), 3, "one more model call, for the answer");
+    assert_eq!(lookup.calls().len(), 1, "the tool did not run again");
+    let branched = agent
+        .transcript(after.run_id())
+        .await
+        .expect("the branch's");
+    assert_eq!(branched.len(), 5, "{branched:#?}");
+    assert_eq!(
+        branched[..4],
+        original[..4],
+        "the turn up to the checkpoint, ids and all"
+    );
+    assert_ne!(
+        branched[4].id, original[4].id,
+        "the answer is the branch's own"
+    );
+
+    // Before `tools` (the model had asked for the call): the tool runs, the model answers.
+    let before = agent
+        .graph()
+        .replay(&first.run_id, at("stop_check"))
+        .await
+        .expect("the replay runs");
+    assert_eq!(
+        before.state().answer.as_deref(),
+        Some("Your order: order 17 shipped on Monday.")
+    );
+    assert_eq!(model.seen().len(), 4, "the call was not asked for again");
+    assert_eq!(lookup.calls().len(), 2, "the tool ran in the branch");
+    let branched = agent
+        .transcript(before.run_id())
+        .await
+        .expect("the branch's");
+    assert_eq!(branched.len(), 5, "{branched:#?}");
+    assert_eq!(branched[..3], original[..3]);
+    assert_eq!(
+        agent
+            .transcript(&first.run_id)
+            .await
+            .expect("the original's"),
+        original,
+        "the original is untouched"
+    );
+}

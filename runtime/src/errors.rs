@@ -4,7 +4,7 @@ use std::fmt;
 
 use trellis_graph::Code;
 
-use crate::checkpoint::CheckpointError;
+use crate::checkpoint::{CheckpointError, CheckpointRef};
 use crate::id::{RunId, ThreadId};
 use crate::node::NodeFailure;
 use crate::state::MergeConflict;
@@ -318,6 +318,18 @@ pub enum RunError {
     NothingPending {
         /// The thread.
         thread_id: ThreadId,
+    },
+    /// What the graph keeps beside its checkpoints
+    /// ([`Branching`](crate::run::Branching)) could not be taken along into a branch: the
+    /// branch was not made.
+    #[error("run {run_id} could not branch from run {} at checkpoint {}: {reason}", from.run_id, from.checkpoint)]
+    Branch {
+        /// The branch that was not made.
+        run_id: RunId,
+        /// The checkpoint it was to start from.
+        from: CheckpointRef,
+        /// Why.
+        reason: String,
     },
 }
 

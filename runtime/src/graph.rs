@@ -273,6 +273,8 @@ pub struct CompiledGraph<S: GraphState> {
     pub(crate) topology: Arc<Topology<S>>,
     pub(crate) events: Arc<EventBus>,
     pub(crate) checkpointer: Option<Arc<dyn Checkpointer>>,
+    /// Told of every branch made of a run (see [`with_branching`](Self::with_branching)).
+    pub(crate) branching: Option<Arc<dyn crate::run::Branching>>,
 }
 
 impl<S: GraphState> Clone for CompiledGraph<S> {
@@ -281,6 +283,7 @@ impl<S: GraphState> Clone for CompiledGraph<S> {
             topology: Arc::clone(&self.topology),
             events: Arc::clone(&self.events),
             checkpointer: self.checkpointer.clone(),
+            branching: self.branching.clone(),
         }
     }
 }
@@ -320,6 +323,7 @@ impl<S: GraphState> CompiledGraph<S> {
             topology: Arc::new(topology),
             events: Arc::new(events),
             checkpointer,
+            branching: None,
         }
     }
 
@@ -358,6 +362,15 @@ impl<S: GraphState> CompiledGraph<S> {
         C: SharedCheckpointer + ?Sized,
     {
         self.checkpointer = Some(checkpointer.shared());
+        self
+    }
+
+    /// The same graph, telling `branching` of every branch made of one of its runs (a replay,
+    /// a fork, an edit) before the branch runs: for what its nodes keep per run beside the
+    /// checkpoints (an agent's transcript), which the branch takes along.
+    #[must_use]
+    pub fn with_branching(mut self, branching: Arc<dyn crate::run::Branching>) -> Self {
+        self.branching = Some(branching);
         self
     }
 

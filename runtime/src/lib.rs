@@ -97,6 +97,7 @@
 
 mod activation;
 pub mod blueprint;
+mod branching;
 mod builder;
 mod cancel;
 pub mod checkpoint;
@@ -141,6 +142,7 @@ pub use trellis_macros::{graph, include_graph};
 /// Driving a run step by step: the run, what one step did, cancelling it, its clock, and its
 /// history ([`CompiledGraph::history`]).
 pub mod run {
+    pub use crate::branching::Branching;
     pub use crate::cancel::{CancellationToken, cancel_stored};
     pub use crate::continuation::Continuation;
     pub use crate::id::{Timestamp, TimestampError};

@@ -149,6 +149,7 @@ impl<P: GraphState, C: GraphState> SubgraphNode<P, C> {
             topology: Arc::clone(&self.child.topology),
             events: Arc::clone(&nest.events),
             checkpointer: Some(Arc::clone(&nest.store)),
+            branching: self.child.branching.clone(),
         }
     }
 

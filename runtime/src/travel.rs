@@ -284,11 +284,22 @@ impl<S: GraphState> CompiledGraph<S> {
             self.clone(),
             RunId::new(),
             Timestamp::now(),
-            Some(parent),
+            Some(parent.clone()),
             None,
             source.clone(),
             0,
         )?;
+        // What the nodes keep beside the checkpoints goes along, before the branch exists.
+        if let Some(branching) = &self.branching {
+            branching
+                .branch(&parent, source.step, run.run_id())
+                .await
+                .map_err(|error| RunError::Branch {
+                    run_id: run.run_id().clone(),
+                    from: parent.clone(),
+                    reason: error.to_string(),
+                })?;
+        }
         Ok((run, source))
     }
 

@@ -246,3 +246,76 @@ async fn retry_and_time_travel_refuse_what_they_cannot_do() {
         .unwrap();
     assert_eq!(claimed.map(|r| r.run_id), Some(run_id));
 }
+
+/// Records each branch it is told of; refuses them while `refuse` is set.
+#[derive(Default)]
+struct Branches {
+    told: std::sync::Mutex<Vec<(trellis::checkpoint::CheckpointRef, u64, trellis::RunId)>>,
+    refuse: std::sync::atomic::AtomicBool,
+}
+
+#[trellis::async_trait]
+impl trellis::run::Branching for Branches {
+    async fn branch(
+        &self,
+        from: &trellis::checkpoint::CheckpointRef,
+        step: u64,
+        to: &trellis::RunId,
+    ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        if self.refuse.load(Ordering::SeqCst) {
+            return Err("the side store is down".into());
+        }
+        self.told
+            .lock()
+            .expect("not poisoned")
+            .push((from.clone(), step, to.clone()));
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_graph_s_branching_hook_is_told_of_each_branch_before_it_runs() {
+    let store = memory();
+    let branches = Arc::new(Branches::default());
+    let graph = triage_graph(Arc::clone(&store), Ran::default(), Arc::default())
+        .with_branching(Arc::clone(&branches) as Arc<dyn trellis::run::Branching>);
+    let done = graph.invoke(ticket("t")).await.unwrap();
+    let original = done.run_id().clone();
+    let after_classify = graph.history(&original).await.unwrap()[1].clone();
+    assert_eq!(after_classify.step, 1);
+
+    let replayed = graph
+        .replay(&original, after_classify.checkpoint)
+        .await
+        .unwrap();
+    let edit = TicketUpdate::default().category(Some("billing".to_owned()));
+    let edited = graph
+        .update_state(&original, after_classify.checkpoint, edit, "classify")
+        .await
+        .unwrap();
+    let from = trellis::checkpoint::CheckpointRef {
+        run_id: original.clone(),
+        checkpoint: after_classify.checkpoint,
+    };
+    assert_eq!(
+        *branches.told.lock().unwrap(),
+        [
+            (from.clone(), 1, replayed.run_id().clone()),
+            (from.clone(), 1, edited)
+        ]
+    );
+
+    // A hook that fails stops the branch: nothing is recorded for it.
+    branches.refuse.store(true, Ordering::SeqCst);
+    let runs_before = store.list_runs(100, 0).await.unwrap().len();
+    let refused = graph
+        .replay(&original, after_classify.checkpoint)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&refused, RunError::Branch { from: f, .. } if *f == from),
+        "{refused}"
+    );
+    assert!(refused.to_string().contains("the side store is down"));
+    assert_eq!(store.list_runs(100, 0).await.unwrap().len(), runs_before);
+}

@@ -191,6 +191,7 @@ pub(crate) fn build(parts: Parts) -> Result<AgentGraph, AgentError> {
     let store = parts
         .transcripts
         .unwrap_or_else(|| Arc::new(InMemoryTranscripts::new()));
+    let branching = Arc::new(crate::transcript::BranchTranscripts(Arc::clone(&store)));
     let shared = Arc::new(Shared {
         bridge: Bridge::new(parts.prompt.into(), parts.model, parts.tools, store),
         helpers,
@@ -219,7 +220,8 @@ pub(crate) fn build(parts: Parts) -> Result<AgentGraph, AgentError> {
     .map_err(|error| AgentError::Blueprint {
         blueprint: name,
         message: error.to_string(),
-    })?;
+    })?
+    .with_branching(branching);
     Ok(AgentGraph {
         name: parts.name,
         graph,
