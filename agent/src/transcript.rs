@@ -75,6 +75,27 @@ impl trellis::run::Branching for BranchTranscripts {
         }
         Ok(())
     }
+
+    /// A new turn on a thread goes on from the earlier turns' conversation: what they wrote up
+    /// to where the thread stopped becomes the new run's past, at its step 0, marked as an
+    /// earlier turn's (the new turn then writes its own input after it).
+    async fn continues(
+        &self,
+        from: &trellis::checkpoint::CheckpointRef,
+        step: u64,
+        to: &RunId,
+    ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        let mut entries = self.0.load(&from.run_id).await?;
+        entries.retain(|entry| entry.step <= step);
+        for entry in &mut entries {
+            entry.step = 0;
+            crate::turn::EARLIER_TURN.clone_into(&mut entry.node);
+        }
+        if !entries.is_empty() {
+            self.0.save(to, &entries).await?;
+        }
+        Ok(())
+    }
 }
 
 /// Why a transcript could not be read or written.

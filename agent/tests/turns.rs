@@ -854,3 +854,93 @@ async fn a_replay_goes_on_with_the_turn_where_its_checkpoint_stood() {
         "the original is untouched"
     );
 }
+
+/// On a thread, each turn goes on from the conversation so far: the model reads the earlier
+/// turns (with their tool calls and results), the turn's own counts start afresh, and the
+/// history keeps every message's id.
+#[tokio::test]
+async fn turns_on_a_thread_go_on_from_the_conversation_so_far() {
+    for blueprint in ["single_shot", "canonical_turn"] {
+        let lookup = recording("lookup", ToolEffect::ReadOnly, "order 17 shipped on Monday");
+        let model = ScriptedModel::new().answer("Hello, Ada.");
+        let model = if blueprint == "canonical_turn" {
+            model.call(call("call_1", "lookup", r#"{"to": "order 17"}"#))
+        } else {
+            model
+        };
+        let model = model.step(|request| {
+            let told = request
+                .messages
+                .iter()
+                .any(|m| m.text() == Some("I am Ada."));
+            let found = request.result_of("call_1").unwrap_or("not looked up");
+            Ok(ModelResponse::text(if told {
+                format!("Ada, your order: {found}.")
+            } else {
+                "Who are you?".to_owned()
+            }))
+        });
+        let agent = build(
+            &catalogue(blueprint, [lookup.clone()], false),
+            model.clone(),
+        )
+        .with_checkpointer(Arc::new(InMemoryCheckpointer::new()));
+        let thread = agent
+            .graph()
+            .create_thread(Default::default())
+            .await
+            .expect("a thread");
+        let first = thread
+            .invoke(agent.next_turn("I am Ada."))
+            .await
+            .expect("the first turn runs");
+        assert_eq!(first.state().answer.as_deref(), Some("Hello, Ada."));
+        let before = agent.transcript(first.run_id()).await.expect("its history");
+
+        let second = thread
+            .invoke(agent.next_turn("Where is my order?"))
+            .await
+            .expect("the second turn runs");
+        let found = if blueprint == "canonical_turn" {
+            "order 17 shipped on Monday"
+        } else {
+            "not looked up"
+        };
+        assert_eq!(
+            second.state().answer.as_deref(),
+            Some(format!("Ada, your order: {found}.").as_str()),
+            "{blueprint}: the second turn read the first"
+        );
+        let turns = if blueprint == "canonical_turn" { 2 } else { 0 };
+        assert_eq!(
+            second.state().iterations,
+            turns,
+            "{blueprint}: counted afresh"
+        );
+        let history = agent
+            .transcript(second.run_id())
+            .await
+            .expect("its history");
+        assert_eq!(
+            history[..before.len()],
+            before[..],
+            "{blueprint}: the first turn, ids and all"
+        );
+        assert_eq!(
+            bodies(&history[before.len()..before.len() + 1]),
+            bodies(&[Message::user("Where is my order?")]),
+            "{blueprint}: then the new input, once"
+        );
+        let ids: std::collections::HashSet<&str> = history.iter().map(|m| m.id.as_str()).collect();
+        assert_eq!(ids.len(), history.len());
+        let system = history
+            .iter()
+            .filter(|m| matches!(m.body, Body::System { .. }))
+            .count();
+        assert_eq!(system, 1, "{blueprint}: the prompt once");
+        assert_eq!(
+            model.seen().len(),
+            if blueprint == "canonical_turn" { 3 } else { 2 }
+        );
+    }
+}

@@ -14,8 +14,9 @@ use crate::id::RunId;
 /// that what the graph's nodes keep per run outside the state goes on in the branch as it stood
 /// at the checkpoint the branch starts from.
 ///
-/// A new run on a thread is not a branch: it starts from the thread's state, not from its
-/// previous run's history.
+/// A new run on a thread is not a branch, and is told apart
+/// ([`continues`](Branching::continues)): it starts a run of its own from the thread's state,
+/// with the thread's earlier runs as its past.
 #[async_trait]
 pub trait Branching: Send + Sync + 'static {
     /// Run `to` branches from checkpoint `from`, which stands after step `step` (`0`: before
@@ -30,4 +31,21 @@ pub trait Branching: Send + Sync + 'static {
         step: u64,
         to: &RunId,
     ) -> Result<(), Box<dyn std::error::Error + Send + Sync>>;
+
+    /// Run `to`, a new run on a thread, goes on from checkpoint `from` — where the thread's
+    /// previous run stopped, which stands after step `step` — with its own steps, numbered from
+    /// the start: take along what `from.run_id` kept up to that step as the new run's past (a
+    /// conversation goes on). By default, nothing is taken.
+    ///
+    /// # Errors
+    /// Why it could not: the run is then not started.
+    async fn continues(
+        &self,
+        from: &CheckpointRef,
+        step: u64,
+        to: &RunId,
+    ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        let _ = (from, step, to);
+        Ok(())
+    }
 }

@@ -320,8 +320,8 @@ pub enum RunError {
         thread_id: ThreadId,
     },
     /// What the graph keeps beside its checkpoints
-    /// ([`Branching`](crate::run::Branching)) could not be taken along into a branch: the
-    /// branch was not made.
+    /// ([`Branching`](crate::run::Branching)) could not be taken along into a branch or a new
+    /// run on a thread: that run was not made.
     #[error("run {run_id} could not branch from run {} at checkpoint {}: {reason}", from.run_id, from.checkpoint)]
     Branch {
         /// The branch that was not made.

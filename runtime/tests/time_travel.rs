@@ -251,6 +251,7 @@ async fn retry_and_time_travel_refuse_what_they_cannot_do() {
 #[derive(Default)]
 struct Branches {
     told: std::sync::Mutex<Vec<(trellis::checkpoint::CheckpointRef, u64, trellis::RunId)>>,
+    continued: std::sync::Mutex<Vec<(trellis::checkpoint::CheckpointRef, u64, trellis::RunId)>>,
     refuse: std::sync::atomic::AtomicBool,
 }
 
@@ -266,6 +267,19 @@ impl trellis::run::Branching for Branches {
             return Err("the side store is down".into());
         }
         self.told
+            .lock()
+            .expect("not poisoned")
+            .push((from.clone(), step, to.clone()));
+        Ok(())
+    }
+
+    async fn continues(
+        &self,
+        from: &trellis::checkpoint::CheckpointRef,
+        step: u64,
+        to: &trellis::RunId,
+    ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        self.continued
             .lock()
             .expect("not poisoned")
             .push((from.clone(), step, to.clone()));
@@ -318,4 +332,36 @@ async fn a_graph_s_branching_hook_is_told_of_each_branch_before_it_runs() {
     );
     assert!(refused.to_string().contains("the side store is down"));
     assert_eq!(store.list_runs(100, 0).await.unwrap().len(), runs_before);
+    assert!(
+        branches.continued.lock().unwrap().is_empty(),
+        "no run went on a thread"
+    );
+
+    // A new run on a thread is told apart: it continues from where the thread stopped.
+    let thread = graph.create_thread(Default::default()).await.unwrap();
+    let first = thread
+        .invoke(TicketUpdate::default().log("hi"))
+        .await
+        .unwrap();
+    assert!(
+        branches.continued.lock().unwrap().is_empty(),
+        "a first run has no past"
+    );
+    let second = thread
+        .invoke(TicketUpdate::default().log("again"))
+        .await
+        .unwrap();
+    let last = graph.history(first.run_id()).await.unwrap()[0].clone();
+    assert_eq!(
+        *branches.continued.lock().unwrap(),
+        [(
+            trellis::checkpoint::CheckpointRef {
+                run_id: first.run_id().clone(),
+                checkpoint: last.checkpoint
+            },
+            last.step,
+            second.run_id().clone()
+        )]
+    );
+    assert_eq!(branches.told.lock().unwrap().len(), 2, "and is no branch");
 }

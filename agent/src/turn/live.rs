@@ -50,6 +50,14 @@ impl LiveTurn {
         });
     }
 
+    /// Whether this run's turn has written its input: at step 0, by no node (what an earlier
+    /// turn of a thread wrote is marked as such, [`EARLIER_TURN`]).
+    pub(crate) fn said_input(&self) -> bool {
+        self.entries
+            .iter()
+            .any(|e| e.step == 0 && e.node.is_empty())
+    }
+
     /// Writes the history through to the store.
     pub(crate) async fn save(&self) -> Result<(), TranscriptError> {
         self.store.save(&self.run_id, &self.entries).await
@@ -94,6 +102,10 @@ impl LiveTurn {
         assemble(&self.entries)
     }
 }
+
+/// The node an entry written by an earlier turn of a thread is marked with, in a later turn's
+/// history (where it is at step 0, before anything the turn writes).
+pub(crate) const EARLIER_TURN: &str = "(earlier turn)";
 
 /// Whether `entry` stays when `node` runs `step` (again).
 fn keeps(entry: &Entry, step: u64, node: &str) -> bool {

@@ -26,6 +26,7 @@ pub use state::{Next, TurnAnswer, TurnState, TurnStateUpdate};
 
 pub(crate) use delegate::helper_tool;
 use live::Bridge;
+pub(crate) use live::EARLIER_TURN;
 use nodes::{KindNode, Shared};
 pub(crate) use plan::Plan;
 
@@ -113,6 +114,49 @@ impl AgentGraph {
     /// The state a turn on `input` starts from.
     pub fn input(&self, input: &str) -> TurnState {
         TurnState::new(self.name.clone(), input)
+    }
+
+    /// A turn on `input` on a thread of this agent's graph: the update a new run on the thread
+    /// starts with (`graph().thread(…).invoke(agent.next_turn("…"))`). The turn's own counts,
+    /// answer and questions start afresh; its history goes on from the thread's earlier turns,
+    /// so the model reads the whole conversation.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use trellis::checkpoint::InMemoryCheckpointer;
+    /// use trellis_agent::{Catalogue, ModelResponse, ScriptedModel};
+    /// use trellis_agent::transcript::InMemoryTranscripts;
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    ///
+    /// // The second answer says whether the model was told the first message.
+    /// let model = ScriptedModel::new().answer("Hello, Ada.").step(|request| {
+    ///     let told = request.messages.iter().any(|m| m.text() == Some("I am Ada."));
+    ///     Ok(ModelResponse::text(if told { "You are Ada." } else { "I do not know." }))
+    /// });
+    /// let agent = Catalogue::shipped()?
+    ///     .build("assistant", model, Arc::new(InMemoryTranscripts::new()))?
+    ///     .with_checkpointer(Arc::new(InMemoryCheckpointer::new()));
+    /// let thread = agent.graph().create_thread(Default::default()).await?;
+    /// thread.invoke(agent.next_turn("I am Ada.")).await?;
+    /// let second = thread.invoke(agent.next_turn("Who am I?")).await?;
+    /// assert_eq!(second.state().answer.as_deref(), Some("You are Ada."));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn next_turn(&self, input: &str) -> TurnStateUpdate {
+        TurnStateUpdate::default()
+            .agent(self.name.clone())
+            .input(input.to_owned())
+            .iterations(0_u32)
+            .reviews(0_u32)
+            .pending(Vec::new())
+            .next(None)
+            .answer(None)
+            .stopped(None)
+            .last_output(None)
+            .repeats(0_u32)
+            .awaiting(None)
+            .reply(None)
     }
 
     /// Runs a turn on `input` to its answer, its stop, or its first pause.

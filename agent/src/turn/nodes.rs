@@ -104,11 +104,14 @@ async fn dispatch(
 ) -> Output {
     let (step, node) = (ctx.step(), ctx.node());
     let mut update = TurnStateUpdate::default();
-    if live.entries.is_empty() {
+    if !live.said_input() {
         // The prompt and the input are written once, by the turn's first call, as step 0: no
-        // later node rewinds them.
-        let prompt = live.prompt.to_string();
-        live.push(0, "", Message::system(prompt), Vec::new());
+        // later node rewinds them. A turn on a thread goes on from the earlier turns' history,
+        // which has the prompt already.
+        if live.entries.is_empty() {
+            let prompt = live.prompt.to_string();
+            live.push(0, "", Message::system(prompt), Vec::new());
+        }
         live.push(0, "", Message::user(state.input.clone()), Vec::new());
     }
     // A person's reply to a pausing tool is that call's result.
@@ -245,7 +248,7 @@ fn stop_check(
     approval: bool,
 ) -> NodeResult<TurnStateUpdate> {
     let iterations = state.iterations + 1;
-    let update = TurnStateUpdate::default().iterations(1);
+    let update = TurnStateUpdate::default().iterations(iterations);
     let next = if state.stopped.is_some() || state.pending.is_empty() {
         return update.next(Some(Next::Finish)).into();
     } else if cap.is_some_and(|cap| iterations >= cap) {

@@ -71,7 +71,7 @@ pub(super) async fn review(
     }
     let reviews = state.reviews + 1;
     let update = TurnStateUpdate::default()
-        .reviews(1)
+        .reviews(reviews)
         .input_tokens(response.usage.input_tokens)
         .output_tokens(response.usage.output_tokens);
     Ok(match verdict {

@@ -16,11 +16,12 @@ pub struct TurnState {
     pub agent: String,
     /// What the user asked.
     pub input: String,
-    /// Model answers checked by `stop_check` so far (its `max_visits` caps them).
-    #[reducer(sum)]
+    /// Model answers checked by `stop_check` so far in this turn (its `max_visits` caps them).
+    /// Written by `stop_check` alone, counted again from 0 by each turn on a thread
+    /// ([`AgentGraph::next_turn`](crate::AgentGraph::next_turn)).
     pub iterations: u32,
-    /// Reviews made so far (a `review` node's `max_visits` caps them).
-    #[reducer(sum)]
+    /// Reviews made so far in this turn (a `review` node's `max_visits` caps them), counted as
+    /// `iterations` are.
     pub reviews: u32,
     /// The ids of the last answer's tool calls that have no result yet.
     pub pending: Vec<String>,
@@ -39,10 +40,10 @@ pub struct TurnState {
     pub awaiting: Option<String>,
     /// A person's answer to the pause, until the node it is for takes it.
     pub reply: Option<TurnAnswer>,
-    /// Tokens read by the model over the turn.
+    /// Tokens read by the model over the turn (over all the turns of a thread, on one).
     #[reducer(sum)]
     pub input_tokens: u64,
-    /// Tokens written by the model over the turn.
+    /// Tokens written by the model over the turn (over all the turns of a thread, on one).
     #[reducer(sum)]
     pub output_tokens: u64,
 }

@@ -415,13 +415,26 @@ impl<S: GraphState + Default> Thread<S> {
                     }
                 },
             };
-            let base = match &from {
+            let (base, step) = match &from {
                 Some(at) => self.state_at(at).await?,
-                None => S::default(),
+                None => (S::default(), 0),
             };
             let mut run = self.graph.start(base);
             run.set_breakpoints(&breakpoints)?;
             run.set_metadata(metadata.clone());
+            // What the nodes keep beside the state goes on too (a conversation's transcript),
+            // before the run is the thread's: a run that loses the race leaves a copy no run
+            // reads, never a run without its past.
+            if let (Some(branching), Some(at)) = (&self.graph.branching, &from) {
+                branching
+                    .continues(at, step, run.run_id())
+                    .await
+                    .map_err(|error| RunError::Branch {
+                        run_id: run.run_id().clone(),
+                        from: at.clone(),
+                        reason: error.to_string(),
+                    })?;
+            }
             run.on_thread(self.thread_id.clone(), from, input.clone())?;
             if !self.moved_to(&record, run.run_id()).await? {
                 // Another run started first: it is now what this one is refused for, or waits
@@ -536,8 +549,8 @@ impl<S: GraphState + Default> Thread<S> {
             }))
     }
 
-    /// The state checkpoint `at` holds.
-    async fn state_at(&self, at: &CheckpointRef) -> Result<S, RunError> {
+    /// The state checkpoint `at` holds, and the step it stands after.
+    async fn state_at(&self, at: &CheckpointRef) -> Result<(S, u64), RunError> {
         let checkpoint = self
             .store
             .checkpoint(&at.run_id, at.checkpoint)
@@ -546,11 +559,12 @@ impl<S: GraphState + Default> Thread<S> {
                 run_id: at.run_id.clone(),
                 checkpoint: at.checkpoint,
             })?;
-        checkpoint.state_as().map_err(|source| RunError::State {
+        let state = checkpoint.state_as().map_err(|source| RunError::State {
             run_id: at.run_id.clone(),
             action: "read from",
             source,
-        })
+        })?;
+        Ok((state, checkpoint.step))
     }
 
     /// Waits until `run_id` no longer runs: woken by the store's announcements when it makes
