@@ -44,6 +44,7 @@ mod scripted;
 #[cfg(feature = "test-util")]
 pub mod testing;
 mod tool;
+mod tool_node;
 pub mod toolbox;
 pub mod transcript;
 mod turn;
@@ -58,6 +59,7 @@ pub use openai::OpenAiCompatible;
 pub use schema::SchemaError;
 pub use scripted::{ScriptedModel, Seen};
 pub use tool::{Tool, ToolEffect, ToolError, ToolSet, ToolSetError, ToolSpec};
+pub use tool_node::ToolNode;
 pub use turn::{AgentGraph, Next, TurnAnswer, TurnOutcome, TurnState, TurnStateUpdate};
 
 /// `#[async_trait]`, re-exported so that tools and models need no extra dependency.

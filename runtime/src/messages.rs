@@ -343,6 +343,78 @@ pub fn add_messages(messages: &mut Vec<Message>, update: Vec<Message>) {
     }
 }
 
+/// A state that holds a conversation: what prebuilt chat nodes (a tool node, a router on the
+/// last message) read and write, whatever else the state holds.
+///
+/// ```
+/// use trellis::GraphState;
+/// use trellis::messages::{Conversation, Message, add_messages, calls_tools};
+///
+/// #[derive(Clone, Default, serde::Serialize, serde::Deserialize, GraphState)]
+/// struct Chat {
+///     #[reducer(with = add_messages)]
+///     messages: Vec<Message>,
+/// }
+///
+/// impl Conversation for Chat {
+///     fn messages(&self) -> &[Message] {
+///         &self.messages
+///     }
+///     fn add(messages: Vec<Message>) -> ChatUpdate {
+///         ChatUpdate::default().messages(messages)
+///     }
+/// }
+///
+/// let chat = Chat { messages: vec![Message::user("hi"), Message::assistant("hello")] };
+/// assert!(!calls_tools(chat.messages()));
+/// ```
+pub trait Conversation: crate::GraphState {
+    /// The conversation, oldest first.
+    fn messages(&self) -> &[Message];
+
+    /// The update that adds `messages` to the conversation (through its reducer, which
+    /// replaces a message with the same id).
+    fn add(messages: Vec<Message>) -> Self::Update;
+
+    /// What a person decided about the tool calls waiting to run, as the state keeps the
+    /// answer to the tools node's `interrupt before` (an `#[answer]` field): `None` when the
+    /// state keeps none — an answer then lets the calls run, as LangGraph's resume does.
+    fn decision(&self) -> Option<&crate::interrupt::Decision> {
+        None
+    }
+}
+
+/// Whether the conversation's last message is a model's answer calling tools: where a chat
+/// graph goes to its tool node rather than ending (LangGraph's `tools_condition`).
+pub fn calls_tools(messages: &[Message]) -> bool {
+    messages
+        .last()
+        .is_some_and(|message| !message.tool_calls().is_empty())
+}
+
+/// The calls of the conversation's last answer that called tools and that no result answers
+/// yet, in the model's order: what a tool node runs.
+pub fn pending_calls(messages: &[Message]) -> Vec<&ToolCall> {
+    let Some(at) = messages
+        .iter()
+        .rposition(|message| !message.tool_calls().is_empty())
+    else {
+        return Vec::new();
+    };
+    let answered: std::collections::HashSet<&str> = messages[at + 1..]
+        .iter()
+        .filter_map(|message| match &message.body {
+            Body::Tool { call_id, .. } => Some(call_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    messages[at]
+        .tool_calls()
+        .iter()
+        .filter(|call| !answered.contains(call.id.as_str()))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -447,5 +519,30 @@ mod tests {
             .and_then(serde_json::from_value)
             .unwrap();
         assert_eq!(stored.id, read.id, "and keeps it from then on");
+    }
+
+    #[test]
+    fn the_pending_calls_are_the_last_answer_s_without_a_result() {
+        let (a, b) = (
+            ToolCall::new("a", "search", "{}"),
+            ToolCall::new("b", "send", "{}"),
+        );
+        let asked = Message::calls(Some("let me look".into()), vec![a.clone(), b.clone()]);
+        let mut chat = vec![Message::user("go"), asked];
+        assert!(super::calls_tools(&chat));
+        assert_eq!(super::pending_calls(&chat), [&a, &b]);
+        chat.push(Message::tool(&b, "sent", false));
+        assert!(!super::calls_tools(&chat), "the last message is a result");
+        assert_eq!(
+            super::pending_calls(&chat),
+            [&a],
+            "in the model's order, less the answered"
+        );
+        chat.push(Message::tool(&a, "found", false));
+        assert!(super::pending_calls(&chat).is_empty());
+        chat.push(Message::assistant("done"));
+        assert!(!super::calls_tools(&chat));
+        assert!(super::pending_calls(&chat).is_empty());
+        assert!(super::pending_calls(&[]).is_empty());
     }
 }

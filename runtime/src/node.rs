@@ -235,6 +235,9 @@ pub struct NodeContext {
     pub(crate) node: usize,
     pub(crate) step: u64,
     pub(crate) attempt: u32,
+    /// Whether this activation runs past a question asked before it (its `interrupt before`, or
+    /// a breakpoint), answered.
+    pub(crate) approved: bool,
     pub(crate) failure: Option<Arc<NodeFailure>>,
     /// For a branch of a send: its input.
     pub(crate) input: Option<Arc<serde_json::Value>>,
@@ -353,6 +356,7 @@ impl Clone for NodeContext {
             node: self.node,
             step: self.step,
             attempt: self.attempt,
+            approved: self.approved,
             failure: self.failure.clone(),
             input: self.input.clone(),
             nested: None,
@@ -384,6 +388,15 @@ impl NodeContext {
     /// The attempt, from 1 (above 1 when `retry` runs the node again).
     pub fn attempt(&self) -> u32 {
         self.attempt
+    }
+
+    /// Whether this activation runs because a person answered the question asked before it
+    /// (the node's `interrupt before`, or a breakpoint before it): what the answer said is in
+    /// the state, as the state's [`ApplyResume`](crate::interrupt::ApplyResume) folded it in.
+    /// A node that must not act unasked (a tool with side effects) reads it; a later activation
+    /// of the node is asked again.
+    pub fn approved(&self) -> bool {
+        self.approved
     }
 
     /// For an `on_error` handler: the failure it was routed here to handle.

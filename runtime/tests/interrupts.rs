@@ -837,3 +837,63 @@ async fn a_resume_can_update_the_state_and_add_a_node_to_the_next_step() {
         ["draft", "answered send@2", "draft", "sent"]
     );
 }
+
+/// `ctx.approved()` is true exactly in the activation a person's answer to the question asked
+/// before it let run: not in a node asked nothing, not in the next activation (asked again).
+#[tokio::test]
+async fn a_node_knows_the_activation_a_person_let_run() {
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (on_draft, on_send) = (Arc::clone(&seen), Arc::clone(&seen));
+    let mut builder = GraphBuilder::<Reply>::new("Reply");
+    builder
+        .add_node_fn("draft", move |_, ctx| {
+            on_draft
+                .lock()
+                .expect("not poisoned")
+                .push(("draft", ctx.approved()));
+            async { Ok(ReplyUpdate::default().decision(None).into()) }
+        })
+        .add_node_fn_with(
+            "send",
+            move |_, ctx| {
+                on_send
+                    .lock()
+                    .expect("not poisoned")
+                    .push(("send", ctx.approved()));
+                async { Ok(ReplyUpdate::default().into()) }
+            },
+            NodeOptions::new().interrupt_before(),
+        )
+        .add_edge(START, "draft")
+        .add_edge("draft", "send")
+        .add_conditional_edges(
+            "send",
+            |reply: &Reply| match reply.decision {
+                Some(trellis::interrupt::Decision::Approve) => END,
+                _ => "draft",
+            },
+            [END, "draft"],
+        )
+        .set_checkpointer(Arc::new(InMemoryCheckpointer::new()));
+    let graph = builder.compile().expect("a sound graph");
+    let paused = graph.invoke(Reply::default()).await.unwrap();
+    let run_id = paused.run_id().clone();
+    let again = graph
+        .resume(&run_id, trellis::interrupt::Decision::reject("no"))
+        .await
+        .unwrap();
+    assert!(again.is_paused(), "asked again before the next `send`");
+    graph
+        .resume(&run_id, trellis::interrupt::Decision::Approve)
+        .await
+        .unwrap();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            ("draft", false),
+            ("send", true),
+            ("draft", false),
+            ("send", true)
+        ]
+    );
+}

@@ -19,7 +19,7 @@ mod live;
 mod nodes;
 mod plan;
 mod review;
-mod safety;
+pub(crate) mod safety;
 mod state;
 
 pub use state::{Next, TurnAnswer, TurnState, TurnStateUpdate};

@@ -280,7 +280,12 @@ fn approve(live: &LiveTurn, state: &TurnState) -> NodeResult<TurnStateUpdate> {
             calls
                 .iter()
                 .filter(|c| state.pending.contains(&c.id))
-                .filter(|c| matches!(safety::check(live, c, advertised), safety::Checked::Run(_)))
+                .filter(|c| {
+                    matches!(
+                        safety::check(&live.tools, c, advertised),
+                        safety::Checked::Run(_)
+                    )
+                })
                 .map(|c| format!("{}({})", c.name, c.arguments))
                 .collect()
         })

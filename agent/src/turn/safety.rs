@@ -12,7 +12,7 @@ use super::live::LiveTurn;
 use super::nodes::{Output, tool_result};
 use super::state::{TurnAnswer, TurnState, TurnStateUpdate};
 use crate::message::ToolCall;
-use crate::tool::ToolEffect;
+use crate::tool::{ToolEffect, ToolSet};
 
 /// Whether a pending call that passes the checks is to a tool with side effects (a call
 /// that will be refused needs nobody's approval).
@@ -20,7 +20,7 @@ pub(super) fn needs_approval(live: &LiveTurn, state: &TurnState) -> bool {
     live.last_calls().is_some_and(|(calls, advertised)| {
         calls.iter().any(|call| {
             state.pending.contains(&call.id)
-                && matches!(check(live, call, advertised), Checked::Run(_))
+                && matches!(check(&live.tools, call, advertised), Checked::Run(_))
                 && live
                     .tools
                     .get(&call.name)
@@ -30,7 +30,7 @@ pub(super) fn needs_approval(live: &LiveTurn, state: &TurnState) -> bool {
 }
 
 /// What a call is, once checked.
-pub(super) enum Checked {
+pub(crate) enum Checked {
     Run(Value),
     Pause(Value),
     Refused(String),
@@ -67,7 +67,7 @@ pub(super) async fn run_tools(live: &mut LiveTurn, state: &TurnState, ctx: &Node
     }
     let mut pause = None;
     for call in &calls {
-        let (text, is_error) = match check(live, call, &advertised) {
+        let (text, is_error) = match check(&live.tools, call, &advertised) {
             Checked::Refused(why) => (format!("refused, not run: {why}"), true),
             Checked::Pause(arguments) if pause.is_none() => {
                 pause = Some((call.clone(), arguments));
@@ -120,8 +120,9 @@ pub(super) async fn run_tools(live: &mut LiveTurn, state: &TurnState, ctx: &Node
     }
 }
 
-/// The safety rules for one call.
-pub(super) fn check(live: &LiveTurn, call: &ToolCall, advertised: &[String]) -> Checked {
+/// The safety rules for one call to one of `tools`, offered with `advertised`: the agent's
+/// turns and any graph's tool node ([`ToolNode`](crate::ToolNode)) check calls with them.
+pub(crate) fn check(tools: &ToolSet, call: &ToolCall, advertised: &[String]) -> Checked {
     if !advertised.contains(&call.name) {
         return Checked::Refused(format!(
             "`{}` is not a tool offered in this turn (offered: {})",
@@ -133,7 +134,7 @@ pub(super) fn check(live: &LiveTurn, call: &ToolCall, advertised: &[String]) -> 
             }
         ));
     }
-    let Some(tool) = live.tools.get(&call.name) else {
+    let Some(tool) = tools.get(&call.name) else {
         return Checked::Refused(format!("`{}` is not one of this agent's tools", call.name));
     };
     let side_effects = tool.spec.effect == ToolEffect::SideEffects;

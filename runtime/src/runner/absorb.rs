@@ -128,6 +128,7 @@ impl<S: GraphState> Run<S> {
             step,
             // The first attempt; a retrying activation numbers each of its own.
             attempt: 1,
+            approved: !self.held.approved.is_empty() && self.held.approved.contains(&i),
             input,
             // Only a subgraph node answered after a pause has a child to continue.
             nested: if self.held.children.is_empty() {

@@ -1,0 +1,190 @@
+//! A tool node for any graph whose state holds a conversation
+//! ([`Conversation`](trellis::messages::Conversation)): the calls of the last answer run under
+//! the agent's safety rules, and their results join the conversation in the calls' order.
+
+use std::sync::Arc;
+
+use trellis::interrupt::{Decision, Interrupt, InterruptRequest};
+use trellis::messages::{Conversation, pending_calls};
+use trellis::{Command, Node, NodeContext, NodeOutput, NodeResult};
+
+use crate::message::{Message, ToolCall};
+use crate::tool::{ToolEffect, ToolSet, ToolSpec};
+use crate::turn::safety::{Checked, check};
+
+/// Runs the tool calls of a conversation's last answer (LangGraph's `ToolNode`), as an agent's
+/// `tools` node does:
+/// - only calls to its own tools run; a call to any other is refused;
+/// - arguments must parse and fit the tool's schema, never defaulted;
+/// - a tool with [side effects](ToolEffect::SideEffects) runs only in an activation a person
+///   approved: the node declared with `interrupt before` (in `.graph`, or
+///   [`NodeOptions::interrupt_before`](trellis::NodeOptions::interrupt_before)), answered —
+///   with a [`Decision`] the state keeps ([`Conversation::decision`]), a rejection refuses
+///   them;
+/// - a [pausing](ToolEffect::Pause) tool pauses the run with the question it renders, and the
+///   person's reply becomes its result ([`ToolNode::reply`], in the state's `ApplyResume`);
+/// - each result carries its call's id, in the calls' order; a refusal or a failure is a result
+///   the model reads (`is_error`), and the graph goes on.
+///
+/// ```
+/// use std::sync::Arc;
+/// use trellis::messages::{Conversation, Message, ToolCall, add_messages, calls_tools};
+/// use trellis::{END, GraphBuilder, GraphState, NodeResult, START};
+/// use trellis_agent::{ToolNode, ToolSet, toolbox::Calculator};
+///
+/// #[derive(Clone, Default, serde::Serialize, serde::Deserialize, GraphState)]
+/// struct Chat {
+///     #[reducer(with = add_messages)]
+///     messages: Vec<Message>,
+/// }
+/// impl Conversation for Chat {
+///     fn messages(&self) -> &[Message] { &self.messages }
+///     fn add(messages: Vec<Message>) -> ChatUpdate { ChatUpdate::default().messages(messages) }
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let mut tools = ToolSet::new();
+/// tools.add(Calculator)?;
+/// let mut graph = GraphBuilder::<Chat>::new("Chatbot");
+/// graph
+///     // A model would answer here; this one calls the calculator once, then reads its result.
+///     .add_node_fn("chatbot", |chat: Arc<Chat>, _| async move {
+///         let answer = match chat.messages.last().and_then(Message::text) {
+///             Some(result) if chat.messages.len() > 2 => Message::assistant(format!("6 × 7 = {result}")),
+///             _ => Message::calls(None, vec![ToolCall::new("c1", "calculator", r#"{"expression": "6 * 7"}"#)]),
+///         };
+///         Ok(NodeResult::Update(Chat::add(vec![answer])))
+///     })
+///     .add_node("tools", ToolNode::new(tools))
+///     .add_edge(START, "chatbot")
+///     // LangGraph's `tools_condition`: to the tools while the last answer calls any.
+///     .add_conditional_edges("chatbot", |chat: &Chat| if calls_tools(&chat.messages) { "tools" } else { END }, ["tools", END])
+///     .add_edge("tools", "chatbot");
+/// let done = graph.compile()?.invoke(Chat { messages: vec![Message::user("6 × 7?")] }).await?;
+/// assert_eq!(done.state().messages.last().and_then(Message::text), Some("6 × 7 = 42"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
+#[derive(Debug, Clone)]
+pub struct ToolNode {
+    tools: ToolSet,
+    /// The tools' names: the calls this node runs.
+    offered: Vec<String>,
+}
+
+impl ToolNode {
+    /// A node running calls to `tools`.
+    pub fn new(tools: ToolSet) -> Self {
+        let offered = tools.specs().into_iter().map(|spec| spec.name).collect();
+        ToolNode { tools, offered }
+    }
+
+    /// Its tools as models see them: what to offer the model whose calls it runs.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.tools.specs()
+    }
+
+    /// Runs the calls of the conversation's last answer that have no result yet (see
+    /// [`ToolNode`]): its update adds their results; a pausing tool's question pauses the run
+    /// after it, and the node runs again once answered. For a `.graph` node of kind `tools`,
+    /// the generated handler calls it.
+    ///
+    /// # Errors
+    /// None of its own: a tool's failure is a result the model reads.
+    pub async fn run_calls<S: Conversation>(&self, state: &S, ctx: &NodeContext) -> NodeOutput<S> {
+        let pending: Vec<ToolCall> = pending_calls(state.messages())
+            .into_iter()
+            .cloned()
+            .collect();
+        if pending.is_empty() {
+            return Ok(NodeResult::None);
+        }
+        // Side effects need this activation to follow a person's answer that is no rejection.
+        let consent = match (ctx.approved(), state.decision()) {
+            (false, _) => Err(
+                "a tool with side effects runs only once a person approves it: declare this node with `interrupt before`"
+                    .to_owned(),
+            ),
+            (true, Some(Decision::Reject { reason })) => {
+                Err(format!("rejected by a person: {reason}"))
+            }
+            (true, _) => Ok(()),
+        };
+        let mut results = Vec::with_capacity(pending.len());
+        let mut pause = None;
+        for call in &pending {
+            let (text, is_error) = match check(&self.tools, call, &self.offered) {
+                Checked::Refused(why) => (format!("refused, not run: {why}"), true),
+                Checked::Pause(arguments) if pause.is_none() => {
+                    pause = Some((call.clone(), arguments));
+                    continue;
+                }
+                Checked::Pause(_) => (
+                    "refused, not run: the node already pauses for another question".to_owned(),
+                    true,
+                ),
+                Checked::Run(arguments) => match self.tools.get(&call.name) {
+                    Some(tool)
+                        if tool.spec.effect == ToolEffect::SideEffects && consent.is_err() =>
+                    {
+                        let why = consent.clone().err().unwrap_or_default();
+                        (format!("not run: {why}"), true)
+                    }
+                    Some(tool) => match Arc::clone(&tool.tool).call(arguments).await {
+                        Ok(output) => (output, false),
+                        Err(error) => (format!("failed: {error}"), true),
+                    },
+                    None => ("refused, not run: no such tool".to_owned(), true),
+                },
+            };
+            results.push(Message::tool(call, text, is_error));
+        }
+        if let Some((call, arguments)) = pause {
+            let tool = self.tools.get(&call.name).map(|t| Arc::clone(&t.tool));
+            let question = match tool {
+                Some(tool) => tool.call(arguments).await,
+                None => Err(crate::tool::ToolError::new("no such tool")),
+            };
+            match question {
+                // A pausing tool renders its question and changes nothing; the node runs again
+                // once answered, the reply in the state as the call's result.
+                Ok(question) => {
+                    let asked = InterruptRequest::new(format!("tool:{}", call.name), question)
+                        .resume_to(ctx.node());
+                    return Ok(NodeResult::UpdateThen(
+                        S::add(results),
+                        Command::Interrupt(asked),
+                    ));
+                }
+                Err(error) => results.push(Message::tool(&call, format!("failed: {error}"), true)),
+            }
+        }
+        Ok(NodeResult::Update(S::add(results)))
+    }
+
+    /// The result a person's `reply` gives the pausing call that `interrupt` asked about: the
+    /// first call of the conversation's last answer to that tool with no result yet. For the
+    /// state's [`ApplyResume`](trellis::interrupt::ApplyResume): an update adding it lets the
+    /// tool node go on. Empty when the question was no tool's, or its call is answered.
+    pub fn reply<S: Conversation>(
+        state: &S,
+        interrupt: &Interrupt,
+        reply: impl Into<String>,
+    ) -> Vec<Message> {
+        let Some(tool) = interrupt.request.kind.strip_prefix("tool:") else {
+            return Vec::new();
+        };
+        pending_calls(state.messages())
+            .into_iter()
+            .find(|call| call.name == tool)
+            .map(|call| vec![Message::tool(call, reply, false)])
+            .unwrap_or_default()
+    }
+}
+
+#[trellis::async_trait]
+impl<S: Conversation> Node<S> for ToolNode {
+    async fn run(&self, state: Arc<S>, ctx: &mut NodeContext) -> NodeOutput<S> {
+        self.run_calls(state.as_ref(), ctx).await
+    }
+}

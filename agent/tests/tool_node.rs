@@ -1,0 +1,280 @@
+//! The tool node in graphs of their own (not an agent's turn): a conversation in the state, the
+//! agent's safety rules on every call, approvals through `interrupt before`, a pausing tool's
+//! question answered through the state's `ApplyResume`.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::recording;
+use trellis::checkpoint::InMemoryCheckpointer;
+use trellis::interrupt::{ApplyResume, Decision, Interrupt};
+use trellis::messages::{Body, Conversation, Message, ToolCall, add_messages, calls_tools};
+use trellis::{CompiledGraph, END, GraphBuilder, GraphState, NodeOptions, NodeResult, START};
+use trellis_agent::testing::RecordingTool;
+use trellis_agent::{ToolEffect, ToolNode, ToolSet};
+
+/// A chat whose person answers approvals with a decision.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize, GraphState)]
+struct Chat {
+    #[reducer(with = add_messages)]
+    messages: Vec<Message>,
+    #[answer]
+    decision: Option<Decision>,
+}
+
+impl Conversation for Chat {
+    fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+    fn add(messages: Vec<Message>) -> ChatUpdate {
+        ChatUpdate::default().messages(messages)
+    }
+    fn decision(&self) -> Option<&Decision> {
+        self.decision.as_ref()
+    }
+}
+
+/// A chat whose person replies in words to a pausing tool.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize, GraphState)]
+struct Talk {
+    #[reducer(with = add_messages)]
+    messages: Vec<Message>,
+}
+
+impl Conversation for Talk {
+    fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+    fn add(messages: Vec<Message>) -> TalkUpdate {
+        TalkUpdate::default().messages(messages)
+    }
+}
+
+impl ApplyResume for Talk {
+    type Input = String;
+    fn apply_resume(&self, interrupt: &Interrupt, reply: String) -> TalkUpdate {
+        Talk::add(ToolNode::reply(self, interrupt, reply))
+    }
+}
+
+/// START → model → (tools → model, while it calls any) → END. `model` answers once with
+/// `calls`, then with what the results said.
+fn chat_graph<S: Conversation + ApplyResume>(
+    calls: Vec<ToolCall>,
+    tools: Vec<RecordingTool>,
+    ask_before_tools: bool,
+) -> CompiledGraph<S> {
+    let mut set = ToolSet::new();
+    for tool in tools {
+        set.add(tool).expect("the tool registers");
+    }
+    let mut graph = GraphBuilder::<S>::new("Chat");
+    let options = if ask_before_tools {
+        NodeOptions::new().interrupt_before()
+    } else {
+        NodeOptions::new()
+    };
+    graph
+        .add_node_fn("model", move |chat: Arc<S>, _| {
+            let calls = calls.clone();
+            async move {
+                let answered = chat.messages().iter().any(|m| !m.tool_calls().is_empty());
+                let answer = if answered {
+                    let said: Vec<&str> = chat
+                        .messages()
+                        .iter()
+                        .filter(|m| matches!(m.body, Body::Tool { .. }))
+                        .filter_map(Message::text)
+                        .collect();
+                    Message::assistant(said.join(" | "))
+                } else {
+                    Message::calls(None, calls)
+                };
+                Ok(NodeResult::Update(S::add(vec![answer])))
+            }
+        })
+        .add_node_with("tools", ToolNode::new(set), options)
+        .add_edge(START, "model")
+        .add_conditional_edges(
+            "model",
+            |chat: &S| {
+                if calls_tools(chat.messages()) {
+                    "tools"
+                } else {
+                    END
+                }
+            },
+            ["tools", END],
+        )
+        .add_edge("tools", "model")
+        .set_checkpointer(Arc::new(InMemoryCheckpointer::new()));
+    graph.compile().expect("the chat graph compiles")
+}
+
+/// The tool results, as (call id, text, is_error), in the conversation's order.
+fn results(messages: &[Message]) -> Vec<(String, String, bool)> {
+    messages
+        .iter()
+        .filter_map(|m| match &m.body {
+            Body::Tool {
+                call_id,
+                content,
+                is_error,
+                ..
+            } => Some((call_id.clone(), content.clone(), *is_error)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn user(text: &str) -> Vec<Message> {
+    vec![Message::user(text)]
+}
+
+#[tokio::test]
+async fn calls_run_under_the_safety_rules_and_answer_in_the_calls_order() {
+    let lookup = recording("lookup", ToolEffect::ReadOnly, "order 17 shipped");
+    let calls = vec![
+        ToolCall::new("c1", "lookup", r#"{"to": "order 17"}"#),
+        ToolCall::new("c2", "delete_all", "{}"),
+        ToolCall::new("c3", "lookup", r#"{"to": 17}"#),
+        ToolCall::new("c4", "lookup", "{not json"),
+        ToolCall::new("c5", "lookup", r#"{"to": "order 18"}"#),
+    ];
+    let graph = chat_graph::<Chat>(calls, vec![lookup.clone()], false);
+    let done = graph
+        .invoke(Chat {
+            messages: user("where are my orders?"),
+            ..Chat::default()
+        })
+        .await
+        .expect("the chat runs");
+    let shown = results(&done.state().messages);
+    let ids: Vec<&str> = shown.iter().map(|(id, _, _)| id.as_str()).collect();
+    assert_eq!(ids, ["c1", "c2", "c3", "c4", "c5"], "in the calls' order");
+    assert_eq!(shown[0], ("c1".into(), "order 17 shipped".into(), false));
+    assert!(
+        shown[1].2 && shown[1].1.contains("`delete_all` is not a tool"),
+        "{shown:?}"
+    );
+    assert!(shown[2].2 && shown[2].1.contains("schema"), "{shown:?}");
+    assert!(
+        shown[3].2 && shown[3].1.contains("not valid JSON"),
+        "{shown:?}"
+    );
+    assert!(!shown[4].2);
+    assert_eq!(
+        lookup.calls(),
+        [
+            serde_json::json!({"to": "order 17"}),
+            serde_json::json!({"to": "order 18"})
+        ],
+        "only the well-formed calls ran"
+    );
+    let last = done.state().messages.last().and_then(Message::text);
+    assert!(
+        last.is_some_and(|text| text.starts_with("order 17 shipped | refused")),
+        "{last:?}"
+    );
+}
+
+#[tokio::test]
+async fn side_effects_run_only_once_a_person_approves_them() {
+    let call = || {
+        vec![ToolCall::new(
+            "c1",
+            "send",
+            r#"{"to": "ada", "body": "hi"}"#,
+        )]
+    };
+    let start = || Chat {
+        messages: user("tell ada hi"),
+        ..Chat::default()
+    };
+
+    // Nobody asked: the call is not run, and the model is told why.
+    let send = recording("send", ToolEffect::SideEffects, "sent");
+    let unasked = chat_graph::<Chat>(call(), vec![send.clone()], false);
+    let done = unasked.invoke(start()).await.expect("runs");
+    let shown = results(&done.state().messages);
+    assert!(
+        shown[0].2 && shown[0].1.contains("interrupt before"),
+        "{shown:?}"
+    );
+    assert!(send.calls().is_empty());
+
+    // Asked before the tools run: an approval runs it, once.
+    let send = recording("send", ToolEffect::SideEffects, "sent");
+    let asked = chat_graph::<Chat>(call(), vec![send.clone()], true);
+    let paused = asked.invoke(start()).await.expect("runs");
+    assert!(paused.is_paused(), "the tools wait for a person");
+    assert!(send.calls().is_empty());
+    let done = asked
+        .resume(paused.run_id(), Decision::Approve)
+        .await
+        .expect("resumes");
+    assert_eq!(
+        results(&done.state().messages)[0],
+        ("c1".into(), "sent".into(), false)
+    );
+    assert_eq!(send.calls().len(), 1);
+
+    // A rejection: not run, and the model reads the reason.
+    let send = recording("send", ToolEffect::SideEffects, "sent");
+    let asked = chat_graph::<Chat>(call(), vec![send.clone()], true);
+    let paused = asked.invoke(start()).await.expect("runs");
+    let done = asked
+        .resume(paused.run_id(), Decision::reject("not to ada"))
+        .await
+        .expect("resumes");
+    let shown = results(&done.state().messages);
+    assert!(
+        shown[0].2 && shown[0].1.contains("rejected by a person: not to ada"),
+        "{shown:?}"
+    );
+    assert!(send.calls().is_empty());
+}
+
+#[tokio::test]
+async fn a_pausing_tool_asks_and_the_reply_becomes_its_result() {
+    let ask = recording("ask_user", ToolEffect::Pause, "Which order do you mean?");
+    let lookup = recording("lookup", ToolEffect::ReadOnly, "found");
+    let calls = vec![
+        ToolCall::new("c1", "lookup", r#"{"to": "orders"}"#),
+        ToolCall::new("c2", "ask_user", r#"{"to": "customer"}"#),
+    ];
+    let graph = chat_graph::<Talk>(calls, vec![ask, lookup.clone()], false);
+    let paused = graph
+        .invoke(Talk {
+            messages: user("where is my order?"),
+        })
+        .await
+        .expect("runs");
+    assert!(paused.is_paused());
+    let question = &paused.interrupts()[0];
+    assert_eq!(question.request.question, "Which order do you mean?");
+    assert_eq!(question.request.kind, "tool:ask_user");
+    // The other call ran before the pause, and is not run again after it.
+    assert_eq!(
+        results(&paused.state().messages),
+        [("c1".into(), "found".into(), false)]
+    );
+
+    let done = graph
+        .resume(paused.run_id(), "order 17".to_owned())
+        .await
+        .expect("resumes");
+    assert_eq!(
+        results(&done.state().messages),
+        [
+            ("c1".into(), "found".into(), false),
+            ("c2".into(), "order 17".into(), false)
+        ]
+    );
+    assert_eq!(lookup.calls().len(), 1);
+    assert_eq!(
+        done.state().messages.last().and_then(Message::text),
+        Some("found | order 17")
+    );
+}
