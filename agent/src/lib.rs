@@ -37,6 +37,7 @@ mod definition;
 mod error;
 mod message;
 mod model;
+mod model_node;
 #[cfg(feature = "openai")]
 mod openai;
 mod schema;
@@ -54,6 +55,7 @@ pub use definition::AgentDefinition;
 pub use error::AgentError;
 pub use message::{Body, Message, ToolCall, Usage};
 pub use model::{Model, ModelError, ModelRequest, ModelResponse};
+pub use model_node::ModelNode;
 #[cfg(feature = "openai")]
 pub use openai::OpenAiCompatible;
 pub use schema::SchemaError;

@@ -140,3 +140,27 @@ impl ModelRequest<'_> {
         self.messages.last()
     }
 }
+
+/// Asks `model` for its answer to `request` from a node: streamed a piece at a time to whoever
+/// streams the run's messages (each piece with the id of the message it builds), or in one
+/// call when nobody does. Returns the answer and its message, with that id.
+pub(crate) async fn answer(
+    model: &dyn Model,
+    request: ModelRequest<'_>,
+    ctx: &trellis::NodeContext,
+) -> Result<(ModelResponse, Message), ModelError> {
+    let id = Message::new_id();
+    let response = if ctx.streams_messages() {
+        let tokens = |text: &str| {
+            ctx.stream_chunk(trellis::messages::MessageChunk {
+                id: id.clone(),
+                content: text.to_owned(),
+            });
+        };
+        model.stream(request, &tokens).await?
+    } else {
+        model.complete(request).await?
+    };
+    let message = response.to_message_with_id(id);
+    Ok((response, message))
+}

@@ -278,3 +278,118 @@ async fn a_pausing_tool_asks_and_the_reply_becomes_its_result() {
         Some("found | order 17")
     );
 }
+
+/// The tutorial's chatbot with tools, in prebuilt nodes: the model node offers the tool node's
+/// tools, the tool node runs the calls, the model answers from the results; streamed, the
+/// answer comes in pieces under the id of the message kept.
+#[tokio::test]
+async fn a_model_node_and_a_tool_node_make_a_chatbot_with_tools() {
+    use trellis::stream::{StreamItem, StreamMode};
+    use trellis_agent::{ModelNode, ModelResponse, ScriptedModel};
+
+    let mut tools = ToolSet::new();
+    tools
+        .add(trellis_agent::toolbox::Calculator)
+        .expect("registers");
+    let tool_node = ToolNode::new(tools);
+    let model = ScriptedModel::new()
+        .call(ToolCall::new(
+            "c1",
+            "calculator",
+            r#"{"expression": "6 * 7"}"#,
+        ))
+        .step(|request| {
+            let product = request.result_of("c1").unwrap_or("?");
+            Ok(ModelResponse::text(format!("6 × 7 = {product}")))
+        });
+    let mut graph = GraphBuilder::<Talk>::new("Chatbot");
+    graph
+        .add_node(
+            "chatbot",
+            ModelNode::new(model.clone())
+                .with_tools(tool_node.specs())
+                .with_prompt("You calculate."),
+        )
+        .add_node("tools", tool_node)
+        .add_edge(START, "chatbot")
+        .add_conditional_edges(
+            "chatbot",
+            |talk: &Talk| {
+                if calls_tools(&talk.messages) {
+                    "tools"
+                } else {
+                    END
+                }
+            },
+            ["tools", END],
+        )
+        .add_edge("tools", "chatbot");
+    let graph = graph.compile().expect("compiles");
+    let mut stream = graph.stream(
+        Talk {
+            messages: user("6 × 7?"),
+        },
+        StreamMode::Messages,
+    );
+    let mut pieces = Vec::new();
+    while let Some(item) = stream.next().await {
+        if let StreamItem::Messages { chunk, node, .. } = item {
+            assert_eq!(node, "chatbot");
+            pieces.push(chunk);
+        }
+    }
+    let done = stream.finish().await.expect("the chat runs");
+    let messages = &done.state().messages;
+    assert_eq!(messages.len(), 4, "{messages:#?}");
+    assert_eq!(messages[2].text(), Some("42"));
+    assert_eq!(messages[3].text(), Some("6 × 7 = 42"));
+    // The prompt went to the model, not into the conversation; the tools were offered.
+    let seen = model.seen();
+    assert_eq!(seen[0].messages[0].text(), Some("You calculate."));
+    assert_eq!(seen[1].tools, ["calculator"]);
+    assert!(
+        messages
+            .iter()
+            .all(|m| !matches!(m.body, Body::System { .. }))
+    );
+    let answer: Vec<_> = pieces.iter().filter(|p| p.id == messages[3].id).collect();
+    assert_eq!(
+        answer
+            .iter()
+            .map(|p| p.content.as_str())
+            .collect::<String>(),
+        "6 × 7 = 42"
+    );
+}
+
+#[tokio::test]
+async fn a_model_node_answers_calls_left_without_a_result_before_asking() {
+    use trellis_agent::{ModelNode, ScriptedModel};
+
+    // A scripted model answers by how many answers the history holds: one already.
+    let model = ScriptedModel::new()
+        .answer("(the earlier answer)")
+        .answer("moving on");
+    let mut graph = GraphBuilder::<Talk>::new("Chatbot");
+    graph
+        .add_node("chatbot", ModelNode::new(model.clone()))
+        .add_edge(START, "chatbot")
+        .add_edge("chatbot", END);
+    let left = Message::calls(None, vec![ToolCall::new("c9", "lookup", "{}")]);
+    let done = graph
+        .compile()
+        .expect("compiles")
+        .invoke(Talk {
+            messages: vec![Message::user("hi"), left, Message::user("never mind")],
+        })
+        .await
+        .expect("runs");
+    let shown = results(&done.state().messages);
+    assert_eq!(shown.len(), 1);
+    assert!(shown[0].2 && shown[0].1.starts_with("not run"), "{shown:?}");
+    assert_eq!(
+        results(&model.seen()[0].messages),
+        shown,
+        "the model was shown it"
+    );
+}

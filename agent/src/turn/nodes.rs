@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use trellis::messages::MessageChunk;
 use trellis::{Node, NodeContext, NodeError, NodeResult, interrupt::InterruptRequest};
 
 use super::live::{Bridge, LiveTurn};
@@ -191,21 +190,10 @@ pub(super) async fn ask_model(
         messages: &messages,
         tools,
     };
-    let id = Message::new_id();
-    let response = if ctx.streams_messages() {
-        let tokens = |text: &str| {
-            ctx.stream_chunk(MessageChunk {
-                id: id.clone(),
-                content: text.to_owned(),
-            });
-        };
-        model.stream(request, &tokens).await
-    } else {
-        model.complete(request).await
-    }
-    .map_err(NodeError::new)?;
+    let (response, message) = crate::model::answer(model.as_ref(), request, ctx)
+        .await
+        .map_err(NodeError::new)?;
     live.usage += response.usage;
-    let message = response.to_message_with_id(id);
     Ok((response, message))
 }
 
