@@ -2,15 +2,76 @@
 //! ([`Conversation`](trellis::messages::Conversation)): the calls of the last answer run under
 //! the agent's safety rules, and their results join the conversation in the calls' order.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use async_trait::async_trait;
+use serde_json::Value;
 use trellis::interrupt::{Decision, Interrupt, InterruptRequest};
 use trellis::messages::{Conversation, pending_calls};
-use trellis::{Command, Node, NodeContext, NodeOutput, NodeResult};
+use trellis::{Command, GraphState, Node, NodeContext, NodeOutput, NodeResult};
 
 use crate::message::{Message, ToolCall};
-use crate::tool::{ToolEffect, ToolSet, ToolSpec};
+use crate::tool::{Tool, ToolEffect, ToolError, ToolSet, ToolSetError, ToolSpec};
 use crate::turn::safety::{Checked, check};
+
+/// A tool that reads the graph's state and can change it beside its result (LangGraph's tool
+/// returning `Command(update=…)`): a [`ToolNode`] runs it under the same rules as any tool, and
+/// merges its update with the results by the state's reducers.
+#[async_trait]
+pub trait StateTool<S: GraphState>: Send + Sync + 'static {
+    /// What the tool is: its name, description, argument schema and effects.
+    fn spec(&self) -> ToolSpec;
+
+    /// Runs the tool on checked arguments and the state the node read.
+    ///
+    /// # Errors
+    /// A [`ToolError`]: the model reads it as the call's result, and nothing is updated.
+    async fn call(&self, arguments: Value, state: &S) -> Result<ToolOutput<S::Update>, ToolError>;
+}
+
+/// What a [`StateTool`] did: its result, for the model, and perhaps an update of the state.
+#[derive(Debug, Clone)]
+pub struct ToolOutput<U> {
+    /// The call's result, as the model reads it.
+    pub text: String,
+    /// The change to the state, merged by its reducers with the node's other updates.
+    pub update: Option<U>,
+}
+
+impl<U> ToolOutput<U> {
+    /// A result and no update.
+    pub fn text(text: impl Into<String>) -> Self {
+        ToolOutput {
+            text: text.into(),
+            update: None,
+        }
+    }
+
+    /// The same result, changing the state by `update`.
+    #[must_use]
+    pub fn with_update(mut self, update: U) -> Self {
+        self.update = Some(update);
+        self
+    }
+}
+
+/// A state tool's declaration in the node's [`ToolSet`], for the checks every call goes
+/// through; the call itself goes to the state tool.
+struct Declared(ToolSpec);
+
+#[async_trait]
+impl Tool for Declared {
+    fn spec(&self) -> ToolSpec {
+        self.0.clone()
+    }
+
+    async fn call(&self, _: Value) -> Result<String, ToolError> {
+        Err(ToolError::new(
+            "a state tool runs with the state, through its tool node",
+        ))
+    }
+}
 
 /// Runs the tool calls of a conversation's last answer (LangGraph's `ToolNode`), as an agent's
 /// `tools` node does:
@@ -65,18 +126,54 @@ use crate::turn::safety::{Checked, check};
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// # }).unwrap();
 /// ```
-#[derive(Debug, Clone)]
-pub struct ToolNode {
+pub struct ToolNode<S: GraphState> {
     tools: ToolSet,
+    /// The tools that read and change the state, by name (declared in `tools` too).
+    stateful: BTreeMap<String, Arc<dyn StateTool<S>>>,
     /// The tools' names: the calls this node runs.
     offered: Vec<String>,
 }
 
-impl ToolNode {
+impl<S: GraphState> Clone for ToolNode<S> {
+    fn clone(&self) -> Self {
+        ToolNode {
+            tools: self.tools.clone(),
+            stateful: self.stateful.clone(),
+            offered: self.offered.clone(),
+        }
+    }
+}
+
+impl<S: GraphState> std::fmt::Debug for ToolNode<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolNode")
+            .field("tools", &self.offered)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: Conversation> ToolNode<S> {
     /// A node running calls to `tools`.
     pub fn new(tools: ToolSet) -> Self {
         let offered = tools.specs().into_iter().map(|spec| spec.name).collect();
-        ToolNode { tools, offered }
+        ToolNode {
+            tools,
+            stateful: BTreeMap::new(),
+            offered,
+        }
+    }
+
+    /// Adds `tool`, which reads the state and may change it beside its result.
+    ///
+    /// # Errors
+    /// As [`ToolSet::add`]: a duplicate name, a name providers refuse, a schema that cannot be
+    /// checked in full.
+    pub fn with_state_tool(mut self, tool: impl StateTool<S>) -> Result<Self, ToolSetError> {
+        let spec = tool.spec();
+        self.tools.add(Declared(spec.clone()))?;
+        self.offered.push(spec.name.clone());
+        self.stateful.insert(spec.name, Arc::new(tool));
+        Ok(self)
     }
 
     /// Its tools as models see them: what to offer the model whose calls it runs.
@@ -91,7 +188,7 @@ impl ToolNode {
     ///
     /// # Errors
     /// None of its own: a tool's failure is a result the model reads.
-    pub async fn run_calls<S: Conversation>(&self, state: &S, ctx: &NodeContext) -> NodeOutput<S> {
+    pub async fn run_calls(&self, state: &S, ctx: &NodeContext) -> NodeOutput<S> {
         let pending: Vec<ToolCall> = pending_calls(state.messages())
             .into_iter()
             .cloned()
@@ -111,6 +208,7 @@ impl ToolNode {
             (true, _) => Ok(()),
         };
         let mut results = Vec::with_capacity(pending.len());
+        let mut updates = Vec::new();
         let mut pause = None;
         for call in &pending {
             let (text, is_error) = match check(&self.tools, call, &self.offered) {
@@ -130,6 +228,15 @@ impl ToolNode {
                         let why = consent.clone().err().unwrap_or_default();
                         (format!("not run: {why}"), true)
                     }
+                    Some(_) if self.stateful.contains_key(&call.name) => {
+                        match self.stateful[&call.name].call(arguments, state).await {
+                            Ok(output) => {
+                                updates.extend(output.update);
+                                (output.text, false)
+                            }
+                            Err(error) => (format!("failed: {error}"), true),
+                        }
+                    }
                     Some(tool) => match Arc::clone(&tool.tool).call(arguments).await {
                         Ok(output) => (output, false),
                         Err(error) => (format!("failed: {error}"), true),
@@ -139,11 +246,12 @@ impl ToolNode {
             };
             results.push(Message::tool(call, text, is_error));
         }
+        let mut command = Command::Continue;
         if let Some((call, arguments)) = pause {
-            let tool = self.tools.get(&call.name).map(|t| Arc::clone(&t.tool));
-            let question = match tool {
-                Some(tool) => tool.call(arguments).await,
-                None => Err(crate::tool::ToolError::new("no such tool")),
+            let question = match (self.stateful.get(&call.name), self.tools.get(&call.name)) {
+                (Some(tool), _) => tool.call(arguments, state).await.map(|output| output.text),
+                (None, Some(tool)) => Arc::clone(&tool.tool).call(arguments).await,
+                (None, None) => Err(ToolError::new("no such tool")),
             };
             match question {
                 // A pausing tool renders its question and changes nothing; the node runs again
@@ -151,26 +259,28 @@ impl ToolNode {
                 Ok(question) => {
                     let asked = InterruptRequest::new(format!("tool:{}", call.name), question)
                         .resume_to(ctx.node());
-                    return Ok(NodeResult::UpdateThen(
-                        S::add(results),
-                        Command::Interrupt(asked),
-                    ));
+                    command = Command::Interrupt(asked);
                 }
                 Err(error) => results.push(Message::tool(&call, format!("failed: {error}"), true)),
             }
         }
-        Ok(NodeResult::Update(S::add(results)))
+        let results = S::add(results);
+        Ok(match (updates.is_empty(), command) {
+            (true, Command::Continue) => NodeResult::Update(results),
+            (true, command) => NodeResult::UpdateThen(results, command),
+            // The results first, then each tool's update, merged by the reducers.
+            (false, command) => {
+                updates.insert(0, results);
+                NodeResult::Updates(updates, command)
+            }
+        })
     }
 
     /// The result a person's `reply` gives the pausing call that `interrupt` asked about: the
     /// first call of the conversation's last answer to that tool with no result yet. For the
     /// state's [`ApplyResume`](trellis::interrupt::ApplyResume): an update adding it lets the
     /// tool node go on. Empty when the question was no tool's, or its call is answered.
-    pub fn reply<S: Conversation>(
-        state: &S,
-        interrupt: &Interrupt,
-        reply: impl Into<String>,
-    ) -> Vec<Message> {
+    pub fn reply(state: &S, interrupt: &Interrupt, reply: impl Into<String>) -> Vec<Message> {
         let Some(tool) = interrupt.request.kind.strip_prefix("tool:") else {
             return Vec::new();
         };
@@ -183,7 +293,7 @@ impl ToolNode {
 }
 
 #[trellis::async_trait]
-impl<S: Conversation> Node<S> for ToolNode {
+impl<S: Conversation> Node<S> for ToolNode<S> {
     async fn run(&self, state: Arc<S>, ctx: &mut NodeContext) -> NodeOutput<S> {
         self.run_calls(state.as_ref(), ctx).await
     }

@@ -393,3 +393,143 @@ async fn a_model_node_answers_calls_left_without_a_result_before_asking() {
         "the model was shown it"
     );
 }
+
+/// The tutorial's custom state: a person's details in fields of their own.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize, GraphState)]
+struct Profile {
+    #[reducer(with = add_messages)]
+    messages: Vec<Message>,
+    name: Option<String>,
+    birthday: Option<String>,
+    #[reducer(append)]
+    notes: Vec<String>,
+}
+
+impl Conversation for Profile {
+    fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+    fn add(messages: Vec<Message>) -> ProfileUpdate {
+        ProfileUpdate::default().messages(messages)
+    }
+}
+
+impl ApplyResume for Profile {
+    type Input = String;
+    fn apply_resume(&self, interrupt: &Interrupt, reply: String) -> ProfileUpdate {
+        Profile::add(ToolNode::reply(self, interrupt, reply))
+    }
+}
+
+/// Remembers a name and a birthday in the state's own fields (LangGraph's tool returning
+/// `Command(update={"name": …, "birthday": …})`).
+struct Remember;
+
+#[trellis::async_trait]
+impl trellis_agent::StateTool<Profile> for Remember {
+    fn spec(&self) -> trellis_agent::ToolSpec {
+        trellis_agent::ToolSpec::new(
+            "remember",
+            "Remembers who the user is.",
+            serde_json::json!({
+                "type": "object",
+                "properties": { "name": { "type": "string" }, "birthday": { "type": "string" } },
+                "required": ["name", "birthday"],
+                "additionalProperties": false
+            }),
+        )
+    }
+
+    async fn call(
+        &self,
+        arguments: serde_json::Value,
+        state: &Profile,
+    ) -> Result<trellis_agent::ToolOutput<ProfileUpdate>, trellis_agent::ToolError> {
+        let (name, birthday) = (&arguments["name"], &arguments["birthday"]);
+        let text = format!("Remembered (after {} messages).", state.messages.len());
+        Ok(trellis_agent::ToolOutput::text(text).with_update(
+            ProfileUpdate::default()
+                .name(name.as_str().map(str::to_owned))
+                .birthday(birthday.as_str().map(str::to_owned))
+                .notes(format!("name: {name}")),
+        ))
+    }
+}
+
+#[tokio::test]
+async fn a_state_tool_changes_the_state_beside_its_result() {
+    let lookup = recording("lookup", ToolEffect::ReadOnly, "found");
+    let mut tools = ToolSet::new();
+    tools.add(lookup).expect("registers");
+    let node = ToolNode::new(tools)
+        .with_state_tool(Remember)
+        .expect("registers");
+    assert_eq!(
+        node.specs()
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect::<Vec<_>>(),
+        ["lookup", "remember"],
+        "offered with the others"
+    );
+    let calls = vec![
+        ToolCall::new(
+            "c1",
+            "remember",
+            r#"{"name": "LangGraph", "birthday": "Jan 17, 2024"}"#,
+        ),
+        ToolCall::new("c2", "lookup", r#"{"to": "x"}"#),
+        ToolCall::new("c3", "remember", r#"{"name": "LangGraph"}"#),
+    ];
+    let mut graph = GraphBuilder::<Profile>::new("Profile");
+    graph
+        .add_node_fn("model", move |profile: Arc<Profile>, _| {
+            let calls = calls.clone();
+            async move {
+                let answer = if calls_tools(&profile.messages) || profile.messages.len() > 1 {
+                    Message::assistant("done")
+                } else {
+                    Message::calls(None, calls)
+                };
+                Ok(NodeResult::Update(Profile::add(vec![answer])))
+            }
+        })
+        .add_node("tools", node)
+        .add_edge(START, "model")
+        .add_conditional_edges(
+            "model",
+            |p: &Profile| {
+                if calls_tools(&p.messages) {
+                    "tools"
+                } else {
+                    END
+                }
+            },
+            ["tools", END],
+        )
+        .add_edge("tools", "model");
+    let done = graph
+        .compile()
+        .expect("compiles")
+        .invoke(Profile {
+            messages: user("I am LangGraph, born Jan 17, 2024"),
+            ..Profile::default()
+        })
+        .await
+        .expect("runs");
+    let state = done.state();
+    assert_eq!(state.name.as_deref(), Some("LangGraph"));
+    assert_eq!(state.birthday.as_deref(), Some("Jan 17, 2024"));
+    assert_eq!(
+        state.notes,
+        ["name: \"LangGraph\""],
+        "one update: the refused call made none"
+    );
+    let shown = results(&state.messages);
+    assert_eq!(
+        shown[0],
+        ("c1".into(), "Remembered (after 2 messages).".into(), false)
+    );
+    assert_eq!(shown[1], ("c2".into(), "found".into(), false));
+    assert!(shown[2].2 && shown[2].1.contains("birthday"), "{shown:?}");
+}

@@ -105,6 +105,11 @@ pub enum NodeResult<U> {
     UpdateThen(U, Command),
     /// Pause the run and ask a person (same as `Command(Command::Interrupt(…))`).
     Interrupt(InterruptRequest),
+    /// Change the state by several updates — merged as a step merges its nodes' updates, by
+    /// the reducers, two overwrites of one field being a conflict — then follow the command
+    /// ([`Command::Continue`] to follow the edges). For a node that gathers what several
+    /// parts of it did: a tool node, each tool's update.
+    Updates(Vec<U>, Command),
 }
 
 /// A node's override of its edges. Every target must be one the node's edges declare; anything
@@ -211,6 +216,8 @@ impl<U> NodeResult<U> {
             NodeResult::Command(command) => command_label(command),
             NodeResult::UpdateThen(_, command) => format!("update+{}", command_label(command)),
             NodeResult::Interrupt(request) => format!("interrupt:{}", request.kind),
+            NodeResult::Updates(_, Command::Continue) => "updates".to_owned(),
+            NodeResult::Updates(_, command) => format!("updates+{}", command_label(command)),
         }
     }
 }

@@ -562,3 +562,58 @@ async fn a_router_sees_how_often_nodes_ran_and_ends_a_loop_before_max_visits() {
     let outcome = builder.compile().unwrap().invoke(ticket("")).await.unwrap();
     assert_eq!(outcome.state().log, ["draft", "draft", "draft"]);
 }
+
+/// Several updates from one node merge as a step's do: combining reducers take each, two
+/// overwrites of one field conflict; the command after them is followed.
+#[tokio::test]
+async fn a_node_s_several_updates_merge_by_the_reducers() {
+    let mut graph = GraphBuilder::<Ticket>::new("Tools");
+    graph
+        .add_node_fn("tools", |_, _| async {
+            Ok(NodeResult::Updates(
+                vec![
+                    TicketUpdate::default().log("a").reviews(1),
+                    TicketUpdate::default()
+                        .log("b")
+                        .reviews(2)
+                        .draft(Some("d".into())),
+                ],
+                Command::goto("after"),
+            ))
+        })
+        .add_node_fn("after", |_, _| async {
+            Ok(TicketUpdate::default().log("after").into())
+        })
+        .add_edge(START, "tools")
+        .add_conditional_edges("tools", |_: &Ticket| END, ["after", END])
+        .add_edge("after", END);
+    let done = graph.compile().unwrap().invoke(ticket("t")).await.unwrap();
+    assert_eq!(done.state().log, ["a", "b", "after"]);
+    assert_eq!(done.state().reviews, 3);
+    assert_eq!(done.state().draft.as_deref(), Some("d"));
+
+    let mut graph = GraphBuilder::<Ticket>::new("Clash");
+    graph
+        .add_node_fn("tools", |_, _| async {
+            Ok(NodeResult::Updates(
+                vec![
+                    TicketUpdate::default().draft(Some("one".into())),
+                    TicketUpdate::default().draft(Some("two".into())),
+                ],
+                Command::Continue,
+            ))
+        })
+        .add_edge(START, "tools")
+        .add_edge("tools", END);
+    let failed = graph
+        .compile()
+        .unwrap()
+        .invoke(ticket("t"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(failed.error, RunError::MergeConflict { .. }),
+        "{}",
+        failed.error
+    );
+}

@@ -230,6 +230,12 @@ impl<S: GraphState> Run<S> {
                 let command = Command::Interrupt(request);
                 algo::commanded(topology, i, step, command, branch, absorbed)?
             }
+            NodeResult::Updates(updates, command) => {
+                for update in updates {
+                    absorbed.updates.push(&spec.name, update);
+                }
+                algo::commanded(topology, i, step, command, branch, absorbed)?
+            }
         };
         // A node that asked its own question needs no second pause after it.
         let asks_after = spec.options.interrupt == Some(InterruptPoint::After)
