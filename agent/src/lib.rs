@@ -55,7 +55,7 @@ pub use definition::AgentDefinition;
 pub use error::AgentError;
 pub use message::{Body, Message, ToolCall, Usage};
 pub use model::{Model, ModelError, ModelRequest, ModelResponse};
-pub use model_node::ModelNode;
+pub use model_node::{ModelNode, chat_graph};
 #[cfg(feature = "openai")]
 pub use openai::OpenAiCompatible;
 pub use schema::SchemaError;

@@ -135,3 +135,60 @@ impl<S: Conversation> Node<S> for ModelNode {
         self.answer(state.as_ref(), ctx).await
     }
 }
+
+/// The chat graph of LangGraph's tutorial (its `create_react_agent`): `chatbot`, the model
+/// node, then `tools`, the tool node offering its tools to the model, while the model's last
+/// answer calls any (`calls_tools`), then END. A builder, to add a checkpointer, options or
+/// nodes before compiling.
+///
+/// ```
+/// use trellis::messages::{Conversation, Message, ToolCall, add_messages};
+/// use trellis::GraphState;
+/// use trellis_agent::{ModelNode, ModelResponse, ScriptedModel, ToolNode, ToolSet, chat_graph, toolbox::Calculator};
+///
+/// #[derive(Clone, Default, serde::Serialize, serde::Deserialize, GraphState)]
+/// struct Chat {
+///     #[reducer(with = add_messages)]
+///     messages: Vec<Message>,
+/// }
+/// impl Conversation for Chat {
+///     fn messages(&self) -> &[Message] { &self.messages }
+///     fn add(messages: Vec<Message>) -> ChatUpdate { ChatUpdate::default().messages(messages) }
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let model = ScriptedModel::new()
+///     .call(ToolCall::new("c1", "calculator", r#"{"expression": "6 * 7"}"#))
+///     .step(|request| Ok(ModelResponse::text(format!("{}", request.result_of("c1").unwrap_or("?")))));
+/// let mut tools = ToolSet::new();
+/// tools.add(Calculator)?;
+/// let graph = chat_graph("Calc", ModelNode::new(model), ToolNode::new(tools)).compile()?;
+/// let done = graph.invoke(Chat { messages: vec![Message::user("6 × 7?")] }).await?;
+/// assert_eq!(done.state().messages.last().and_then(Message::text), Some("42"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
+pub fn chat_graph<S: Conversation>(
+    name: impl Into<String>,
+    model: ModelNode,
+    tools: crate::ToolNode<S>,
+) -> trellis::GraphBuilder<S> {
+    let mut graph = trellis::GraphBuilder::<S>::new(name);
+    graph
+        .add_node("chatbot", model.with_tools(tools.specs()))
+        .add_node("tools", tools)
+        .add_edge(trellis::START, "chatbot")
+        .add_conditional_edges(
+            "chatbot",
+            |chat: &S| {
+                if trellis::messages::calls_tools(chat.messages()) {
+                    "tools"
+                } else {
+                    trellis::END
+                }
+            },
+            ["tools", trellis::END],
+        )
+        .add_edge("tools", "chatbot");
+    graph
+}

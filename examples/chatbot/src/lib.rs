@@ -10,11 +10,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use trellis::checkpoint::InMemoryCheckpointer;
 use trellis::interrupt::{ApplyResume, Interrupt};
-use trellis::messages::{Body, Conversation, Message, add_messages, calls_tools, pending_calls};
+use trellis::messages::{Body, Conversation, Message, add_messages, pending_calls};
 use trellis::{CompiledGraph, END, GraphBuilder, GraphState, RunError, START};
 use trellis_agent::{
     Model, ModelError, ModelNode, ModelRequest, ModelResponse, Tool, ToolCall, ToolEffect,
-    ToolError, ToolNode, ToolSet, ToolSpec,
+    ToolError, ToolNode, ToolSet, ToolSpec, chat_graph,
 };
 
 /// Parts 1–4 and 6: a conversation. A person's reply to a pausing tool is that call's result.
@@ -104,32 +104,14 @@ impl ApplyResume for Profile {
     }
 }
 
-/// The chatbot of parts 2–6: the model, then its tools while it calls any.
+/// The chatbot of parts 2–6: the model, then its tools while it calls any, on a store that
+/// keeps threads.
 pub fn chatbot<S: Conversation + ApplyResume>(
     model: Arc<dyn Model>,
     tools: ToolNode<S>,
 ) -> CompiledGraph<S> {
-    let mut graph = GraphBuilder::<S>::new("Chatbot");
-    graph
-        .add_node(
-            "chatbot",
-            ModelNode::shared(model).with_tools(tools.specs()),
-        )
-        .add_node("tools", tools)
-        .add_edge(START, "chatbot")
-        .add_conditional_edges(
-            "chatbot",
-            |chat: &S| {
-                if calls_tools(chat.messages()) {
-                    "tools"
-                } else {
-                    END
-                }
-            },
-            ["tools", END],
-        )
-        .add_edge("tools", "chatbot")
-        .set_checkpointer(Arc::new(InMemoryCheckpointer::new()));
+    let mut graph = chat_graph("Chatbot", ModelNode::shared(model), tools);
+    graph.set_checkpointer(Arc::new(InMemoryCheckpointer::new()));
     graph.compile().expect("the chatbot's graph is well formed")
 }
 
