@@ -222,25 +222,14 @@ impl<S: Conversation> ToolNode<S> {
                     true,
                 ),
                 Checked::Run(arguments) => match self.tools.get(&call.name) {
-                    Some(tool)
-                        if tool.spec.effect == ToolEffect::SideEffects && consent.is_err() =>
-                    {
-                        let why = consent.clone().err().unwrap_or_default();
-                        (format!("not run: {why}"), true)
-                    }
-                    Some(_) if self.stateful.contains_key(&call.name) => {
-                        match self.stateful[&call.name].call(arguments, state).await {
-                            Ok(output) => {
-                                updates.extend(output.update);
-                                (output.text, false)
-                            }
-                            Err(error) => (format!("failed: {error}"), true),
+                    Some(tool) if tool.spec.effect == ToolEffect::SideEffects => {
+                        if let Err(why) = &consent {
+                            (format!("not run: {why}"), true)
+                        } else {
+                            self.run_one(call, arguments, state, &mut updates).await
                         }
                     }
-                    Some(tool) => match Arc::clone(&tool.tool).call(arguments).await {
-                        Ok(output) => (output, false),
-                        Err(error) => (format!("failed: {error}"), true),
-                    },
+                    Some(_) => self.run_one(call, arguments, state, &mut updates).await,
                     None => ("refused, not run: no such tool".to_owned(), true),
                 },
             };
@@ -248,11 +237,10 @@ impl<S: Conversation> ToolNode<S> {
         }
         let mut command = Command::Continue;
         if let Some((call, arguments)) = pause {
-            let question = match (self.stateful.get(&call.name), self.tools.get(&call.name)) {
-                (Some(tool), _) => tool.call(arguments, state).await.map(|output| output.text),
-                (None, Some(tool)) => Arc::clone(&tool.tool).call(arguments).await,
-                (None, None) => Err(ToolError::new("no such tool")),
-            };
+            // The question changes nothing: a state tool's update here is dropped.
+            let question = self
+                .call_tool(&call, arguments, state, &mut Vec::new())
+                .await;
             match question {
                 // A pausing tool renders its question and changes nothing; the node runs again
                 // once answered, the reply in the state as the call's result.
@@ -274,6 +262,39 @@ impl<S: Conversation> ToolNode<S> {
                 NodeResult::Updates(updates, command)
             }
         })
+    }
+
+    /// Calls the tool of one checked call: a state tool with the state (its update kept in
+    /// `updates`), any other tool on its arguments alone.
+    async fn call_tool(
+        &self,
+        call: &ToolCall,
+        arguments: Value,
+        state: &S,
+        updates: &mut Vec<S::Update>,
+    ) -> Result<String, ToolError> {
+        match (self.stateful.get(&call.name), self.tools.get(&call.name)) {
+            (Some(tool), _) => tool.call(arguments, state).await.map(|output| {
+                updates.extend(output.update);
+                output.text
+            }),
+            (None, Some(tool)) => Arc::clone(&tool.tool).call(arguments).await,
+            (None, None) => Err(ToolError::new("no such tool")),
+        }
+    }
+
+    /// [`call_tool`](Self::call_tool), as a result the model reads, and whether it is an error.
+    async fn run_one(
+        &self,
+        call: &ToolCall,
+        arguments: Value,
+        state: &S,
+        updates: &mut Vec<S::Update>,
+    ) -> (String, bool) {
+        match self.call_tool(call, arguments, state, updates).await {
+            Ok(text) => (text, false),
+            Err(error) => (format!("failed: {error}"), true),
+        }
     }
 
     /// The result a person's `reply` gives the pausing call that `interrupt` asked about: the

@@ -66,14 +66,7 @@ impl trellis::run::Branching for BranchTranscripts {
         if step == 0 {
             return Ok(());
         }
-        let mut entries = self.0.load(&from.run_id).await?;
-        // Written in a step up to the checkpoint's: committed there. Later steps are the
-        // original's future, not the branch's past.
-        entries.retain(|entry| entry.step <= step);
-        if !entries.is_empty() {
-            self.0.save(to, &entries).await?;
-        }
-        Ok(())
+        self.copy(from, step, to, |_| {}).await
     }
 
     /// A new turn on a thread goes on from the earlier turns' conversation: what they wrote up
@@ -85,12 +78,28 @@ impl trellis::run::Branching for BranchTranscripts {
         step: u64,
         to: &RunId,
     ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-        let mut entries = self.0.load(&from.run_id).await?;
-        entries.retain(|entry| entry.step <= step);
-        for entry in &mut entries {
+        self.copy(from, step, to, |entry| {
             entry.step = 0;
             crate::turn::EARLIER_TURN.clone_into(&mut entry.node);
-        }
+        })
+        .await
+    }
+}
+
+impl BranchTranscripts {
+    /// Saves as `to`'s what `from.run_id` wrote in a step up to `step` (committed at the
+    /// checkpoint; later steps are the original's future, not the new run's past), each entry
+    /// as `relabel` leaves it.
+    async fn copy(
+        &self,
+        from: &trellis::checkpoint::CheckpointRef,
+        step: u64,
+        to: &RunId,
+        relabel: impl Fn(&mut Entry),
+    ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        let mut entries = self.0.load(&from.run_id).await?;
+        entries.retain(|entry| entry.step <= step);
+        entries.iter_mut().for_each(relabel);
         if !entries.is_empty() {
             self.0.save(to, &entries).await?;
         }

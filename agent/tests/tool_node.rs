@@ -6,7 +6,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::recording;
+use common::{recording, results};
 use trellis::checkpoint::InMemoryCheckpointer;
 use trellis::interrupt::{ApplyResume, Decision, Interrupt};
 use trellis::messages::{Body, Conversation, Message, ToolCall, add_messages, calls_tools};
@@ -110,22 +110,6 @@ fn chat_graph<S: Conversation + ApplyResume>(
         .add_edge("tools", "model")
         .set_checkpointer(Arc::new(InMemoryCheckpointer::new()));
     graph.compile().expect("the chat graph compiles")
-}
-
-/// The tool results, as (call id, text, is_error), in the conversation's order.
-fn results(messages: &[Message]) -> Vec<(String, String, bool)> {
-    messages
-        .iter()
-        .filter_map(|m| match &m.body {
-            Body::Tool {
-                call_id,
-                content,
-                is_error,
-                ..
-            } => Some((call_id.clone(), content.clone(), *is_error)),
-            _ => None,
-        })
-        .collect()
 }
 
 fn user(text: &str) -> Vec<Message> {

@@ -5,7 +5,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{build, catalogue, recording};
+use common::{build, catalogue, recording, results};
 use trellis::RunError;
 use trellis::blueprint::InterruptPoint;
 use trellis::checkpoint::{Checkpointer, InMemoryCheckpointer, RunStatus};
@@ -23,22 +23,6 @@ fn call(id: &str, tool: &str, arguments: &str) -> ToolCall {
 /// What the messages say, without their ids.
 fn bodies(messages: &[Message]) -> Vec<&Body> {
     messages.iter().map(|m| &m.body).collect()
-}
-
-/// The results the model was shown, as (call id, content, is_error), in the order shown.
-fn results(messages: &[Message]) -> Vec<(String, String, bool)> {
-    messages
-        .iter()
-        .filter_map(|m| match &m.body {
-            Body::Tool {
-                call_id,
-                content,
-                is_error,
-                ..
-            } => Some((call_id.clone(), content.clone(), *is_error)),
-            _ => None,
-        })
-        .collect()
 }
 
 #[test]

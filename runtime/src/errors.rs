@@ -333,6 +333,22 @@ pub enum RunError {
     },
 }
 
+impl RunError {
+    /// A [`Branching`](crate::run::Branching) hook's refusal to take run `run_id` along from
+    /// `from`.
+    pub(crate) fn branch(
+        run_id: &RunId,
+        from: &CheckpointRef,
+        error: &(dyn std::error::Error + Send + Sync),
+    ) -> Self {
+        RunError::Branch {
+            run_id: run_id.clone(),
+            from: from.clone(),
+            reason: error.to_string(),
+        }
+    }
+}
+
 /// A run that [`invoke`](crate::CompiledGraph::invoke) started and that then failed: its id, to
 /// [`retry`](crate::CompiledGraph::retry) it once the cause is fixed or read its
 /// [`history`](crate::CompiledGraph::history), and why it failed.

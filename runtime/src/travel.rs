@@ -294,11 +294,7 @@ impl<S: GraphState> CompiledGraph<S> {
             branching
                 .branch(&parent, source.step, run.run_id())
                 .await
-                .map_err(|error| RunError::Branch {
-                    run_id: run.run_id().clone(),
-                    from: parent.clone(),
-                    reason: error.to_string(),
-                })?;
+                .map_err(|error| RunError::branch(run.run_id(), &parent, error.as_ref()))?;
         }
         Ok((run, source))
     }

@@ -56,3 +56,19 @@ pub fn build(catalogue: &Catalogue, models: impl Into<Models>) -> AgentGraph {
         .build("tester", models, Arc::new(InMemoryTranscripts::new()))
         .expect("the test agent builds")
 }
+
+/// The tool results in `messages`, as (call id, content, is_error), in their order.
+pub fn results(messages: &[trellis_agent::Message]) -> Vec<(String, String, bool)> {
+    messages
+        .iter()
+        .filter_map(|m| match &m.body {
+            trellis_agent::Body::Tool {
+                call_id,
+                content,
+                is_error,
+                ..
+            } => Some((call_id.clone(), content.clone(), *is_error)),
+            _ => None,
+        })
+        .collect()
+}

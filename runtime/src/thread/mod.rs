@@ -429,11 +429,7 @@ impl<S: GraphState + Default> Thread<S> {
                 branching
                     .continues(at, step, run.run_id())
                     .await
-                    .map_err(|error| RunError::Branch {
-                        run_id: run.run_id().clone(),
-                        from: at.clone(),
-                        reason: error.to_string(),
-                    })?;
+                    .map_err(|error| RunError::branch(run.run_id(), at, error.as_ref()))?;
             }
             run.on_thread(self.thread_id.clone(), from, input.clone())?;
             if !self.moved_to(&record, run.run_id()).await? {
