@@ -457,6 +457,33 @@ fn generate(
             },
         }
     });
+    // A run's input is folded like an update: only a function reducer can make it differ
+    // from the value given (an empty collection extended by the input is the input), so only
+    // those fields are folded, each into its type's default (spanned so that a type without
+    // `Default` is reported at the field's type).
+    let fold_input = fields
+        .iter()
+        .any(|f| matches!(f.reducer, Reducer::With(_)))
+        .then(|| {
+            let moved = fields.iter().map(|f| {
+                let (name, ty) = (f.name, f.ty);
+                match &f.reducer {
+                    Reducer::With(path) => quote_spanned! {ty.span()=>
+                        #name: {
+                            let mut folded = <#ty as ::core::default::Default>::default();
+                            #path(&mut folded, self.#name);
+                            folded
+                        }
+                    },
+                    _ => quote!(#name: self.#name),
+                }
+            });
+            quote! {
+                fn fold_input(self) -> Self {
+                    Self { #(#moved,)* }
+                }
+            }
+        });
     // Through the runtime's schemars (feature `schema`), which reads the serde attributes above.
     let (derive_schema, schemas) = if schema {
         let schemars_crate = format!("{serde_root}::schemars");
@@ -540,6 +567,8 @@ fn generate(
                 self.__trellis_fold(update);
                 ::core::result::Result::Ok(())
             }
+
+            #fold_input
 
             #schemas
         }

@@ -19,7 +19,8 @@ use proc_macro::TokenStream;
 /// - `extend`: any collection that implements `Extend` and `IntoIterator` (`HashMap`,
 ///   `BTreeSet`, …); the update's items are added.
 /// - `sum`: the update is added (`AddAssign`).
-/// - `with = path`: `path(&mut field, value)` folds each update in.
+/// - `with = path`: `path(&mut field, value)` folds each update in, and a run's input into the
+///   field type's `Default` (`GraphState::fold_input`), which the type must implement.
 ///
 /// Container attributes, `#[graph_state(…)]`: `update = Name` names the update type;
 /// `crate = "path"` names the runtime crate when it is not `::trellis`; `schema` implements

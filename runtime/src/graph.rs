@@ -385,9 +385,10 @@ impl<S: GraphState> CompiledGraph<S> {
     }
 
     /// A new run on `input`, to drive step by step; nothing runs until the first
-    /// [`Run::step`].
+    /// [`Run::step`]. The input is folded in by the state's reducers, as any update is
+    /// ([`GraphState::fold_input`]).
     pub fn start(&self, input: S) -> Run<S> {
-        Run::new(self.clone(), input)
+        Run::new(self.clone(), input.fold_input())
     }
 
     /// A new run on `input`, read as a stream of what `modes` asks for: each step's updates,

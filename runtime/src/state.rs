@@ -41,6 +41,23 @@ pub trait GraphState: Clone + Serialize + DeserializeOwned + Send + Sync + 'stat
         self.apply(vec![(node, update)])
     }
 
+    /// The state a new run starts from when `self` is its input: each field folded by its
+    /// reducer into the field's empty value, as any update is folded (LangGraph writes a run's
+    /// input through its channels likewise). With [`add_messages`](crate::messages::add_messages),
+    /// an input's two messages with one id are one message and a removal removes; a field whose
+    /// reducer overwrites, appends, extends or sums starts as given.
+    ///
+    /// The derive folds each `#[reducer(with = …)]` field into its type's `Default` (which such
+    /// a field's type must implement); the default here returns `self` unchanged, as a
+    /// [`WholeState`] starts.
+    #[must_use]
+    fn fold_input(self) -> Self
+    where
+        Self: Sized,
+    {
+        self
+    }
+
     /// The JSON Schemas of the state and of its update, for clients that build forms (what
     /// LangGraph's `/assistants/{id}/schemas` answers). `None` by default;
     /// `#[graph_state(schema)]` gives them (feature `schema`).

@@ -276,7 +276,9 @@ impl<P: GraphState, C: GraphState> SubgraphNode<P, C> {
                                     }
                                 })?
                             }
-                            Output::Map(map) => map.input(parent),
+                            // A state made for the child is an input, folded as one; the
+                            // parent's own state (above) is committed already.
+                            Output::Map(map) => map.input(parent).fold_input(),
                         };
                         Run::with_id(self.nested(nest), run_id, input)
                     }

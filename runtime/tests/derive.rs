@@ -123,6 +123,57 @@ fn a_single_update_skips_the_conflict_check_and_folds_the_same() {
     assert_eq!(by_one, by_many);
 }
 
+/// A chat whose input is folded like an update: the messages by `add_messages`, the quote by
+/// `longest` (from the empty string), the rest as given.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, GraphState)]
+struct Chat {
+    #[reducer(with = trellis::messages::add_messages)]
+    messages: Vec<trellis::messages::Message>,
+    #[reducer(with = longest)]
+    quote: String,
+    #[reducer(append)]
+    log: Vec<String>,
+    topic: Option<String>,
+}
+
+#[test]
+fn an_input_is_folded_by_each_field_s_reducer() {
+    use trellis::messages::Message;
+    let (first, second, third) = (
+        Message::user("hi"),
+        Message::assistant("hello"),
+        Message::user("bye"),
+    );
+    let input = Chat {
+        messages: vec![
+            first.clone(),
+            second.clone(),
+            first.edited("hi there"),
+            third.clone(),
+            Message::remove(&second.id),
+        ],
+        quote: "a quote".to_owned(),
+        log: vec!["given".to_owned()],
+        topic: Some("greeting".to_owned()),
+    };
+    let folded = input.fold_input();
+    let said: Vec<(&str, Option<&str>)> = folded
+        .messages
+        .iter()
+        .map(|m| (m.id.as_str(), m.text()))
+        .collect();
+    assert_eq!(
+        said,
+        [
+            (first.id.as_str(), Some("hi there")),
+            (third.id.as_str(), Some("bye"))
+        ]
+    );
+    assert_eq!(folded.quote, "a quote");
+    assert_eq!(folded.log, ["given"]);
+    assert_eq!(folded.topic.as_deref(), Some("greeting"));
+}
+
 mod renamed {
     use serde::de::DeserializeOwned;
     use serde::{Deserialize, Serialize};

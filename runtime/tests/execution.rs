@@ -617,3 +617,60 @@ async fn a_node_s_several_updates_merge_by_the_reducers() {
         failed.error
     );
 }
+
+/// A conversation whose input goes through `add_messages`.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize, GraphState)]
+struct Chat {
+    #[reducer(with = trellis::messages::add_messages)]
+    messages: Vec<trellis::messages::Message>,
+}
+
+#[tokio::test]
+async fn a_run_s_input_goes_through_the_reducers_and_keeps_its_ids() {
+    use trellis::checkpoint::InMemoryCheckpointer;
+    use trellis::messages::Message;
+    let mut builder = GraphBuilder::<Chat>::new("Echo");
+    builder
+        .add_node_fn("echo", |state: Arc<Chat>, _| async move {
+            let heard: Vec<&str> = state.messages.iter().filter_map(Message::text).collect();
+            Ok(NodeResult::Update(ChatUpdate::default().messages(vec![
+                Message::assistant(format!("heard {}", heard.join(" / "))),
+            ])))
+        })
+        .add_edge(START, "echo")
+        .add_edge("echo", END);
+    let graph = builder
+        .compile()
+        .unwrap()
+        .with_checkpointer(Arc::new(InMemoryCheckpointer::new()));
+    let typo = Message::user("helo");
+    // Given as JSON, as a client sends it: the second message corrects the first by its id.
+    let input: Chat = serde_json::from_value(serde_json::json!({"messages": [
+        {"id": typo.id, "type": "human", "content": "helo"},
+        {"id": typo.id, "type": "human", "content": "hello"},
+        {"type": "human", "content": "how are you?"},
+    ]}))
+    .unwrap();
+    let asked = input.messages[2].id.clone();
+    let outcome = graph.invoke(input).await.unwrap();
+    let texts: Vec<&str> = outcome
+        .state()
+        .messages
+        .iter()
+        .filter_map(Message::text)
+        .collect();
+    assert_eq!(
+        texts,
+        ["hello", "how are you?", "heard hello / how are you?"]
+    );
+    // The ids given, and the one made when the message was read, are the ones kept.
+    let history = graph.history(outcome.run_id()).await.unwrap();
+    let first = history.last().expect("the start checkpoint");
+    let ids: Vec<&str> = first.state.messages.iter().map(|m| m.id.as_str()).collect();
+    assert_eq!(ids, [typo.id.as_str(), asked.as_str()]);
+    let last = &outcome.state().messages;
+    assert_eq!(
+        (last[0].id.as_str(), last[1].id.as_str()),
+        (typo.id.as_str(), asked.as_str())
+    );
+}

@@ -150,7 +150,7 @@ impl<S: GraphState + Default> Thread<S> {
     ) -> Result<CheckpointRef, RunError> {
         let mut run = match &from {
             Some(at) => self.graph.branch_at(&at.run_id, at.checkpoint).await?.0,
-            None => self.graph.start(S::default()),
+            None => Run::new(self.graph.clone(), S::default()),
         };
         run.write_as(as_node, update)?;
         run.place_on(self.thread_id.clone(), from.clone());

@@ -419,7 +419,8 @@ impl<S: GraphState + Default> Thread<S> {
                 Some(at) => self.state_at(at).await?,
                 None => (S::default(), 0),
             };
-            let mut run = self.graph.start(base);
+            // The thread's state, committed already: not an input to fold again.
+            let mut run = Run::new(self.graph.clone(), base);
             run.set_breakpoints(&breakpoints)?;
             run.set_metadata(metadata.clone());
             // What the nodes keep beside the state goes on too (a conversation's transcript),

@@ -189,11 +189,14 @@ pub struct Counted {
     #[reducer(append)]
     pub log: Vec<String>,
     #[serde(skip)]
-    #[reducer(with = keep)]
+    #[reducer(with = adopt)]
     pub clones: CloneCounter,
 }
 
-fn keep(_: &mut CloneCounter, _: CloneCounter) {}
+/// The counter given (a run's input, folded into the default) is the one counted with.
+fn adopt(counter: &mut CloneCounter, given: CloneCounter) {
+    *counter = given;
+}
 
 #[derive(Debug, Default)]
 pub struct CloneCounter(pub Arc<AtomicUsize>);
