@@ -12,9 +12,10 @@ use crate::definition::AgentDefinition;
 use crate::error::AgentError;
 use crate::model::Model;
 use crate::tool::{Tool, ToolSet, ToolSpec};
+use crate::tool_node::{Declared, StateTool};
 use crate::toolbox::{Calculator, ListFiles};
 use crate::transcript::TranscriptStore;
-use crate::turn::{self, AgentGraph, Plan};
+use crate::turn::{self, AgentFields, AgentGraph, Plan};
 
 /// An agent as UIs list it: its definition with its blueprint and tools spelled out.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -294,21 +295,102 @@ impl Catalogue {
         models: impl Into<Models>,
         transcripts: Arc<dyn TranscriptStore>,
     ) -> Result<AgentGraph, AgentError> {
-        self.check(name, &mut Vec::new())?;
-        self.assemble(name, &models.into(), Some(transcripts))
+        self.build_with_fields(name, models, transcripts, Vec::new())
     }
 
-    fn assemble(
+    /// Builds the agent `name` on a state that carries the application's own fields `F`
+    /// beside the turn's ([`TurnState::fields`](crate::TurnState::fields)), with `tools` that
+    /// read them and change them by their update, offered beside the agent's own tools and
+    /// under the same rules. The fields stay with the thread a turn runs on.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use trellis::GraphState;
+    /// use trellis_agent::{
+    ///     Catalogue, ModelResponse, ScriptedModel, StateTool, ToolCall, ToolError, ToolOutput,
+    ///     ToolSpec, transcript::InMemoryTranscripts,
+    /// };
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    ///
+    /// /// What the application keeps about the person it talks to.
+    /// #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize, GraphState)]
+    /// struct Profile {
+    ///     name: Option<String>,
+    ///     birthday: Option<String>,
+    /// }
+    ///
+    /// /// Records what the model learnt: a typed update of the profile, and a text result.
+    /// struct Remember;
+    ///
+    /// #[trellis_agent::async_trait]
+    /// impl StateTool<Profile> for Remember {
+    ///     fn spec(&self) -> ToolSpec {
+    ///         ToolSpec::new("remember", "Records a person's name and birthday.", serde_json::json!({
+    ///             "type": "object",
+    ///             "properties": {"name": {"type": "string"}, "birthday": {"type": "string"}},
+    ///             "required": ["name", "birthday"],
+    ///             "additionalProperties": false
+    ///         }))
+    ///     }
+    ///
+    ///     async fn call(&self, arguments: serde_json::Value, _: &Profile)
+    ///         -> Result<ToolOutput<ProfileUpdate>, ToolError> {
+    ///         let text = |key: &str| arguments[key].as_str().unwrap_or_default().to_owned();
+    ///         let update = ProfileUpdate::default().name(Some(text("name"))).birthday(Some(text("birthday")));
+    ///         Ok(ToolOutput::text("recorded").with_update(update))
+    ///     }
+    /// }
+    ///
+    /// let model = ScriptedModel::new()
+    ///     .call(ToolCall::new("call_1", "remember", r#"{"name": "Ada", "birthday": "10 December"}"#))
+    ///     .answer("Noted, Ada.");
+    /// let agent = Catalogue::shipped()?.build_with_fields(
+    ///     "assistant",
+    ///     model,
+    ///     Arc::new(InMemoryTranscripts::new()),
+    ///     vec![Arc::new(Remember) as Arc<dyn StateTool<Profile>>],
+    /// )?;
+    /// let outcome = agent.start("I am Ada, born on 10 December.").await?;
+    /// assert_eq!(outcome.answer.as_deref(), Some("Noted, Ada."));
+    /// assert_eq!(outcome.fields.birthday.as_deref(), Some("10 December"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    /// The agent, or one of its helpers, does not check; a tool's name is taken or its schema
+    /// cannot be checked in full.
+    pub fn build_with_fields<F: AgentFields>(
+        &self,
+        name: &str,
+        models: impl Into<Models>,
+        transcripts: Arc<dyn TranscriptStore>,
+        tools: Vec<Arc<dyn StateTool<F>>>,
+    ) -> Result<AgentGraph<F>, AgentError> {
+        self.check(name, &mut Vec::new())?;
+        self.assemble(name, &models.into(), Some(transcripts), tools)
+    }
+
+    fn assemble<F: AgentFields>(
         &self,
         name: &str,
         models: &Models,
         transcripts: Option<Arc<dyn TranscriptStore>>,
-    ) -> Result<AgentGraph, AgentError> {
+        state_tools: Vec<Arc<dyn StateTool<F>>>,
+    ) -> Result<AgentGraph<F>, AgentError> {
         let agent = self.agent(name)?;
         let blueprint = self.blueprints[&agent.blueprint].clone();
+        let mut tools = self.tool_set(agent)?;
+        let mut declared = BTreeMap::new();
+        for tool in state_tools {
+            let spec = tool.spec();
+            tools.add(Declared(spec.clone()))?;
+            declared.insert(spec.name, tool);
+        }
+        let state_tools = declared;
         let mut helpers = Vec::new();
         for helper in Plan::read(&blueprint)?.delegates {
-            let graph = self.assemble(&helper, models, None)?;
+            let graph = self.assemble(&helper, models, None, Vec::new())?;
             let description = self.agent(&helper)?.description.clone();
             helpers.push((helper, graph, description));
         }
@@ -318,9 +400,10 @@ impl Catalogue {
             blueprint,
             approve_tools: agent.approve_tools,
             model: models.of(name),
-            tools: self.tool_set(agent)?,
+            tools,
             transcripts,
             helpers,
+            state_tools,
         })
     }
 

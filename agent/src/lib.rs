@@ -62,7 +62,9 @@ pub use schema::SchemaError;
 pub use scripted::{ScriptedModel, Seen};
 pub use tool::{Tool, ToolEffect, ToolError, ToolSet, ToolSetError, ToolSpec};
 pub use tool_node::{StateTool, ToolNode, ToolOutput};
-pub use turn::{AgentGraph, Next, TurnAnswer, TurnOutcome, TurnState, TurnStateUpdate};
+pub use turn::{
+    AgentFields, AgentGraph, Next, NoFields, TurnAnswer, TurnOutcome, TurnState, TurnStateUpdate,
+};
 
 /// `#[async_trait]`, re-exported so that tools and models need no extra dependency.
 pub use trellis::async_trait;

@@ -56,9 +56,12 @@ impl<U> ToolOutput<U> {
     }
 }
 
-/// A state tool's declaration in the node's [`ToolSet`], for the checks every call goes
-/// through; the call itself goes to the state tool.
-struct Declared(ToolSpec);
+/// State tools by name.
+pub(crate) type StateTools<S> = BTreeMap<String, Arc<dyn StateTool<S>>>;
+
+/// A state tool's declaration in a [`ToolSet`] (a tool node's, an agent's), for the checks
+/// every call goes through; the call itself goes to the state tool.
+pub(crate) struct Declared(pub(crate) ToolSpec);
 
 #[async_trait]
 impl Tool for Declared {
@@ -129,7 +132,7 @@ impl Tool for Declared {
 pub struct ToolNode<S: GraphState> {
     tools: ToolSet,
     /// The tools that read and change the state, by name (declared in `tools` too).
-    stateful: BTreeMap<String, Arc<dyn StateTool<S>>>,
+    stateful: StateTools<S>,
     /// The tools' names: the calls this node runs.
     offered: Vec<String>,
 }
@@ -264,8 +267,7 @@ impl<S: Conversation> ToolNode<S> {
         })
     }
 
-    /// Calls the tool of one checked call: a state tool with the state (its update kept in
-    /// `updates`), any other tool on its arguments alone.
+    /// [`call_checked`] with this node's tools.
     async fn call_tool(
         &self,
         call: &ToolCall,
@@ -273,14 +275,7 @@ impl<S: Conversation> ToolNode<S> {
         state: &S,
         updates: &mut Vec<S::Update>,
     ) -> Result<String, ToolError> {
-        match (self.stateful.get(&call.name), self.tools.get(&call.name)) {
-            (Some(tool), _) => tool.call(arguments, state).await.map(|output| {
-                updates.extend(output.update);
-                output.text
-            }),
-            (None, Some(tool)) => Arc::clone(&tool.tool).call(arguments).await,
-            (None, None) => Err(ToolError::new("no such tool")),
-        }
+        call_checked(&self.stateful, &self.tools, call, arguments, state, updates).await
     }
 
     /// [`call_tool`](Self::call_tool), as a result the model reads, and whether it is an error.
@@ -317,5 +312,26 @@ impl<S: Conversation> ToolNode<S> {
 impl<S: Conversation> Node<S> for ToolNode<S> {
     async fn run(&self, state: Arc<S>, ctx: &mut NodeContext) -> NodeOutput<S> {
         self.run_calls(state.as_ref(), ctx).await
+    }
+}
+
+/// Calls the tool of one checked call: a state tool with `state` (its update kept in
+/// `updates`), any other tool on its arguments alone. A tool node and an agent's `tools` node
+/// both call tools through it.
+pub(crate) async fn call_checked<S: GraphState>(
+    stateful: &StateTools<S>,
+    tools: &ToolSet,
+    call: &ToolCall,
+    arguments: Value,
+    state: &S,
+    updates: &mut Vec<S::Update>,
+) -> Result<String, ToolError> {
+    match (stateful.get(&call.name), tools.get(&call.name)) {
+        (Some(tool), _) => tool.call(arguments, state).await.map(|output| {
+            updates.extend(output.update);
+            output.text
+        }),
+        (None, Some(tool)) => Arc::clone(&tool.tool).call(arguments).await,
+        (None, None) => Err(ToolError::new("no such tool")),
     }
 }

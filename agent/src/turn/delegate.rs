@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 
 use super::live::LiveTurn;
 use super::nodes::KindNode;
+use super::state::AgentFields;
 use crate::message::ToolCall;
 use crate::tool::ToolSpec;
 
@@ -23,7 +24,7 @@ pub(super) fn delegated_calls(live: &LiveTurn, agent: &str) -> Vec<ToolCall> {
         .unwrap_or_default()
 }
 
-impl KindNode {
+impl<F: AgentFields> KindNode<F> {
     /// Runs the helper `agent` on each call's task; each result is (call, text, is_error, usage).
     pub(super) async fn delegate(
         &self,

@@ -12,6 +12,7 @@ use crate::error::AgentError;
 use crate::message::{Message, Usage};
 use crate::model::Model;
 use crate::tool::ToolSet;
+use crate::tool_node::StateTools;
 use crate::transcript::{InMemoryTranscripts, TranscriptStore};
 
 mod delegate;
@@ -22,7 +23,7 @@ mod review;
 pub(crate) mod safety;
 mod state;
 
-pub use state::{Next, TurnAnswer, TurnState, TurnStateUpdate};
+pub use state::{AgentFields, Next, NoFields, TurnAnswer, TurnState, TurnStateUpdate};
 
 pub(crate) use delegate::helper_tool;
 use live::Bridge;
@@ -30,19 +31,30 @@ pub(crate) use live::EARLIER_TURN;
 use nodes::{KindNode, Shared};
 pub(crate) use plan::Plan;
 
-/// An agent, built: its graph, and the live turns of its runs.
+/// An agent, built: its graph, and the live turns of its runs; `F` is the application's own
+/// fields its state carries ([`NoFields`] unless built with
+/// [`Catalogue::build_with_fields`](crate::Catalogue::build_with_fields)).
 ///
 /// [`start`](Self::start) and [`resume`](Self::resume) cover the usual path;
 /// [`graph`](Self::graph) is the compiled graph itself, for streaming, workers and servers
 /// (a run started there with [`TurnState::new`] is the same turn).
-#[derive(Clone)]
-pub struct AgentGraph {
+pub struct AgentGraph<F: AgentFields = NoFields> {
     name: String,
-    graph: CompiledGraph<TurnState>,
-    shared: Arc<Shared>,
+    graph: CompiledGraph<TurnState<F>>,
+    shared: Arc<Shared<F>>,
 }
 
-impl std::fmt::Debug for AgentGraph {
+impl<F: AgentFields> Clone for AgentGraph<F> {
+    fn clone(&self) -> Self {
+        AgentGraph {
+            name: self.name.clone(),
+            graph: self.graph.clone(),
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+impl<F: AgentFields> std::fmt::Debug for AgentGraph<F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AgentGraph")
             .field("agent", &self.name)
@@ -52,7 +64,7 @@ impl std::fmt::Debug for AgentGraph {
 
 /// How a turn ended, or where it paused.
 #[derive(Debug, Clone, PartialEq)]
-pub struct TurnOutcome {
+pub struct TurnOutcome<F: AgentFields = NoFields> {
     /// The run.
     pub run_id: RunId,
     /// The final answer, when the turn finished with one.
@@ -65,15 +77,17 @@ pub struct TurnOutcome {
     pub usage: Usage,
     /// Model answers checked.
     pub iterations: u32,
+    /// The application's fields, as the turn left them.
+    pub fields: F,
 }
 
-impl TurnOutcome {
+impl<F: AgentFields> TurnOutcome<F> {
     /// Whether the turn waits for a person.
     pub fn is_paused(&self) -> bool {
         !self.interrupts.is_empty()
     }
 
-    fn of(outcome: Outcome<TurnState>) -> Self {
+    fn of(outcome: Outcome<TurnState<F>>) -> Self {
         let state = outcome.state();
         TurnOutcome {
             run_id: outcome.run_id().clone(),
@@ -85,18 +99,19 @@ impl TurnOutcome {
                 output_tokens: state.output_tokens,
             },
             iterations: state.iterations,
+            fields: state.fields.clone(),
         }
     }
 }
 
-impl AgentGraph {
+impl<F: AgentFields> AgentGraph<F> {
     /// The agent's name.
     pub fn name(&self) -> &str {
         &self.name
     }
 
     /// The compiled graph the turns run on.
-    pub fn graph(&self) -> &CompiledGraph<TurnState> {
+    pub fn graph(&self) -> &CompiledGraph<TurnState<F>> {
         &self.graph
     }
 
@@ -111,9 +126,9 @@ impl AgentGraph {
         self
     }
 
-    /// The state a turn on `input` starts from.
-    pub fn input(&self, input: &str) -> TurnState {
-        TurnState::new(self.name.clone(), input)
+    /// The state a turn on `input` starts from, with the fields' defaults.
+    pub fn input(&self, input: &str) -> TurnState<F> {
+        TurnState::with_fields(self.name.clone(), input, F::default())
     }
 
     /// A turn on `input` on a thread of this agent's graph: the update a new run on the thread
@@ -143,7 +158,7 @@ impl AgentGraph {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # }).unwrap();
     /// ```
-    pub fn next_turn(&self, input: &str) -> TurnStateUpdate {
+    pub fn next_turn(&self, input: &str) -> TurnStateUpdate<F> {
         TurnStateUpdate::default()
             .agent(self.name.clone())
             .input(input.to_owned())
@@ -164,8 +179,17 @@ impl AgentGraph {
     /// # Errors
     /// [`AgentError::Failed`] when the run fails (a model error after the dispatch node's
     /// retries, a transcript store error, a step limit), with the run's id.
-    pub async fn start(&self, input: &str) -> Result<TurnOutcome, AgentError> {
-        Ok(TurnOutcome::of(self.graph.invoke(self.input(input)).await?))
+    pub async fn start(&self, input: &str) -> Result<TurnOutcome<F>, AgentError> {
+        self.start_from(self.input(input)).await
+    }
+
+    /// Runs a turn from `state` ([`TurnState::with_fields`]: the input with the application's
+    /// fields as they stand) to its answer, its stop, or its first pause.
+    ///
+    /// # Errors
+    /// As [`start`](Self::start).
+    pub async fn start_from(&self, state: TurnState<F>) -> Result<TurnOutcome<F>, AgentError> {
+        Ok(TurnOutcome::of(self.graph.invoke(state).await?))
     }
 
     /// Resumes a paused turn with a person's answer.
@@ -176,7 +200,7 @@ impl AgentGraph {
         &self,
         run_id: &RunId,
         answer: impl Into<TurnAnswer>,
-    ) -> Result<TurnOutcome, AgentError> {
+    ) -> Result<TurnOutcome<F>, AgentError> {
         Ok(TurnOutcome::of(
             self.graph.resume(run_id, answer.into()).await?,
         ))
@@ -193,7 +217,7 @@ impl AgentGraph {
 }
 
 /// What building an agent graph needs.
-pub(crate) struct Parts {
+pub(crate) struct Parts<F: AgentFields> {
     pub(crate) name: String,
     pub(crate) prompt: String,
     pub(crate) blueprint: Blueprint,
@@ -202,10 +226,12 @@ pub(crate) struct Parts {
     pub(crate) tools: ToolSet,
     pub(crate) transcripts: Option<Arc<dyn TranscriptStore>>,
     pub(crate) helpers: Vec<(String, AgentGraph, String)>,
+    /// Tools on the application's fields, advertised with `tools` (declared there too).
+    pub(crate) state_tools: StateTools<F>,
 }
 
 /// Builds the graph of an agent from its blueprint.
-pub(crate) fn build(parts: Parts) -> Result<AgentGraph, AgentError> {
+pub(crate) fn build<F: AgentFields>(parts: Parts<F>) -> Result<AgentGraph<F>, AgentError> {
     let mut blueprint = parts.blueprint;
     if parts.approve_tools {
         // `interrupt before` on every tools node: a person approves each batch of calls.
@@ -240,10 +266,11 @@ pub(crate) fn build(parts: Parts) -> Result<AgentGraph, AgentError> {
         bridge: Bridge::new(parts.prompt.into(), parts.model, parts.tools, store),
         helpers,
         advertised,
+        state_tools: parts.state_tools,
     });
     let roles = plan.roles.clone();
     let routes = plan.routes;
-    let graph = GraphBuilder::<TurnState>::from_blueprint(
+    let graph = GraphBuilder::<TurnState<F>>::from_blueprint(
         blueprint,
         |at, _| KindNode {
             role: roles[at].clone(),
@@ -251,7 +278,7 @@ pub(crate) fn build(parts: Parts) -> Result<AgentGraph, AgentError> {
         },
         |edge, _| {
             let table = routes[edge].clone();
-            move |state: &TurnState, _: &Visits<'_>| -> String {
+            move |state: &TurnState<F>, _: &Visits<'_>| -> String {
                 table
                     .iter()
                     .find(|(next, _)| Some(*next) == state.next)

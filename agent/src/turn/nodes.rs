@@ -9,33 +9,37 @@ use trellis::{Node, NodeContext, NodeError, NodeResult, interrupt::InterruptRequ
 
 use super::live::{Bridge, LiveTurn};
 use super::plan::Role;
-use super::state::{Next, TurnAnswer, TurnState, TurnStateUpdate};
+use super::state::{AgentFields, Next, TurnAnswer, TurnState, TurnStateUpdate};
 use super::{AgentGraph, delegate, review, safety};
 use crate::message::{Body, Message, ToolCall};
 use crate::model::ModelRequest;
 use crate::tool::ToolSpec;
+use crate::tool_node::StateTool;
 
-pub(super) type Output = Result<NodeResult<TurnStateUpdate>, NodeError>;
+pub(super) type Output<F> = Result<NodeResult<TurnStateUpdate<F>>, NodeError>;
 
 /// What every node of one agent graph shares.
-pub(crate) struct Shared {
+pub(crate) struct Shared<F: AgentFields> {
     pub(crate) bridge: Bridge,
     /// The agents `delegate(…)` nodes hand work to, built for this graph.
     pub(crate) helpers: BTreeMap<String, AgentGraph>,
     /// The tools advertised by dispatch nodes that advertise any: the agent's tools (when a
     /// `tools` node runs them), then one per helper.
     pub(crate) advertised: Vec<ToolSpec>,
+    /// The tools that read and change the application's fields, by name (declared in the
+    /// turn's tool set too, for the checks every call goes through).
+    pub(crate) state_tools: BTreeMap<String, Arc<dyn StateTool<F>>>,
 }
 
 /// A blueprint node, doing what its kind says.
-pub(crate) struct KindNode {
+pub(crate) struct KindNode<F: AgentFields> {
     pub(crate) role: Role,
-    pub(crate) shared: Arc<Shared>,
+    pub(crate) shared: Arc<Shared<F>>,
 }
 
 #[trellis::async_trait]
-impl Node<TurnState> for KindNode {
-    async fn run(&self, state: Arc<TurnState>, ctx: &mut NodeContext) -> Output {
+impl<F: AgentFields> Node<TurnState<F>> for KindNode<F> {
+    async fn run(&self, state: Arc<TurnState<F>>, ctx: &mut NodeContext) -> Output<F> {
         let turn = self
             .shared
             .bridge
@@ -56,7 +60,9 @@ impl Node<TurnState> for KindNode {
             Role::Parse { repeat_limit } => Ok(parse(&live, &state, *repeat_limit)),
             Role::StopCheck { cap, approval } => Ok(stop_check(&live, &state, *cap, *approval)),
             Role::Approve => Ok(approve(&live, &state)),
-            Role::Tools => safety::run_tools(&mut live, &state, ctx).await,
+            Role::Tools => {
+                safety::run_tools(&mut live, &state, ctx, &self.shared.state_tools).await
+            }
             Role::Compact { keep_chars } => Ok(compact(&mut live, *keep_chars)),
             Role::Finalize { answered_by } => Ok(finalize(&live, &state, answered_by)),
             Role::Review {
@@ -94,13 +100,13 @@ impl Node<TurnState> for KindNode {
 }
 
 /// Calls the model with the history and `advertised`, and records its answer.
-async fn dispatch(
+async fn dispatch<F: AgentFields>(
     live: &mut LiveTurn,
-    state: &TurnState,
+    state: &TurnState<F>,
     ctx: &NodeContext,
     instruction: Option<&str>,
     advertised: Vec<ToolSpec>,
-) -> Output {
+) -> Output<F> {
     let (step, node) = (ctx.step(), ctx.node());
     let mut update = TurnStateUpdate::default();
     if !live.said_input() {
@@ -198,7 +204,11 @@ pub(super) async fn ask_model(
 }
 
 /// Reads the model's last answer: counts identical answers in a row, and trips the breaker.
-fn parse(live: &LiveTurn, state: &TurnState, repeat_limit: u32) -> NodeResult<TurnStateUpdate> {
+fn parse<F: AgentFields>(
+    live: &LiveTurn,
+    state: &TurnState<F>,
+    repeat_limit: u32,
+) -> NodeResult<TurnStateUpdate<F>> {
     let Some(at) = live.last_answer() else {
         return NodeResult::None;
     };
@@ -229,12 +239,12 @@ fn fingerprint(message: &Message) -> u64 {
 }
 
 /// Ends the turn, sends it to a person first, or to the tools.
-fn stop_check(
+fn stop_check<F: AgentFields>(
     live: &LiveTurn,
-    state: &TurnState,
+    state: &TurnState<F>,
     cap: Option<u32>,
     approval: bool,
-) -> NodeResult<TurnStateUpdate> {
+) -> NodeResult<TurnStateUpdate<F>> {
     let iterations = state.iterations + 1;
     let update = TurnStateUpdate::default().iterations(iterations);
     let next = if state.stopped.is_some() || state.pending.is_empty() {
@@ -256,7 +266,10 @@ fn stop_check(
 }
 
 /// Asks a person whether the pending calls may run; the answer is taken by `tools`.
-fn approve(live: &LiveTurn, state: &TurnState) -> NodeResult<TurnStateUpdate> {
+fn approve<F: AgentFields>(
+    live: &LiveTurn,
+    state: &TurnState<F>,
+) -> NodeResult<TurnStateUpdate<F>> {
     if state.reply.is_some() {
         // Answered already (the blueprint pauses before this node).
         return NodeResult::None;
@@ -283,7 +296,10 @@ fn approve(live: &LiveTurn, state: &TurnState) -> NodeResult<TurnStateUpdate> {
 }
 
 /// Shortens tool results older than the last answer's to `keep_chars` characters.
-fn compact(live: &mut LiveTurn, keep_chars: usize) -> NodeResult<TurnStateUpdate> {
+fn compact<F: AgentFields>(
+    live: &mut LiveTurn,
+    keep_chars: usize,
+) -> NodeResult<TurnStateUpdate<F>> {
     let Some(last) = live.last_answer() else {
         return NodeResult::None;
     };
@@ -301,11 +317,11 @@ fn compact(live: &mut LiveTurn, keep_chars: usize) -> NodeResult<TurnStateUpdate
 
 /// Records the final answer: the last text a `dispatch` node had from the model, unless the
 /// turn was stopped.
-fn finalize(
+fn finalize<F: AgentFields>(
     live: &LiveTurn,
-    state: &TurnState,
+    state: &TurnState<F>,
     answered_by: &[String],
-) -> NodeResult<TurnStateUpdate> {
+) -> NodeResult<TurnStateUpdate<F>> {
     if state.stopped.is_some() {
         return NodeResult::None;
     }

@@ -6,7 +6,7 @@ use trellis::{NodeContext, NodeError};
 
 use super::live::LiveTurn;
 use super::nodes::{Output, ask_model, tool_result};
-use super::state::{Next, TurnState, TurnStateUpdate};
+use super::state::{AgentFields, Next, TurnState, TurnStateUpdate};
 use crate::tool::ToolSpec;
 
 /// The tool a review answers through.
@@ -28,13 +28,13 @@ fn review_tool() -> ToolSpec {
 
 /// Has the model judge the result through `submit_review`; an unreadable review fails closed
 /// (the result is not approved).
-pub(super) async fn review(
+pub(super) async fn review<F: AgentFields>(
     live: &mut LiveTurn,
-    state: &TurnState,
+    state: &TurnState<F>,
     ctx: &NodeContext,
     instruction: Option<&str>,
     rounds: Option<u32>,
-) -> Output {
+) -> Output<F> {
     let (step, node) = (ctx.step(), ctx.node());
     let spec = review_tool();
     let (response, answer) = ask_model(live, ctx, instruction, std::slice::from_ref(&spec)).await?;

@@ -3,20 +3,19 @@
 //! — a person approved it when the blueprint asks one. Results keep the provider's call ids, in
 //! the calls' order; a pausing tool pauses the run rather than faking an answer.
 
-use std::sync::Arc;
-
 use serde_json::{Value, json};
-use trellis::{NodeContext, NodeResult, interrupt::InterruptRequest};
+use trellis::{NodeContext, NodeError, NodeResult, interrupt::InterruptRequest};
 
 use super::live::LiveTurn;
 use super::nodes::{Output, tool_result};
-use super::state::{TurnAnswer, TurnState, TurnStateUpdate};
+use super::state::{AgentFields, TurnAnswer, TurnState, TurnStateUpdate};
 use crate::message::ToolCall;
 use crate::tool::{ToolEffect, ToolSet};
+use crate::tool_node::{StateTools, call_checked};
 
 /// Whether a pending call that passes the checks is to a tool with side effects (a call
 /// that will be refused needs nobody's approval).
-pub(super) fn needs_approval(live: &LiveTurn, state: &TurnState) -> bool {
+pub(super) fn needs_approval<F: AgentFields>(live: &LiveTurn, state: &TurnState<F>) -> bool {
     live.last_calls().is_some_and(|(calls, advertised)| {
         calls.iter().any(|call| {
             state.pending.contains(&call.id)
@@ -37,10 +36,16 @@ pub(crate) enum Checked {
 }
 
 /// Checks the pending calls of the last answer and runs those that pass, in the model's order,
-/// each result carrying its call's id.
-pub(super) async fn run_tools(live: &mut LiveTurn, state: &TurnState, ctx: &NodeContext) -> Output {
+/// each result carrying its call's id. A state tool reads the application's fields as the
+/// calls before it left them; their updates end up in one update of the fields.
+pub(super) async fn run_tools<F: AgentFields>(
+    live: &mut LiveTurn,
+    state: &TurnState<F>,
+    ctx: &NodeContext,
+    state_tools: &StateTools<F>,
+) -> Output<F> {
     let (step, node) = (ctx.step(), ctx.node());
-    let update = TurnStateUpdate::default().pending(Vec::new()).reply(None);
+    let mut update = TurnStateUpdate::default().pending(Vec::new()).reply(None);
     let Some((calls, advertised)) = live.last_calls() else {
         return Ok(update.into());
     };
@@ -66,6 +71,7 @@ pub(super) async fn run_tools(live: &mut LiveTurn, state: &TurnState, ctx: &Node
         return Ok(update.into());
     }
     let mut pause = None;
+    let mut fields: Option<F> = None;
     for call in &calls {
         let (text, is_error) = match check(&live.tools, call, &advertised) {
             Checked::Refused(why) => (format!("refused, not run: {why}"), true),
@@ -78,28 +84,50 @@ pub(super) async fn run_tools(live: &mut LiveTurn, state: &TurnState, ctx: &Node
                 true,
             ),
             Checked::Run(arguments) => {
-                let tool = live.tools.get(&call.name).map(|t| Arc::clone(&t.tool));
-                match tool {
-                    Some(tool) => match tool.call(arguments).await {
-                        Ok(output) => (output, false),
-                        Err(error) => (format!("failed: {error}"), true),
-                    },
-                    None => ("refused, not run: no such tool".to_owned(), true),
+                let seen = fields.as_ref().unwrap_or(&state.fields);
+                let mut updates = Vec::new();
+                let called = call_checked(
+                    state_tools,
+                    &live.tools,
+                    call,
+                    arguments,
+                    seen,
+                    &mut updates,
+                )
+                .await;
+                if !updates.is_empty() {
+                    let mut changed = seen.clone();
+                    for change in updates {
+                        changed.apply_one(node, change).map_err(NodeError::new)?;
+                    }
+                    fields = Some(changed);
+                }
+                match called {
+                    Ok(output) => (output, false),
+                    Err(error) => (format!("failed: {error}"), true),
                 }
             }
         };
         live.push(step, node, tool_result(call, text, is_error), Vec::new());
     }
+    if let Some(fields) = fields {
+        update = update.fields(fields);
+    }
     let Some((call, arguments)) = pause else {
         return Ok(update.into());
     };
-    // A pausing tool renders its question (it changes nothing); the person's reply becomes the
-    // call's result when the turn goes on.
-    let tool = live.tools.get(&call.name).map(|t| Arc::clone(&t.tool));
-    let question = match tool {
-        Some(tool) => tool.call(arguments).await,
-        None => Err(crate::tool::ToolError::new("no such tool")),
-    };
+    // A pausing tool renders its question (it changes nothing: a state tool's update here is
+    // dropped); the person's reply becomes the call's result when the turn goes on.
+    let seen = update.fields.as_ref().unwrap_or(&state.fields);
+    let question = call_checked(
+        state_tools,
+        &live.tools,
+        &call,
+        arguments,
+        seen,
+        &mut Vec::new(),
+    )
+    .await;
     match question {
         Ok(question) => Ok(NodeResult::UpdateThen(
             update.awaiting(Some(call.id.clone())),

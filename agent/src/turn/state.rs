@@ -1,17 +1,42 @@
 //! A turn's graph state: small and serializable (counters, call ids, flags, token totals), so
 //! that every step checkpoints cheaply. The messages live in the transcript, not here.
 
+use std::any::TypeId;
+use std::fmt::Debug;
+
 use serde::{Deserialize, Serialize};
 use trellis::{
     GraphState,
     interrupt::{ApplyResume, Decision, Interrupt},
 };
 
-/// The state every agent blueprint runs on. Every field but the two first has a default, so a
-/// turn is started from `{"agent": "…", "input": "…"}` (as servers' clients do).
+/// The application's own fields, which an agent's state can carry beside the turn's
+/// ([`TurnState::fields`]): any state of the application's (`#[derive(GraphState)]`, with its
+/// own reducers) that has a default, compares and prints. Tools built for it
+/// ([`StateTool<F>`](crate::StateTool)) read it and change it by its update type.
+pub trait AgentFields: GraphState + Default + Debug + PartialEq {}
+
+impl<F: GraphState + Default + Debug + PartialEq> AgentFields for F {}
+
+/// The fields of an agent that carries none of its own: what
+/// [`Catalogue::build`](crate::Catalogue::build) gives.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, GraphState)]
+pub struct NoFields {}
+
+/// Whether `F` is [`NoFields`]: such a turn's JSON leaves `fields` out, as before agents had
+/// fields of their own.
+fn no_fields<F: 'static>(_: &F) -> bool {
+    TypeId::of::<F>() == TypeId::of::<NoFields>()
+}
+
+/// The state every agent blueprint runs on, with the application's own fields `F` beside the
+/// turn's ([`NoFields`] unless built with
+/// [`Catalogue::build_with_fields`](crate::Catalogue::build_with_fields)). Every field but the
+/// two first has a default, so a turn is started from `{"agent": "…", "input": "…"}` (as
+/// servers' clients do).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, GraphState)]
-#[serde(default)]
-pub struct TurnState {
+#[serde(default, bound = "")]
+pub struct TurnState<F: AgentFields = NoFields> {
     /// The agent running the turn.
     pub agent: String,
     /// What the user asked.
@@ -46,14 +71,28 @@ pub struct TurnState {
     /// Tokens written by the model over the turn (over all the turns of a thread, on one).
     #[reducer(sum)]
     pub output_tokens: u64,
+    /// The application's own fields: kept across the turns of a thread (a new turn leaves
+    /// them as they are), changed by the update a state tool returns with its result (the
+    /// calls of one answer in their order, each seeing the fields as the one before left them)
+    /// and by any update of the state (an input's, `update_state`'s).
+    #[serde(skip_serializing_if = "no_fields")]
+    pub fields: F,
 }
 
 impl TurnState {
     /// The state a turn of `agent` on `input` starts from.
     pub fn new(agent: impl Into<String>, input: impl Into<String>) -> Self {
+        TurnState::with_fields(agent, input, NoFields {})
+    }
+}
+
+impl<F: AgentFields> TurnState<F> {
+    /// The state a turn of `agent` on `input` starts from, with the application's `fields`.
+    pub fn with_fields(agent: impl Into<String>, input: impl Into<String>, fields: F) -> Self {
         TurnState {
             agent: agent.into(),
             input: input.into(),
+            fields,
             ..TurnState::default()
         }
     }
@@ -147,10 +186,10 @@ impl From<Decision> for TurnAnswer {
     }
 }
 
-impl ApplyResume for TurnState {
+impl<F: AgentFields> ApplyResume for TurnState<F> {
     type Input = TurnAnswer;
 
-    fn apply_resume(&self, _: &Interrupt, answer: TurnAnswer) -> TurnStateUpdate {
+    fn apply_resume(&self, _: &Interrupt, answer: TurnAnswer) -> TurnStateUpdate<F> {
         TurnStateUpdate::default().reply(Some(answer))
     }
 }
