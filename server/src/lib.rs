@@ -46,7 +46,7 @@ use serde::de::DeserializeOwned;
 use trellis::checkpoint::RunQueue;
 use trellis::run::CancellationToken;
 use trellis::{CompiledGraph, interrupt::ApplyResume};
-use trellis_agent::{AgentCard, AgentGraph};
+use trellis_agent::{AgentCard, AgentFields, AgentGraph};
 
 pub use error::ApiError;
 use registry::{Served, ServedGraph};
@@ -103,9 +103,10 @@ impl ServerBuilder {
         self
     }
 
-    /// Serves an agent: listed with its card, run as the graph named after it.
+    /// Serves an agent: listed with its card, run as the graph named after it (its state's
+    /// `fields`, when it carries the application's own, read and written as JSON like the rest).
     #[must_use]
-    pub fn agent(mut self, card: AgentCard, agent: &AgentGraph) -> Self {
+    pub fn agent<F: AgentFields>(mut self, card: AgentCard, agent: &AgentGraph<F>) -> Self {
         self.agents.insert(card.name.clone(), card);
         self.graph(agent.graph().clone())
     }
