@@ -517,3 +517,84 @@ async fn a_state_tool_changes_the_state_beside_its_result() {
     assert_eq!(shown[1], ("c2".into(), "found".into(), false));
     assert!(shown[2].2 && shown[2].1.contains("birthday"), "{shown:?}");
 }
+
+trellis::graph! {
+    /// The chatbot with tools declared in the language: the node of kind `tools` asks a person
+    /// before it runs, and the generated handlers hand both nodes to the prebuilt ones.
+    graph Desk {
+        state Chat;
+        node chatbot { max_visits 5; }
+        node tools { kind tools; interrupt before "Run these tools?"; }
+        START -> chatbot;
+        chatbot -> tools | END;
+        tools -> chatbot;
+    }
+}
+
+/// The generated handlers, each node given to its prebuilt counterpart.
+struct DeskNodes {
+    model: trellis_agent::ModelNode,
+    tools: ToolNode<Chat>,
+}
+
+#[trellis::async_trait]
+impl desk::Handlers for DeskNodes {
+    async fn chatbot(&self, chat: Arc<Chat>, ctx: &mut trellis::NodeContext) -> desk::NodeOutput {
+        self.model.answer(chat.as_ref(), ctx).await
+    }
+
+    async fn tools(&self, chat: Arc<Chat>, ctx: &mut trellis::NodeContext) -> desk::NodeOutput {
+        self.tools.run_calls(chat.as_ref(), ctx).await
+    }
+
+    fn route_chatbot(&self, chat: &Chat, _: &trellis::Visits<'_>) -> desk::ChatbotRoute {
+        if calls_tools(&chat.messages) {
+            desk::ChatbotRoute::Tools
+        } else {
+            desk::ChatbotRoute::End
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_graph_file_s_tools_node_runs_the_tool_node_after_its_question() {
+    use trellis_agent::{ModelNode, ModelResponse, ScriptedModel};
+
+    let send = recording("send", ToolEffect::SideEffects, "sent");
+    let mut tools = ToolSet::new();
+    tools.add(send.clone()).expect("registers");
+    let tools = ToolNode::new(tools);
+    let model = ScriptedModel::new()
+        .call(ToolCall::new("c1", "send", r#"{"to": "ops"}"#))
+        .step(|request| {
+            Ok(ModelResponse::text(format!(
+                "ops: {}",
+                request.result_of("c1").unwrap_or("?")
+            )))
+        });
+    let graph = desk::build(DeskNodes {
+        model: ModelNode::new(model).with_tools(tools.specs()),
+        tools,
+    })
+    .with_checkpointer(Arc::new(InMemoryCheckpointer::new()));
+    let asked = graph
+        .invoke(Chat {
+            messages: user("Tell ops."),
+            ..Chat::default()
+        })
+        .await
+        .expect("runs");
+    assert_eq!(asked.interrupts()[0].request.question, "Run these tools?");
+    assert!(send.calls().is_empty(), "nothing ran before the answer");
+    let done = graph
+        .resume(asked.run_id(), Decision::Approve)
+        .await
+        .expect("resumes");
+    assert_eq!(send.calls().len(), 1);
+    let said = results(&done.state().messages);
+    assert_eq!(said, [("c1".to_owned(), "sent".to_owned(), false)]);
+    assert_eq!(
+        done.state().messages.last().and_then(Message::text),
+        Some("ops: sent")
+    );
+}
