@@ -1,13 +1,15 @@
-//! `trellis`: check, format, export and expand `.graph` files (the CLI contract of LANGUAGE.md
+//! `trellis`: check, format, export, expand and compare `.graph` files (the CLI contract of LANGUAGE.md
 //! §6), serve them to editors (`trellis lsp`), and inspect recorded runs.
 //!
 //! Exit codes: 0 when all is well, 1 when a file has errors (or warnings under
-//! `--deny-warnings`, or would be reformatted under `fmt --check`), 2 on usage or I/O errors.
+//! `--deny-warnings`, or would be reformatted under `fmt --check`, or differ under `diff`), 2 on
+//! usage or I/O errors.
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+mod diff;
 mod runs;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -70,6 +72,24 @@ enum Command {
         format: runs::RunsFormat,
         #[command(subcommand)]
         command: runs::RunsCommand,
+    },
+    /// Print what changed between two versions of a `.graph` file: graphs, nodes, their
+    /// attributes, edges. Exits 0 when nothing changed, 1 when something did.
+    Diff {
+        /// How to print.
+        #[arg(long, value_enum, default_value_t = diff::DiffFormat::Text)]
+        format: diff::DiffFormat,
+        /// Only this graph, when the files hold more than one.
+        #[arg(long)]
+        graph: Option<String>,
+        /// A node renamed, `OLD=NEW` (repeat for several); without it, a renamed node shows as
+        /// one removed and one added.
+        #[arg(long = "rename", value_name = "OLD=NEW", value_parser = diff::parse_rename)]
+        renames: Vec<(String, String)>,
+        /// The older `.graph` file.
+        old: PathBuf,
+        /// The newer `.graph` file.
+        new: PathBuf,
     },
     /// Serve the `.graph` language to an editor (Language Server Protocol over stdio).
     Lsp,
@@ -144,6 +164,13 @@ fn main() -> ExitCode {
             file,
         } => export(&file, format, graph.as_deref()),
         Command::Expand { graph, file } => expand(&file, graph.as_deref()),
+        Command::Diff {
+            format,
+            graph,
+            renames,
+            old,
+            new,
+        } => diff::diff(&old, &new, graph.as_deref(), &renames, format),
         Command::Lsp => trellis_lsp::serve_stdio()
             .map(|()| Outcome::Clean)
             .map_err(UsageError::Lsp),

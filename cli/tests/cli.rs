@@ -656,3 +656,81 @@ async fn a_cancelled_run_is_listed_and_shown_as_cancelled() {
         "{table}"
     );
 }
+
+#[test]
+fn diff_names_what_changed_and_exits_1_when_something_did() {
+    let folder = scratch("diff");
+    let dir = folder.path();
+    let old = write(dir, "old.graph", SUPPORT);
+    let changed = SUPPORT
+        .replace(
+            r#"node send { interrupt before "Send this reply to the customer?"; }"#,
+            r#"node deliver { interrupt before "Send this reply to the customer?"; retry 2; }
+    node notify;"#,
+        )
+        .replace("review -> send | draft;", "review -> deliver | draft;")
+        .replace(
+            "send -> END | draft;",
+            "deliver -> notify | draft;\n    notify -> END;",
+        );
+    let new = write(dir, "new.graph", &changed);
+    let (old, new) = (
+        old.to_str().unwrap_or_default(),
+        new.to_str().unwrap_or_default(),
+    );
+
+    let out = trellis(&["diff", old, new, "--rename", "send=deliver"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "graph Support
+  + node notify
+  ~ node send renamed to deliver
+  ~ node deliver: retry (none) -> 2
+  + edge deliver -> notify | draft
+  + edge notify -> END
+  - edge deliver -> END | draft
+"
+    );
+    let out = trellis(&[
+        "diff",
+        old,
+        new,
+        "--rename",
+        "send=deliver",
+        "--format",
+        "json",
+    ]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(
+        json["graphs"][0]["nodes_added"],
+        serde_json::json!(["notify"])
+    );
+    assert_eq!(
+        json["graphs"][0]["nodes_changed"][0]["attributes"][0]["new"],
+        2
+    );
+    assert_eq!(json["graphs_added"], serde_json::json!([]));
+
+    // Without the rename, `send` went and `deliver` came.
+    let out = trellis(&["diff", old, new]);
+    assert!(stdout(&out).contains("  + node deliver\n  + node notify\n  - node send\n"));
+
+    let out = trellis(&["diff", old, old]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(stdout(&out), "graph Support: unchanged\n");
+
+    let out = trellis(&["diff", old, new, "--rename", "sedn=deliver"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "error: cannot rename `sedn`: the old graph `Support` has no node `sedn`; did you mean `send`?\n"
+    );
+    let out = trellis(&["diff", old, new, "--rename", "send"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("`send` is not OLD=NEW"),
+        "{}",
+        stderr(&out)
+    );
+}

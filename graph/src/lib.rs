@@ -8,6 +8,7 @@
 //!   `trellis export`, `"format": 1`).
 //! - [`check`]: every topology rule, over a blueprint, as a list of [`Violation`]s.
 //! - [`export`]: a blueprint as JSON, Graphviz DOT or Mermaid.
+//! - [`GraphDiff`]: what changed between two versions of a graph.
 //!
 //! No parser and no proc-macro dependency: a graph declared in Rust never compiles the language.
 //!
@@ -40,6 +41,7 @@
 mod blueprint;
 mod check;
 mod code;
+mod diff;
 pub mod export;
 mod hash;
 mod json;
@@ -52,6 +54,7 @@ pub use blueprint::{
 };
 pub use check::check;
 pub use code::{Code, Scope, Severity};
+pub use diff::{AttributeChange, Change, DiffError, GraphDiff, NodeChange, Renamed};
 pub use hash::Fnv;
 pub use json::JSON_FORMAT;
 pub use suggest::did_you_mean;
