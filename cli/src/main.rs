@@ -11,6 +11,7 @@ use std::process::ExitCode;
 
 mod diff;
 mod runs;
+mod sources;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use trellis_dsl::render::{self, HumanStyle};
@@ -30,7 +31,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Report every error and warning in the given files.
+    /// Report every error and warning in the given `.graph` files, in the `graph! { … }` of
+    /// the given Rust files, and in those files in the given folders.
     Check {
         /// How to print diagnostics.
         #[arg(long, value_enum, default_value_t = CheckFormat::Human)]
@@ -38,7 +40,7 @@ enum Command {
         /// Fail (exit 1) on warnings too.
         #[arg(long)]
         deny_warnings: bool,
-        /// The `.graph` files.
+        /// The `.graph` files, Rust files and folders.
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
@@ -255,23 +257,37 @@ fn print_human(source: &Source, diagnostics: &[Diagnostic]) {
 }
 
 fn check(
-    files: &[PathBuf],
+    paths: &[PathBuf],
     format: CheckFormat,
     deny_warnings: bool,
 ) -> Result<Outcome, UsageError> {
-    let mut errors = 0;
-    let mut warnings = 0;
+    let files = sources::files(paths)
+        .map_err(|error| UsageError::Graph(format!("cannot read a folder: {error}")))?;
+    let (mut errors, mut warnings, mut checked) = (0, 0, 0);
     let mut stdout = std::io::stdout().lock();
-    for path in files {
-        let source = read(path)?;
-        let checked = check_source(&source);
-        errors += checked.errors().count();
-        warnings += checked.warnings().count();
+    for (path, given) in files {
+        let Some(kind) = sources::Kind::of(&path) else {
+            return Err(UsageError::Graph(format!(
+                "`{}` is neither a `.graph` file nor a Rust file: `trellis check` reads those (and those in a folder)",
+                path.display()
+            )));
+        };
+        let source = read(&path)?;
+        let diagnostics = match (kind, &source.decode_error) {
+            (sources::Kind::Graph, _) | (_, Some(_)) => check_source(&source).diagnostics,
+            (sources::Kind::Rust, None) => match rust_diagnostics(&source, given)? {
+                Some(diagnostics) => diagnostics,
+                None => continue,
+            },
+        };
+        checked += 1;
+        errors += diagnostics.iter().filter(|d| d.is_error()).count();
+        warnings += diagnostics.iter().filter(|d| !d.is_error()).count();
         match format {
-            CheckFormat::Human => print_human(&source, &checked.diagnostics),
+            CheckFormat::Human => print_human(&source, &diagnostics),
             CheckFormat::Json => {
                 let index = trellis_dsl::LineIndex::new(&source.text);
-                for diagnostic in &checked.diagnostics {
+                for diagnostic in &diagnostics {
                     writeln!(
                         stdout,
                         "{}",
@@ -283,13 +299,54 @@ fn check(
         }
     }
     if matches!(format, CheckFormat::Human) {
-        eprintln!("{}", summary(files.len(), errors, warnings));
+        eprintln!("{}", summary(checked, errors, warnings));
     }
     Ok(if errors > 0 || (deny_warnings && warnings > 0) {
         Outcome::Problems
     } else {
         Outcome::Clean
     })
+}
+
+/// The diagnostics of every `graph! { … }` in a Rust file, placed in the file; `None` for a
+/// file with none that was found in a folder (not checked, not counted). A file given by name
+/// with no `graph!` says so; one that is not Rust is refused when given, passed over (and said
+/// so) in a folder.
+fn rust_diagnostics(source: &Source, given: bool) -> Result<Option<Vec<Diagnostic>>, UsageError> {
+    let bodies = match sources::graph_bodies(&source.text) {
+        Ok(bodies) => bodies,
+        Err(error) => {
+            let at = error.span().start();
+            let why = format!(
+                "`{}` does not parse as Rust ({}:{}: {error})",
+                source.name,
+                at.line,
+                at.column + 1
+            );
+            if given {
+                return Err(UsageError::Graph(why));
+            }
+            eprintln!("note: passed over {why}");
+            return Ok(None);
+        }
+    };
+    if bodies.is_empty() {
+        if !given {
+            return Ok(None);
+        }
+        eprintln!("{}: no `graph!` in this file", source.name);
+    }
+    let mut diagnostics = Vec::new();
+    for body in bodies {
+        let start = body.start;
+        diagnostics.extend(
+            trellis_dsl::check(&source.text[body])
+                .diagnostics
+                .into_iter()
+                .map(|diagnostic| diagnostic.shifted(start)),
+        );
+    }
+    Ok(Some(diagnostics))
 }
 
 fn summary(files: usize, errors: usize, warnings: usize) -> String {

@@ -734,3 +734,62 @@ fn diff_names_what_changed_and_exits_1_when_something_did() {
         stderr(&out)
     );
 }
+
+#[test]
+fn check_reads_the_graph_macros_of_rust_files_and_the_files_of_folders() {
+    let folder = scratch("check-rust");
+    let dir = folder.path();
+    let rust = "//! A désk: the accent makes byte offsets and characters differ.
+use std::sync::Arc;
+
+trellis::graph! {
+    graph Desk {
+        node draft;
+        START -> draft -> sned;
+    }
+}
+
+fn main() {}
+";
+    let lib = write(dir, "lib.rs", rust);
+    let lib = lib.to_str().unwrap_or_default();
+    let out = trellis(&["check", lib]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let report = stderr(&out);
+    assert!(report.contains("E0202"), "{report}");
+    assert!(report.contains("lib.rs:7:27"), "{report}");
+    assert!(report.contains("START -> draft -> sned;"), "{report}");
+    let out = trellis(&["check", "--format", "json", lib]);
+    let line: serde_json::Value =
+        serde_json::from_slice(out.stdout.split(|b| *b == b'\n').next().unwrap_or_default())
+            .expect("one JSON object a line");
+    assert_eq!(line["code"], "E0202");
+    assert_eq!(line["line"], 7, "{line}");
+
+    // A folder: its `.graph` files and the Rust files with a `graph!`; others are passed over.
+    std::fs::create_dir_all(dir.join("graphs")).expect("a folder");
+    write(&dir.join("graphs"), "support.graph", SUPPORT);
+    write(dir, "plain.rs", "fn main() {}\n");
+    write(dir, "notes.md", "# not a graph\n");
+    let out = trellis(&["check", dir.to_str().unwrap_or_default()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).ends_with("checked 2 files: 1 error, 0 warnings\n"),
+        "{}",
+        stderr(&out)
+    );
+
+    // Given by name, a file of another kind is refused, and a Rust file without a graph says so.
+    let notes = dir.join("notes.md");
+    let out = trellis(&["check", notes.to_str().unwrap_or_default()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("is neither a `.graph` file nor a Rust file"),
+        "{}",
+        stderr(&out)
+    );
+    let plain = dir.join("plain.rs");
+    let out = trellis(&["check", plain.to_str().unwrap_or_default()]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stderr(&out).contains("plain.rs: no `graph!` in this file"));
+}

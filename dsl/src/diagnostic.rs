@@ -169,6 +169,21 @@ impl Diagnostic {
         self
     }
 
+    /// The same diagnostic about a text that starts `by` bytes into a larger one (a `graph!`
+    /// body inside its Rust file): every span, its labels' and its fix's moved by `by`.
+    #[must_use]
+    pub fn shifted(mut self, by: usize) -> Self {
+        let shift = |span: &mut Span| *span = Span::new(span.start + by, span.end + by);
+        shift(&mut self.span);
+        for label in &mut self.labels {
+            shift(&mut label.span);
+        }
+        if let Some(fix) = &mut self.fix {
+            shift(&mut fix.span);
+        }
+        self
+    }
+
     /// The severity, fixed by the code.
     pub fn severity(&self) -> Severity {
         self.code.severity()
