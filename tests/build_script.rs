@@ -1,8 +1,8 @@
 //! A real crate, built by a real `cargo check`: a `.graph` compiled by build.rs and one pulled in
 //! with `include_graph!`. A mistake in either fails `cargo check` naming `FILE:LINE:COL`, the
 //! code and the message — once, in the terminal and in `--message-format=json`, which editors
-//! read — a warning of the language is a warning of the build, the build script never panics,
-//! and editing a graph file is enough to rebuild.
+//! read, at the user's include in their source file — a warning of the language is a warning of
+//! the build, the build script never panics, and editing a graph file is enough to rebuild.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -119,6 +119,31 @@ fn compiler_messages(json: &str, level: &str) -> Vec<String> {
         .collect()
 }
 
+/// Where the messages of one level are, as editors place them: each primary span's file, line
+/// and column.
+fn primary_places(json: &str, level: &str) -> Vec<String> {
+    json.lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|v| v["reason"] == "compiler-message" && v["message"]["level"] == level)
+        .flat_map(|v| {
+            v["message"]["spans"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|span| span["is_primary"] == true)
+                .map(|span| {
+                    format!(
+                        "{}:{}:{}",
+                        span["file_name"].as_str().unwrap_or_default(),
+                        span["line_start"],
+                        span["column_start"]
+                    )
+                })
+        })
+        .collect()
+}
+
 fn edit(dir: &Path, file: &str, text: &str) {
     std::fs::write(dir.join(file), text).expect("edit");
 }
@@ -171,11 +196,29 @@ fn graph_mistakes_reach_cargo_check_where_they_are_and_edits_rebuild() {
             "help: did you mean `review`?",
         ],
     );
-    // In a terminal the report is printed once: not again as a build-script warning, nor in
-    // rustc's quote of the generated line.
-    let terminal = cargo_check(&dir, false);
+    // At the user's include, where editors show it, not in the generated file.
     assert_eq!(
-        terminal.stderr.matches("graphs/built.graph:6:14").count(),
+        primary_places(&broken.json, "error"),
+        ["src/main.rs:1:29"],
+        "{}",
+        broken.json
+    );
+    // In a terminal the place comes first, on the build script's line (which cargo repeats
+    // when the build fails), then the report once (not again in rustc's quote of a generated
+    // line).
+    let terminal = cargo_check(&dir, false);
+    assert!(
+        terminal.stderr.contains(
+            "warning: fixture@0.0.0: graphs/built.graph:6:14: E0202 node `reveiw` is not declared in graph `Built`"
+        ),
+        "{}",
+        terminal.stderr
+    );
+    assert_eq!(
+        terminal
+            .stderr
+            .matches("--> graphs/built.graph:6:14")
+            .count(),
         1,
         "{}",
         terminal.stderr
@@ -223,6 +266,10 @@ fn graph_mistakes_reach_cargo_check_where_they_are_and_edits_rebuild() {
             "--> graphs/built.graph:5:10",
             "help: lead an edge to it, or remove it",
         ],
+    );
+    assert_eq!(
+        primary_places(&warned.json, "warning"),
+        ["src/main.rs:1:29"]
     );
 
     // Fixing it is enough: rerun-if-changed reruns the build script.

@@ -1,10 +1,12 @@
-//! `#[derive(GraphState)]` for Trellis: per-field reducers and the update type they merge.
+//! `#[derive(GraphState)]` for Trellis: per-field reducers and the update type they merge; and
+//! the reports `include_generated!` places at its call site.
 //!
 //! A crate of its own, on syn, quote and proc-macro2 only, so that a program that declares its
 //! graphs with `GraphBuilder` does not compile the `.graph` front end (the runtime's `derive`
 //! feature; `macros` adds `graph!` and `include_graph!`).
 
 mod graph_state;
+mod reports;
 mod serde_attrs;
 
 use proc_macro::TokenStream;
@@ -38,6 +40,16 @@ use proc_macro::TokenStream;
 pub fn derive_graph_state(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
     graph_state::expand(&input)
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// The errors and warnings a build script left for `OUT_DIR/<stem>.graph`'s code, reported at
+/// the string literal given; what `trellis::include_generated!` calls. Not an API.
+#[doc(hidden)]
+#[proc_macro]
+pub fn __include_reports(input: TokenStream) -> TokenStream {
+    reports::expand(input.into())
         .unwrap_or_else(syn::Error::into_compile_error)
         .into()
 }

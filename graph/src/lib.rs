@@ -9,6 +9,7 @@
 //! - [`check`]: every topology rule, over a blueprint, as a list of [`Violation`]s.
 //! - [`export`]: a blueprint as JSON, Graphviz DOT or Mermaid.
 //! - [`GraphDiff`]: what changed between two versions of a graph.
+//! - [`reports`]: the errors and warnings a build script leaves for `include_generated!`.
 //!
 //! No parser and no proc-macro dependency: a graph declared in Rust never compiles the language.
 //!
@@ -45,6 +46,7 @@ mod diff;
 pub mod export;
 mod hash;
 mod json;
+pub mod reports;
 mod suggest;
 mod violation;
 

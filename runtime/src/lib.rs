@@ -188,14 +188,18 @@ pub mod __private {
     pub use schemars;
     pub use serde;
     pub use serde_json;
+    pub use trellis_derive::__include_reports as include_reports;
 }
 
 /// Includes the code `trellis_codegen` generated in a build script for `graphs/<stem>.graph`:
-/// `trellis::include_generated!("support");` brings in `mod support`. (`include_graph!` reads a
-/// `.graph` file itself, with no build script.)
+/// `trellis::include_generated!("support");` brings in `mod support`. The graph's errors and
+/// warnings are reported here, at the string literal — in this file, where editors show them —
+/// each naming the `.graph` file, line and column. (`include_graph!` reads a `.graph` file
+/// itself, with no build script.)
 #[macro_export]
 macro_rules! include_generated {
     ($stem:literal) => {
+        $crate::__private::include_reports!($stem);
         ::core::include!(::core::concat!(::core::env!("OUT_DIR"), "/", $stem, ".rs"));
     };
 }
