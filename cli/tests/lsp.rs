@@ -628,3 +628,56 @@ fn a_burst_of_changes_is_analysed_once_at_its_newest_version() {
     );
     client.shut_down();
 }
+
+#[test]
+fn semantic_tokens_and_folds_come_over_the_protocol() {
+    let mut client = Client::start();
+    client.open(TYPO);
+    let tokens = client.request(
+        "textDocument/semanticTokens/full",
+        json!({ "textDocument": { "uri": URI } }),
+    );
+    let data: Vec<u64> = tokens["data"]
+        .as_array()
+        .expect("tokens")
+        .iter()
+        .filter_map(Value::as_u64)
+        .collect();
+    assert_eq!(data.len() % 5, 0, "five numbers a token");
+    // Made absolute: (line, column, length, type, modifiers).
+    let (mut line, mut column) = (0, 0);
+    let decoded: Vec<[u64; 5]> = data
+        .chunks(5)
+        .map(|t| {
+            if t[0] > 0 {
+                column = 0;
+            }
+            line += t[0];
+            column += t[1];
+            [line, column, t[2], t[3], t[4]]
+        })
+        .collect();
+    // The first line is a doc comment (type 1, modifier 2): 31 characters, 32 UTF-16 units.
+    assert_eq!(decoded[0], [0, 0, 32, 1, 2]);
+    // `classify` declared on line 3 (a node: type 6, declaration: modifier 1).
+    assert!(decoded.contains(&[3, 9, 8, 6, 1]), "{decoded:?}");
+    // After `/* «é𝄞» */ ` (12 units) on line 8, `classify` used.
+    assert!(decoded.contains(&[8, 16, 8, 6, 0]), "{decoded:?}");
+    let folds = client.request(
+        "textDocument/foldingRange",
+        json!({ "textDocument": { "uri": URI } }),
+    );
+    let folds: Vec<(u64, u64)> = folds
+        .as_array()
+        .expect("folds")
+        .iter()
+        .map(|f| {
+            (
+                f["startLine"].as_u64().unwrap_or(0),
+                f["endLine"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    assert!(folds.contains(&(1, 11)), "the graph folds: {folds:?}");
+    client.shut_down();
+}

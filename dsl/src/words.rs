@@ -201,6 +201,12 @@ pub(crate) fn is_reserved(word: &str) -> bool {
         .contains(word)
 }
 
+/// Whether `word` is one of the language's keywords, reserved or not (what an editor colours
+/// as one where the word is not a node's name).
+pub fn is_keyword(word: &str) -> bool {
+    keywords().any(|(_, name, _)| name == word)
+}
+
 /// The keyword a grammar rule matches, if it is one.
 pub(crate) fn keyword_of(rule: Rule) -> Option<&'static str> {
     keywords()

@@ -1,6 +1,7 @@
 //! The `.graph` language server behind `trellis lsp`: the diagnostics of `trellis check` (codes,
 //! labels, help) as the file is typed, with quick fixes; hover on a node or a code; definition,
-//! references and rename of node names; completion; the outline; formatting.
+//! references and rename of node names; completion; the outline; formatting; semantic tokens
+//! (so every editor colours `.graph` without a grammar) and folding ranges.
 //!
 //! It speaks LSP over stdio ([`serve_stdio`]) or any [`lsp_server::Connection`] ([`serve`]),
 //! with positions in UTF-16 code units as the protocol requires. Each change re-reads the whole
@@ -44,6 +45,7 @@ mod diagnostics;
 mod explain;
 mod hover;
 mod navigate;
+mod semantic;
 mod server;
 mod text;
 mod transport;

@@ -9,20 +9,23 @@ use lsp_types::notification::{
     PublishDiagnostics,
 };
 use lsp_types::request::{
-    CodeActionRequest, Completion, DocumentSymbolRequest, Formatting, GotoDefinition, HoverRequest,
-    PrepareRenameRequest, References, Rename, Request as _,
+    CodeActionRequest, Completion, DocumentSymbolRequest, FoldingRangeRequest, Formatting,
+    GotoDefinition, HoverRequest, PrepareRenameRequest, References, Rename, Request as _,
+    SemanticTokensFullRequest,
 };
 use lsp_types::{
-    CodeActionProviderCapability, CompletionOptions, HoverProviderCapability, OneOf,
-    PositionEncodingKind, PrepareRenameResponse, PublishDiagnosticsParams, RenameOptions,
-    ServerCapabilities, TextDocumentSyncCapability, TextDocumentSyncKind, TextEdit, Uri,
+    CodeActionProviderCapability, CompletionOptions, FoldingRangeProviderCapability,
+    HoverProviderCapability, OneOf, PositionEncodingKind, PrepareRenameResponse,
+    PublishDiagnosticsParams, RenameOptions, SemanticTokensFullOptions, SemanticTokensOptions,
+    SemanticTokensServerCapabilities, ServerCapabilities, TextDocumentSyncCapability,
+    TextDocumentSyncKind, TextEdit, Uri,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::LspError;
 use crate::analysis::Analysis;
-use crate::{complete, diagnostics, hover, navigate};
+use crate::{complete, diagnostics, hover, navigate, semantic};
 
 /// What the server can do, as told to the client.
 pub(crate) fn capabilities() -> ServerCapabilities {
@@ -43,6 +46,15 @@ pub(crate) fn capabilities() -> ServerCapabilities {
         document_symbol_provider: Some(OneOf::Left(true)),
         document_formatting_provider: Some(OneOf::Left(true)),
         code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
+        semantic_tokens_provider: Some(SemanticTokensServerCapabilities::SemanticTokensOptions(
+            SemanticTokensOptions {
+                legend: semantic::legend(),
+                full: Some(SemanticTokensFullOptions::Bool(true)),
+                range: None,
+                work_done_progress_options: Default::default(),
+            },
+        )),
+        folding_range_provider: Some(FoldingRangeProviderCapability::Simple(true)),
         ..ServerCapabilities::default()
     }
 }
@@ -198,6 +210,20 @@ impl Server {
                     )]
                 }))
             }),
+            SemanticTokensFullRequest::METHOD => {
+                self.answer(request, |p: lsp_types::SemanticTokensParams| {
+                    let (_, analysis) = self.document(&p.text_document.uri)?;
+                    Ok(lsp_types::SemanticTokensResult::Tokens(semantic::tokens(
+                        analysis,
+                    )))
+                })
+            }
+            FoldingRangeRequest::METHOD => {
+                self.answer(request, |p: lsp_types::FoldingRangeParams| {
+                    let (_, analysis) = self.document(&p.text_document.uri)?;
+                    Ok(semantic::folding_ranges(analysis))
+                })
+            }
             CodeActionRequest::METHOD => self.answer(request, |p: lsp_types::CodeActionParams| {
                 let (uri, analysis) = self.document(&p.text_document.uri)?;
                 Ok(diagnostics::quick_fixes(uri, analysis, p.range))

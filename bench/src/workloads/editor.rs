@@ -16,7 +16,7 @@ use crate::report::{Row, Target};
 use crate::shapes::{mixed, one_long_line};
 
 /// The bar: a change to a 1,000-node file answered within 20 ms (20 µs a node; the
-/// table counts per node, as `tooling` does).
+/// table counts per node, as `tooling` does); the file's semantic tokens likewise.
 const CHANGE: Target = Target::Ns(20e3);
 /// The bars for the long line (1 s for its 8,000 targets) and the burst (the last
 /// change's diagnostics within 1 s of it).
@@ -178,19 +178,23 @@ pub(crate) fn editor(bench: &mut Bench<'_>) -> Result<(), BenchError> {
         at
     };
     let document = json!({ "uri": URI });
-    let mut ask = |method: &str, at: &Value| {
-        let params = json!({ "textDocument": document, "position": at });
+    let mut ask = |method: &str, params: Value| {
         alone(bench.scale.samples(41), || {
             let started = Instant::now();
             let answer = client.request(method, params.clone())?;
             if answer.is_null() {
-                return Err(wrong(format!("{method}: no answer at {at}")));
+                return Err(wrong(format!("{method}: no answer to {params}")));
             }
             Ok(started.elapsed())
         })
     };
-    let hover = ask("textDocument/hover", &on_node)?;
-    let completion = ask("textDocument/completion", &after_arrow)?;
+    let at = |position: &Value| json!({ "textDocument": document, "position": position });
+    let hover = ask("textDocument/hover", at(&on_node))?;
+    let completion = ask("textDocument/completion", at(&after_arrow))?;
+    // The whole file's colours and folds, as an editor asks for them on opening it.
+    let whole = json!({ "textDocument": document });
+    let tokens = ask("textDocument/semanticTokens/full", whole.clone())?;
+    let folds = ask("textDocument/foldingRange", whole)?;
     client.stop()?;
     let units = nodes as u64;
     let row = |variant: &str, time: Duration| {
@@ -200,6 +204,8 @@ pub(crate) fn editor(bench: &mut Bench<'_>) -> Result<(), BenchError> {
     bench.emit(row("change", change).judged(CHANGE));
     bench.emit(row("hover", hover));
     bench.emit(row("completion", completion));
+    bench.emit(row("semantic_tokens", tokens).judged(CHANGE));
+    bench.emit(row("folding_ranges", folds));
     long_line(bench)?;
     burst(bench)
 }
