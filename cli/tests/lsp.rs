@@ -463,10 +463,15 @@ fn completion_offers_what_may_be_written_where_the_cursor_is() {
         attributes.contains(&"max_visits".to_owned()),
         "{attributes:?}"
     );
+    // Filtered by what was typed (`ma`), and each replaces the whole word.
     assert!(
-        attributes.contains(&"interrupt".to_owned()),
+        !attributes.contains(&"interrupt".to_owned()),
         "{attributes:?}"
     );
+    let items = client.at("textDocument/completion", 2, 17, json!({}));
+    let edit = &items[0]["textEdit"];
+    assert_eq!(edit["range"]["start"]["character"], 15, "{edit}");
+    assert_eq!(edit["range"]["end"]["character"], 17, "{edit}");
     // A brace in a comment opens nothing: a graph item starts here.
     let items = labels(&client.at("textDocument/completion", 1, 23, json!({})));
     for expected in ["node", "state", "max_steps", "START", "plan"] {

@@ -1,18 +1,41 @@
 //! Completion: what may be written at the cursor — node names after `->`, `|`, `&` and
 //! `on_error`, attributes inside a node's block, a graph's items at the start of a statement.
 
-use lsp_types::{CompletionItem, CompletionItemKind};
+use lsp_types::{CompletionItem, CompletionItemKind, CompletionTextEdit, TextEdit};
 use trellis_dsl::words::{ATTRIBUTES, GRAPH_ITEMS, Word};
 use trellis_dsl::{LexemeKind, NodeKind, RetryOn};
 
 use crate::analysis::Analysis;
 
+/// What may be written at `offset`: the candidates that begin with the part of the word
+/// before the cursor (any case), each with the edit that replaces the whole word, so that a
+/// client that does not filter or that would insert beside the word still does the right thing.
 pub(crate) fn complete(analysis: &Analysis, offset: usize) -> Vec<CompletionItem> {
     let text = &analysis.text;
     let word = crate::text::word_at(text, offset, |c: char| {
         c.is_ascii_alphanumeric() || c == '_'
     });
-    let (word_start, offset) = (word.start, offset.min(text.len()).max(word.start));
+    let offset = offset.min(text.len()).max(word.start);
+    let typed = text[word.start..offset].to_ascii_lowercase();
+    let range = analysis
+        .lines
+        .range(text, trellis_dsl::Span::new(word.start, word.end));
+    candidates(analysis, word.start, offset)
+        .into_iter()
+        .filter(|item| item.label.to_ascii_lowercase().starts_with(&typed))
+        .map(|item| CompletionItem {
+            text_edit: Some(CompletionTextEdit::Edit(TextEdit::new(
+                range,
+                item.label.clone(),
+            ))),
+            ..item
+        })
+        .collect()
+}
+
+/// Everything that may be written where a word starts at `word_start`, the cursor at `offset`.
+fn candidates(analysis: &Analysis, word_start: usize, offset: usize) -> Vec<CompletionItem> {
+    let text = &analysis.text;
     let Some(tokens) = code_before(text, word_start) else {
         return Vec::new(); // In a comment or a string.
     };
@@ -184,7 +207,44 @@ mod tests {
         let text = "graph G {\n    node work { ma }\n}\n";
         let items = labels(text, text.find("ma }").unwrap() + 2);
         assert!(items.contains(&"max_concurrency".to_owned()), "{items:?}");
+        assert!(!items.contains(&"input".to_owned()), "`ma` was typed: {items:?}");
+        let text = "graph G {\n    node work {  }\n}\n";
+        let items = labels(text, text.find(" }").unwrap());
         assert!(items.contains(&"input".to_owned()), "{items:?}");
+    }
+
+    #[test]
+    fn what_was_typed_filters_and_the_edit_replaces_the_whole_word() {
+        let text = "graph G {\n    node review;\n    node reply;\n    node send;\n    START -> reXYZ;\n}\n";
+        let at = text.find("XYZ").unwrap();
+        let analysis = Analysis::new(text.to_owned());
+        let items = complete(&analysis, at);
+        let labels: Vec<&str> = items.iter().map(|i| i.label.as_str()).collect();
+        assert_eq!(labels, ["reply", "review"]);
+        let Some(CompletionTextEdit::Edit(edit)) = &items[0].text_edit else {
+            panic!("an edit: {:?}", items[0]);
+        };
+        // `reXYZ` on line 4, columns 13 to 18: the whole word is replaced.
+        assert_eq!(
+            (
+                edit.range.start.line,
+                edit.range.start.character,
+                edit.range.end.character
+            ),
+            (4, 13, 18)
+        );
+        assert_eq!(edit.new_text, "reply");
+        // Any case; and nothing typed offers everything.
+        assert_eq!(labels_at(text, "RE"), ["reply", "review"]);
+        let all = complete(&analysis, text.find("reXYZ").unwrap());
+        assert!(all.iter().any(|i| i.label == "send"));
+    }
+
+    /// The labels offered with `typed` written where the first `reXYZ` is.
+    fn labels_at(text: &str, typed: &str) -> Vec<String> {
+        let start = text.find("reXYZ").unwrap();
+        let text = text.replacen("reXYZ", typed, 1);
+        labels(&text, start + typed.len())
     }
 
     #[test]
