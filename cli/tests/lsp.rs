@@ -120,6 +120,31 @@ impl Client {
             .clone()
     }
 
+    /// The next diagnostics published for `uri`, whichever documents' come first.
+    fn published_for(&mut self, uri: &str) -> Vec<Value> {
+        loop {
+            let found = match self.notifications.iter().position(|n| {
+                n["method"] == "textDocument/publishDiagnostics" && n["params"]["uri"] == uri
+            }) {
+                Some(at) => self.notifications.remove(at),
+                None => {
+                    let message = self.receive();
+                    if message["method"] != "textDocument/publishDiagnostics"
+                        || message["params"]["uri"] != uri
+                    {
+                        self.notifications.push(message);
+                        continue;
+                    }
+                    message
+                }
+            };
+            return found["params"]["diagnostics"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+        }
+    }
+
     fn open(&mut self, text: &str) -> Vec<Value> {
         self.notify(
             "textDocument/didOpen",
@@ -684,5 +709,91 @@ fn semantic_tokens_and_folds_come_over_the_protocol() {
         })
         .collect();
     assert!(folds.contains(&(1, 11)), "the graph folds: {folds:?}");
+    client.shut_down();
+}
+
+#[test]
+fn the_graph_files_of_a_folder_are_one_workspace() {
+    let folder = tempfile::Builder::new()
+        .prefix("trellis-lsp-workspace-")
+        .tempdir()
+        .expect("a folder");
+    let research =
+        "/// Finds sources.\ngraph Research {\n    node web;\n    START -> web -> END;\n}\n";
+    std::fs::write(folder.path().join("research.graph"), research).expect("written");
+    let desk_uri = format!("file://{}/desk.graph", folder.path().display());
+    let research_uri = format!("file://{}/research.graph", folder.path().display());
+    let desk = "graph Desk {\n    node research { graph research::Resarch; }\n    START -> research -> END;\n}\n";
+    let mut client = Client::start();
+    client.notify(
+        "textDocument/didOpen",
+        json!({ "textDocument": {
+            "uri": desk_uri, "languageId": "trellis-graph", "version": 1, "text": desk,
+        }}),
+    );
+    // A misspelt graph of the file beside: E0211 on the name, with its fix.
+    let found = client.published_for(&desk_uri);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0]["code"], "E0211");
+    assert_eq!(
+        found[0]["message"],
+        "graph `Resarch` is not declared in `research.graph`\nhelp: did you mean `Research`?"
+    );
+    assert_eq!(
+        found[0]["range"]["start"],
+        json!({ "line": 1, "character": 36 })
+    );
+
+    // Fixed, the path links, hovers and jumps to that graph.
+    client.notify(
+        "textDocument/didChange",
+        json!({
+            "textDocument": { "uri": desk_uri, "version": 2 },
+            "contentChanges": [{ "text": desk.replace("Resarch", "Research") }],
+        }),
+    );
+    assert_eq!(client.published_for(&desk_uri), Vec::<Value>::new());
+    let on_path =
+        json!({ "textDocument": { "uri": desk_uri }, "position": { "line": 1, "character": 32 } });
+    let definition = client.request("textDocument/definition", on_path.clone());
+    assert_eq!(definition["uri"], research_uri);
+    assert_eq!(
+        definition["range"]["start"],
+        json!({ "line": 1, "character": 6 })
+    );
+    let hover = client.request("textDocument/hover", on_path);
+    let shown = hover["contents"]["value"].as_str().unwrap_or_default();
+    assert!(
+        shown.contains("in `research.graph`") && shown.contains("Finds sources."),
+        "{shown}"
+    );
+    let links = client.request(
+        "textDocument/documentLink",
+        json!({ "textDocument": { "uri": desk_uri } }),
+    );
+    assert_eq!(links[0]["target"], research_uri);
+
+    // Symbols of the folder, open or not.
+    let symbols = client.request("workspace/symbol", json!({ "query": "WE" }));
+    assert_eq!(symbols[0]["name"], "web");
+    assert_eq!(symbols[0]["containerName"], "Research");
+    assert_eq!(symbols[0]["location"]["uri"], research_uri);
+
+    // The file beside changes on disk: the document naming its graph is checked again.
+    std::fs::write(
+        folder.path().join("research.graph"),
+        research.replace("graph Research", "graph Sources"),
+    )
+    .expect("written");
+    client.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({ "changes": [{ "uri": research_uri, "type": 2 }] }),
+    );
+    let found = client.published_for(&desk_uri);
+    assert_eq!(found[0]["code"], "E0211", "{found:?}");
+    assert_eq!(
+        found[0]["message"],
+        "graph `Research` is not declared in `research.graph`\nhelp: `research.graph` declares `Sources`"
+    );
     client.shut_down();
 }

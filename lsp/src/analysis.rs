@@ -13,6 +13,9 @@ pub(crate) struct Analysis {
     pub(crate) checked: Checked,
     /// Per graph of `checked.module`, position for position.
     pub(crate) names: Vec<Names>,
+    /// The subgraph paths to other modules' graphs found in the files beside this one
+    /// ([`workspace::resolve`](crate::workspace::resolve)); empty until looked up.
+    pub(crate) elsewhere: Vec<crate::workspace::Elsewhere>,
 }
 
 /// Where the node names of one graph are written.
@@ -47,6 +50,7 @@ impl Analysis {
             text,
             checked,
             names,
+            elsewhere: Vec::new(),
         }
     }
 
@@ -89,6 +93,13 @@ impl Analysis {
             })?;
         let at = module.graphs.iter().position(|graph| graph.name == name)?;
         Some(module.spans[at].name)
+    }
+
+    /// The path to another file's graph at `offset`, if one is written there.
+    pub(crate) fn elsewhere_at(&self, offset: usize) -> Option<&crate::workspace::Elsewhere> {
+        self.elsewhere
+            .iter()
+            .find(|found| found.span.start <= offset && offset <= found.span.end)
     }
 
     /// Where `name` is declared in graph `graph`.

@@ -207,7 +207,10 @@ mod tests {
         let text = "graph G {\n    node work { ma }\n}\n";
         let items = labels(text, text.find("ma }").unwrap() + 2);
         assert!(items.contains(&"max_concurrency".to_owned()), "{items:?}");
-        assert!(!items.contains(&"input".to_owned()), "`ma` was typed: {items:?}");
+        assert!(
+            !items.contains(&"input".to_owned()),
+            "`ma` was typed: {items:?}"
+        );
         let text = "graph G {\n    node work {  }\n}\n";
         let items = labels(text, text.find(" }").unwrap());
         assert!(items.contains(&"input".to_owned()), "{items:?}");

@@ -14,6 +14,18 @@ pub(crate) fn hover(analysis: &Analysis, offset: usize) -> Option<Hover> {
         parts.extend(node(analysis, at.graph, &at.name));
         span = Some(at.span);
     }
+    if let Some(found) = analysis.elsewhere_at(offset)
+        && let Some((_, doc)) = &found.declared
+    {
+        let file = found.file.as_str().rsplit('/').next().unwrap_or_default();
+        let mut text = format!("```graph\ngraph {}\n```\nin `{file}`", found.name);
+        if let Some(doc) = doc {
+            text.push_str("\n\n");
+            text.push_str(doc);
+        }
+        parts.push(text);
+        span = Some(found.span);
+    }
     // What the codes of the diagnostics here mean, or of the code written here (in a comment).
     let mut codes: Vec<_> = analysis
         .checked

@@ -1,7 +1,9 @@
 //! The `.graph` language server behind `trellis lsp`: the diagnostics of `trellis check` (codes,
 //! labels, help) as the file is typed, with quick fixes; hover on a node or a code; definition,
 //! references and rename of node names; completion; the outline; formatting; semantic tokens
-//! (so every editor colours `.graph` without a grammar) and folding ranges.
+//! (so every editor colours `.graph` without a grammar) and folding ranges; the `.graph` files
+//! of a folder as one workspace (subgraph paths checked, linked, hovered and followed into the
+//! file beside; workspace symbols).
 //!
 //! It speaks LSP over stdio ([`serve_stdio`]) or any [`lsp_server::Connection`] ([`serve`]),
 //! with positions in UTF-16 code units as the protocol requires. Each change re-reads the whole
@@ -49,6 +51,7 @@ mod semantic;
 mod server;
 mod text;
 mod transport;
+mod workspace;
 
 use lsp_server::Connection;
 
@@ -89,7 +92,7 @@ pub fn serve_stdio() -> Result<(), LspError> {
 /// after `shutdown`; [`LspError::Disconnected`] when it goes away mid-answer.
 pub fn serve(connection: &Connection) -> Result<(), LspError> {
     let capabilities = serde_json::to_value(server::capabilities())?;
-    let (id, _client) = connection.initialize_start()?;
+    let (id, client) = connection.initialize_start()?;
     connection.initialize_finish(
         id,
         serde_json::json!({
@@ -97,5 +100,12 @@ pub fn serve(connection: &Connection) -> Result<(), LspError> {
             "serverInfo": { "name": "trellis", "version": env!("CARGO_PKG_VERSION") },
         }),
     )?;
+    // The files beside an open one are read from disk: asks to hear when any `.graph` changes,
+    // if the client can say so.
+    if client["capabilities"]["workspace"]["didChangeWatchedFiles"]["dynamicRegistration"] == true {
+        connection
+            .sender
+            .send(lsp_server::Message::Request(server::watch_graph_files()))?;
+    }
     server::Server::default().run(connection)
 }

@@ -11,6 +11,10 @@ pub(crate) fn definition(uri: &Uri, analysis: &Analysis, offset: usize) -> Optio
     if let Some(span) = analysis.subgraph_at(offset) {
         return Some(location(uri, analysis, span));
     }
+    if let Some(found) = analysis.elsewhere_at(offset) {
+        let (range, _) = found.declared.clone()?;
+        return Some(Location::new(found.file.clone(), range));
+    }
     let at = analysis.occurrence(offset)?;
     let span = analysis.declaration(at.graph, &at.name)?;
     Some(location(uri, analysis, span))
@@ -29,6 +33,24 @@ pub(crate) fn references(
         .occurrences(at.graph, &at.name, declaration)
         .into_iter()
         .map(|span| location(uri, analysis, span))
+        .collect()
+}
+
+/// A link on each subgraph path whose module's file is beside this one (`research::Research`
+/// → `research.graph`).
+pub(crate) fn links(analysis: &Analysis) -> Vec<lsp_types::DocumentLink> {
+    analysis
+        .elsewhere
+        .iter()
+        .map(|found| lsp_types::DocumentLink {
+            range: analysis.lines.range(&analysis.text, found.span),
+            target: Some(found.file.clone()),
+            tooltip: Some(match &found.declared {
+                Some(_) => format!("graph `{}`", found.name),
+                None => format!("no graph `{}` there", found.name),
+            }),
+            data: None,
+        })
         .collect()
 }
 

@@ -2,16 +2,17 @@
 //! requests answered one at a time in the order they came.
 
 use std::collections::{HashMap, VecDeque};
+use std::path::Path;
 
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, Response};
 use lsp_types::notification::{
-    Cancel, DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, Notification as _,
-    PublishDiagnostics,
+    Cancel, DidChangeTextDocument, DidChangeWatchedFiles, DidCloseTextDocument,
+    DidOpenTextDocument, DidSaveTextDocument, Notification as _, PublishDiagnostics,
 };
 use lsp_types::request::{
-    CodeActionRequest, Completion, DocumentSymbolRequest, FoldingRangeRequest, Formatting,
-    GotoDefinition, HoverRequest, PrepareRenameRequest, References, Rename, Request as _,
-    SemanticTokensFullRequest,
+    CodeActionRequest, Completion, DocumentLinkRequest, DocumentSymbolRequest, FoldingRangeRequest,
+    Formatting, GotoDefinition, HoverRequest, PrepareRenameRequest, References, Rename,
+    Request as _, SemanticTokensFullRequest, WorkspaceSymbolRequest,
 };
 use lsp_types::{
     CodeActionProviderCapability, CompletionOptions, FoldingRangeProviderCapability,
@@ -25,13 +26,46 @@ use serde::de::DeserializeOwned;
 
 use crate::LspError;
 use crate::analysis::Analysis;
-use crate::{complete, diagnostics, hover, navigate, semantic};
+use crate::{complete, diagnostics, hover, navigate, semantic, workspace};
+
+/// The request that asks the client to tell of every `.graph` file created, changed or
+/// deleted (`workspace/didChangeWatchedFiles`), so that documents naming their graphs are
+/// checked again.
+pub(crate) fn watch_graph_files() -> Request {
+    let registration = lsp_types::Registration {
+        id: "trellis-graph-files".to_owned(),
+        method: DidChangeWatchedFiles::METHOD.to_owned(),
+        register_options: serde_json::to_value(
+            lsp_types::DidChangeWatchedFilesRegistrationOptions {
+                watchers: vec![lsp_types::FileSystemWatcher {
+                    glob_pattern: lsp_types::GlobPattern::String("**/*.graph".to_owned()),
+                    kind: None,
+                }],
+            },
+        )
+        .ok(),
+    };
+    Request::new(
+        "trellis/watch".to_owned().into(),
+        lsp_types::request::RegisterCapability::METHOD.to_owned(),
+        lsp_types::RegistrationParams {
+            registrations: vec![registration],
+        },
+    )
+}
 
 /// What the server can do, as told to the client.
 pub(crate) fn capabilities() -> ServerCapabilities {
     ServerCapabilities {
         position_encoding: Some(PositionEncodingKind::UTF16),
-        text_document_sync: Some(TextDocumentSyncCapability::Kind(TextDocumentSyncKind::FULL)),
+        text_document_sync: Some(TextDocumentSyncCapability::Options(
+            lsp_types::TextDocumentSyncOptions {
+                open_close: Some(true),
+                change: Some(TextDocumentSyncKind::FULL),
+                save: Some(lsp_types::TextDocumentSyncSaveOptions::Supported(true)),
+                ..lsp_types::TextDocumentSyncOptions::default()
+            },
+        )),
         hover_provider: Some(HoverProviderCapability::Simple(true)),
         definition_provider: Some(OneOf::Left(true)),
         references_provider: Some(OneOf::Left(true)),
@@ -55,6 +89,11 @@ pub(crate) fn capabilities() -> ServerCapabilities {
             },
         )),
         folding_range_provider: Some(FoldingRangeProviderCapability::Simple(true)),
+        document_link_provider: Some(lsp_types::DocumentLinkOptions {
+            resolve_provider: Some(false),
+            work_done_progress_options: Default::default(),
+        }),
+        workspace_symbol_provider: Some(OneOf::Left(true)),
         ..ServerCapabilities::default()
     }
 }
@@ -103,7 +142,7 @@ impl Server {
                     if superseded(&notification, &waiting) {
                         continue;
                     }
-                    if let Some(published) = self.notification(notification) {
+                    for published in self.notification(notification) {
                         connection.sender.send(Message::Notification(published))?;
                     }
                 }
@@ -112,38 +151,174 @@ impl Server {
         }
     }
 
-    /// A notification; the diagnostics to publish when a document changed.
-    fn notification(&mut self, notification: Notification) -> Option<Notification> {
-        match notification.method.as_str() {
+    /// A notification; the diagnostics to publish: a changed document's, and those of the
+    /// open documents beside a changed file (which may name its graphs).
+    fn notification(&mut self, notification: Notification) -> Vec<Notification> {
+        let mut published = Vec::new();
+        let changed: Vec<Uri> = match notification.method.as_str() {
             DidOpenTextDocument::METHOD => {
-                let params: lsp_types::DidOpenTextDocumentParams = parse(notification.params)?;
+                let Some(params) =
+                    parse::<lsp_types::DidOpenTextDocumentParams>(notification.params)
+                else {
+                    return published;
+                };
                 let document = params.text_document;
-                Some(self.update(document.uri, document.text, document.version))
+                published.push(self.update(document.uri.clone(), document.text, document.version));
+                vec![document.uri]
             }
             DidChangeTextDocument::METHOD => {
-                let params: lsp_types::DidChangeTextDocumentParams = parse(notification.params)?;
+                let Some(params) =
+                    parse::<lsp_types::DidChangeTextDocumentParams>(notification.params)
+                else {
+                    return published;
+                };
                 // Full sync: the last change holds the whole text.
-                let text = params.content_changes.into_iter().last()?.text;
+                let Some(change) = params.content_changes.into_iter().last() else {
+                    return published;
+                };
                 let document = params.text_document;
-                Some(self.update(document.uri, text, document.version))
+                published.push(self.update(document.uri.clone(), change.text, document.version));
+                vec![document.uri]
             }
             DidCloseTextDocument::METHOD => {
-                let params: lsp_types::DidCloseTextDocumentParams = parse(notification.params)?;
+                let Some(params) =
+                    parse::<lsp_types::DidCloseTextDocumentParams>(notification.params)
+                else {
+                    return published;
+                };
                 let uri = params.text_document.uri;
                 self.documents.remove(uri.as_str());
-                Some(publish(uri, Vec::new(), None))
+                published.push(publish(uri.clone(), Vec::new(), None));
+                vec![uri]
             }
-            _ => None,
-        }
+            DidSaveTextDocument::METHOD => {
+                parse::<lsp_types::DidSaveTextDocumentParams>(notification.params)
+                    .map(|params| vec![params.text_document.uri])
+                    .unwrap_or_default()
+            }
+            DidChangeWatchedFiles::METHOD => {
+                parse::<lsp_types::DidChangeWatchedFilesParams>(notification.params)
+                    .map(|params| {
+                        params
+                            .changes
+                            .into_iter()
+                            .map(|change| change.uri)
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            }
+            _ => Vec::new(),
+        };
+        published.extend(self.recheck_beside(&changed));
+        published
     }
 
     /// Reads a document's new text and returns its diagnostics.
     fn update(&mut self, uri: Uri, text: String, version: i32) -> Notification {
-        let analysis = Analysis::new(text);
+        let mut analysis = Analysis::new(text);
+        workspace::resolve(&uri, &mut analysis, &|file| self.read(file));
         let found = diagnostics::to_lsp(&uri, &analysis);
         self.documents
             .insert(uri.as_str().to_owned(), (uri.clone(), analysis));
         publish(uri, found, Some(version))
+    }
+
+    /// The open documents in the folders of `changed` (but not those files themselves)
+    /// looked up again, and their diagnostics.
+    fn recheck_beside(&mut self, changed: &[Uri]) -> Vec<Notification> {
+        let folder = |uri: &Uri| {
+            let text = uri.as_str();
+            text[..text.rfind('/').unwrap_or(0)].to_owned()
+        };
+        let folders: Vec<String> = changed.iter().map(folder).collect();
+        let beside: Vec<String> = self
+            .documents
+            .iter()
+            .filter(|(key, (uri, _))| {
+                folders.contains(&folder(uri))
+                    && !changed.iter().any(|c| c.as_str() == key.as_str())
+            })
+            .map(|(key, _)| key.clone())
+            .collect();
+        let mut published = Vec::new();
+        for key in beside {
+            let Some((uri, analysis)) = self.documents.remove(&key) else {
+                continue;
+            };
+            let mut again = Analysis::new(analysis.text);
+            workspace::resolve(&uri, &mut again, &|file| self.read(file));
+            published.push(publish(
+                uri.clone(),
+                diagnostics::to_lsp(&uri, &again),
+                None,
+            ));
+            self.documents.insert(key, (uri, again));
+        }
+        published
+    }
+
+    /// The graphs and nodes whose names contain `query` (any case), of the open documents
+    /// and of the `.graph` files beside them.
+    #[allow(deprecated)] // `SymbolInformation::deprecated`, which the type still has.
+    fn workspace_symbols(&self, query: &str) -> Vec<lsp_types::SymbolInformation> {
+        let mut files: Vec<Uri> = self
+            .documents
+            .values()
+            .map(|(uri, _)| uri.clone())
+            .collect();
+        for (uri, _) in self.documents.values() {
+            let folder = workspace::local_path(uri).and_then(|p| p.parent().map(Path::to_owned));
+            let Some(entries) = folder.and_then(|folder| std::fs::read_dir(folder).ok()) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if let Some(stem) = name.strip_suffix(".graph")
+                    && let Some(file) = workspace::beside(uri, stem)
+                    && !files.contains(&file)
+                {
+                    files.push(file);
+                }
+            }
+        }
+        files.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+        let query = query.to_lowercase();
+        let mut symbols = Vec::new();
+        for file in files {
+            let Some(text) = self.read(&file) else {
+                continue;
+            };
+            let analysis = Analysis::new(text);
+            for symbol in navigate::symbols(&analysis) {
+                let graph = symbol.name.clone();
+                let children = symbol.children.clone().unwrap_or_default();
+                for (found, container) in std::iter::once((symbol, None)).chain(
+                    children
+                        .into_iter()
+                        .map(|child| (child, Some(graph.clone()))),
+                ) {
+                    if found.name.to_lowercase().contains(&query) {
+                        symbols.push(lsp_types::SymbolInformation {
+                            name: found.name,
+                            kind: found.kind,
+                            tags: None,
+                            deprecated: None,
+                            location: lsp_types::Location::new(file.clone(), found.selection_range),
+                            container_name: container,
+                        });
+                    }
+                }
+            }
+        }
+        symbols
+    }
+
+    /// A file's text: the open document's, else the file's on disk.
+    fn read(&self, uri: &Uri) -> Option<String> {
+        match self.documents.get(uri.as_str()) {
+            Some((_, analysis)) => Some(analysis.text.clone()),
+            None => std::fs::read_to_string(workspace::local_path(uri)?).ok(),
+        }
     }
 
     fn request(&self, request: Request) -> Response {
@@ -216,6 +391,19 @@ impl Server {
                     Ok(lsp_types::SemanticTokensResult::Tokens(semantic::tokens(
                         analysis,
                     )))
+                })
+            }
+            DocumentLinkRequest::METHOD => {
+                self.answer(request, |p: lsp_types::DocumentLinkParams| {
+                    let (_, analysis) = self.document(&p.text_document.uri)?;
+                    Ok(navigate::links(analysis))
+                })
+            }
+            WorkspaceSymbolRequest::METHOD => {
+                self.answer(request, |p: lsp_types::WorkspaceSymbolParams| {
+                    Ok(lsp_types::WorkspaceSymbolResponse::Flat(
+                        self.workspace_symbols(&p.query),
+                    ))
                 })
             }
             FoldingRangeRequest::METHOD => {
@@ -401,15 +589,23 @@ mod every_position {
         fn every_request_at_every_position_answers(text in pieces()) {
             let mut server = Server::default();
             let uri = "file:///g.graph";
-            server
-                .notification(Notification::new(
-                    DidOpenTextDocument::METHOD.to_owned(),
-                    json!({ "textDocument": {
-                        "uri": uri, "languageId": "trellis", "version": 1, "text": text,
-                    }}),
-                ))
-                .expect("diagnostics are published");
+            let published = server.notification(Notification::new(
+                DidOpenTextDocument::METHOD.to_owned(),
+                json!({ "textDocument": {
+                    "uri": uri, "languageId": "trellis", "version": 1, "text": text,
+                }}),
+            ));
+            prop_assert!(!published.is_empty(), "diagnostics are published");
             let document = json!({ "uri": uri });
+            // What is asked of the whole document.
+            for method in [
+                SemanticTokensFullRequest::METHOD,
+                FoldingRangeRequest::METHOD,
+                DocumentLinkRequest::METHOD,
+                DocumentSymbolRequest::METHOD,
+            ] {
+                request(&server, method, json!({ "textDocument": document }));
+            }
             let lines: Vec<&str> = text.split('\n').collect();
             for (line, written) in lines.iter().enumerate() {
                 let units = written.encode_utf16().count();

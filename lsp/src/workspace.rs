@@ -1,0 +1,186 @@
+//! The `.graph` files of one folder as one workspace: a subgraph node naming another module's
+//! graph (`graph research::Research;`) is looked up in `research.graph` beside the file — the
+//! file whose generated module that path names, as build.rs and `include_generated!` lay them
+//! out — so that a misspelt name there is an error here (E0211, with a did-you-mean), and the
+//! path hovers, links and jumps to that graph.
+
+use std::str::FromStr;
+
+use lsp_types::{Range, Uri};
+use trellis_dsl::{Code, Diagnostic, Span};
+
+use crate::analysis::Analysis;
+use crate::text::Lines;
+
+/// A subgraph node's graph, written as a path to another module's, found in a file beside.
+#[derive(Debug, Clone)]
+pub(crate) struct Elsewhere {
+    /// The path as written here (`research::Research`).
+    pub(crate) span: Span,
+    /// The file the path's module stands for (`research.graph` beside this one).
+    pub(crate) file: Uri,
+    /// The graph's name.
+    pub(crate) name: String,
+    /// Where that file declares the graph, and its doc; `None` when it does not.
+    pub(crate) declared: Option<(Range, Option<String>)>,
+}
+
+/// The file of `module` beside `uri` (`file:///a/desk.graph`, `research` →
+/// `file:///a/research.graph`).
+pub(crate) fn beside(uri: &Uri, module: &str) -> Option<Uri> {
+    let text = uri.as_str();
+    let folder = &text[..text.rfind('/')? + 1];
+    Uri::from_str(&format!("{folder}{module}.graph")).ok()
+}
+
+/// The local path of a `file:` URI, decoded.
+pub(crate) fn local_path(uri: &Uri) -> Option<std::path::PathBuf> {
+    if uri.scheme().map(|scheme| scheme.as_str()) != Some("file") {
+        return None;
+    }
+    let path = uri.path().as_estr().decode().into_string().ok()?;
+    Some(std::path::PathBuf::from(path.into_owned()))
+}
+
+/// Looks up every subgraph path of `analysis` (the document at `uri`) in the file its module
+/// names, read by `read` (an open document's text, else the file's); adds an E0211 for a graph
+/// that file does not declare. A path whose file is not there (a graph built in Rust, say) is
+/// left alone.
+pub(crate) fn resolve(uri: &Uri, analysis: &mut Analysis, read: &dyn Fn(&Uri) -> Option<String>) {
+    let mut found = Vec::new();
+    let mut problems = Vec::new();
+    let module = &analysis.checked.module;
+    for (graph, spans) in module.graphs.iter().zip(&module.spans) {
+        for (node, at) in graph.nodes.iter().zip(&spans.nodes) {
+            let (Some(path), Some(span)) = (node.graph.as_deref(), at.graph) else {
+                continue;
+            };
+            let mut segments: Vec<&str> = path.split("::").map(str::trim).collect();
+            let name = segments.pop().unwrap_or_default();
+            let Some(module_name) = segments.last().filter(|m| !m.is_empty()) else {
+                continue;
+            };
+            let Some(file) = beside(uri, module_name) else {
+                continue;
+            };
+            let Some(text) = read(&file) else {
+                continue;
+            };
+            let other = trellis_dsl::check(&text);
+            let lines = Lines::new(&text);
+            let declared = other
+                .module
+                .graphs
+                .iter()
+                .zip(&other.module.spans)
+                .find(|(g, _)| g.name == name)
+                .map(|(g, s)| (lines.range(&text, s.name), g.doc.clone()));
+            if declared.is_none() {
+                let name_span = Span::new(span.end.saturating_sub(name.len()), span.end);
+                let file_name = format!("{module_name}.graph");
+                let known: Vec<&str> = other
+                    .module
+                    .graphs
+                    .iter()
+                    .map(|g| g.name.as_str())
+                    .collect();
+                let mut problem = Diagnostic::new(
+                    Code::E0211,
+                    name_span,
+                    format!("graph `{name}` is not declared in `{file_name}`"),
+                    format!("not a graph of `{file_name}`"),
+                );
+                problem = match trellis_dsl::did_you_mean(name, known.iter().copied()) {
+                    Some(near) => problem.with_did_you_mean(name_span, near),
+                    None if known.is_empty() => {
+                        problem.with_help(format!("`{file_name}` declares no graph"))
+                    }
+                    None => problem.with_help(format!(
+                        "`{file_name}` declares {}",
+                        known
+                            .iter()
+                            .map(|g| format!("`{g}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )),
+                };
+                problems.push(problem);
+            }
+            found.push(Elsewhere {
+                span,
+                file,
+                name: name.to_owned(),
+                declared,
+            });
+        }
+    }
+    analysis.elsewhere = found;
+    if !problems.is_empty() {
+        analysis.checked.diagnostics.extend(problems);
+        analysis.checked.diagnostics.sort_by_key(|d| d.span);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn uri(text: &str) -> Uri {
+        Uri::from_str(text).expect("a URI")
+    }
+
+    const DESK: &str = "graph Desk {\n    node research { graph research::Resarch; }\n    node other { graph rust_side::Built; }\n    START -> research -> other -> END;\n}\n";
+    const RESEARCH: &str =
+        "/// Finds sources.\ngraph Research {\n    node web;\n    START -> web -> END;\n}\n";
+
+    fn read(file: &Uri) -> Option<String> {
+        (file.as_str() == "file:///work/research.graph").then(|| RESEARCH.to_owned())
+    }
+
+    #[test]
+    fn a_misspelt_graph_of_the_file_beside_is_an_error_with_its_fix() {
+        let mut analysis = Analysis::new(DESK.to_owned());
+        resolve(&uri("file:///work/desk.graph"), &mut analysis, &read);
+        let errors: Vec<&Diagnostic> = analysis.checked.diagnostics.iter().collect();
+        assert_eq!(errors.len(), 1, "{errors:#?}");
+        assert_eq!(errors[0].code, Code::E0211);
+        assert_eq!(
+            errors[0].message,
+            "graph `Resarch` is not declared in `research.graph`"
+        );
+        assert_eq!(&DESK[errors[0].span.start..errors[0].span.end], "Resarch");
+        assert_eq!(errors[0].help.as_deref(), Some("did you mean `Research`?"));
+        // The path whose file is not there (a graph built in Rust) is left alone.
+        assert_eq!(analysis.elsewhere.len(), 1);
+        assert!(analysis.elsewhere[0].declared.is_none());
+    }
+
+    #[test]
+    fn a_graph_found_beside_is_where_its_name_is_with_its_doc() {
+        let fixed = DESK.replace("Resarch", "Research");
+        let mut analysis = Analysis::new(fixed.clone());
+        resolve(&uri("file:///work/desk.graph"), &mut analysis, &read);
+        assert!(analysis.checked.diagnostics.is_empty());
+        let found = &analysis.elsewhere[0];
+        assert_eq!(found.file.as_str(), "file:///work/research.graph");
+        assert_eq!(
+            &fixed[found.span.start..found.span.end],
+            "research::Research"
+        );
+        let (range, doc) = found.declared.clone().expect("declared");
+        assert_eq!((range.start.line, range.start.character), (1, 6));
+        assert_eq!(doc.as_deref(), Some("Finds sources."));
+    }
+
+    #[test]
+    fn a_file_uri_reads_as_its_decoded_path() {
+        let path = local_path(&uri("file:///work/my%20graphs/desk.graph")).expect("a path");
+        assert_eq!(path, std::path::PathBuf::from("/work/my graphs/desk.graph"));
+        assert_eq!(
+            beside(&uri("file:///work/my%20graphs/desk.graph"), "research")
+                .map(|u| u.as_str().to_owned()),
+            Some("file:///work/my%20graphs/research.graph".to_owned())
+        );
+        assert!(local_path(&uri("untitled:desk.graph")).is_none());
+    }
+}
