@@ -712,6 +712,11 @@ fn semantic_tokens_and_folds_come_over_the_protocol() {
     client.shut_down();
 }
 
+/// The position on the graph's name in desk.graph's `graph research::Research;`.
+fn on_path_at(uri: &str) -> Value {
+    json!({ "textDocument": { "uri": uri }, "position": { "line": 1, "character": 38 } })
+}
+
 #[test]
 fn the_graph_files_of_a_folder_are_one_workspace() {
     let folder = tempfile::Builder::new()
@@ -778,6 +783,35 @@ fn the_graph_files_of_a_folder_are_one_workspace() {
     assert_eq!(symbols[0]["name"], "web");
     assert_eq!(symbols[0]["containerName"], "Research");
     assert_eq!(symbols[0]["location"]["uri"], research_uri);
+
+    // Renaming the graph from the path renames it where it is declared too.
+    let prepared = client.request("textDocument/prepareRename", on_path_at(&desk_uri));
+    assert_eq!(prepared["placeholder"], "Research");
+    let renamed = client.request(
+        "textDocument/rename",
+        json!({
+            "textDocument": { "uri": desk_uri },
+            "position": { "line": 1, "character": 38 },
+            "newName": "Sources",
+        }),
+    );
+    let edits = |uri: &str| {
+        renamed["changes"][uri]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert_eq!(edits(&desk_uri).len(), 1, "{renamed}");
+    assert_eq!(
+        edits(&desk_uri)[0]["range"]["start"],
+        json!({ "line": 1, "character": 36 })
+    );
+    assert_eq!(edits(&research_uri).len(), 1, "{renamed}");
+    assert_eq!(
+        edits(&research_uri)[0]["range"]["start"],
+        json!({ "line": 1, "character": 6 })
+    );
+    assert_eq!(edits(&research_uri)[0]["newText"], "Sources");
 
     // The file beside changes on disk: the document naming its graph is checked again.
     std::fs::write(

@@ -261,22 +261,10 @@ impl Server {
     /// and of the `.graph` files beside them.
     #[allow(deprecated)] // `SymbolInformation::deprecated`, which the type still has.
     fn workspace_symbols(&self, query: &str) -> Vec<lsp_types::SymbolInformation> {
-        let mut files: Vec<Uri> = self
-            .documents
-            .values()
-            .map(|(uri, _)| uri.clone())
-            .collect();
+        let mut files: Vec<Uri> = Vec::new();
         for (uri, _) in self.documents.values() {
-            let folder = workspace::local_path(uri).and_then(|p| p.parent().map(Path::to_owned));
-            let Some(entries) = folder.and_then(|folder| std::fs::read_dir(folder).ok()) else {
-                continue;
-            };
-            for entry in entries.flatten() {
-                let name = entry.file_name().to_string_lossy().into_owned();
-                if let Some(stem) = name.strip_suffix(".graph")
-                    && let Some(file) = workspace::beside(uri, stem)
-                    && !files.contains(&file)
-                {
+            for file in self.folder_files(uri) {
+                if !files.contains(&file) {
                     files.push(file);
                 }
             }
@@ -313,6 +301,31 @@ impl Server {
         symbols
     }
 
+    /// The `.graph` files in the folder of `uri`, itself first: those open and those on disk.
+    fn folder_files(&self, uri: &Uri) -> Vec<Uri> {
+        let folder = |uri: &Uri| {
+            let text = uri.as_str();
+            text[..text.rfind('/').unwrap_or(0)].to_owned()
+        };
+        let mut files: Vec<Uri> = vec![uri.clone()];
+        let open = self.documents.values().map(|(open, _)| open.clone());
+        let on_disk = workspace::local_path(uri)
+            .and_then(|path| path.parent().map(Path::to_owned))
+            .and_then(|folder| std::fs::read_dir(folder).ok())
+            .into_iter()
+            .flat_map(|entries| entries.flatten())
+            .filter_map(|entry| {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                workspace::beside(uri, name.strip_suffix(".graph")?)
+            });
+        for file in open.chain(on_disk) {
+            if folder(&file) == folder(uri) && !files.contains(&file) {
+                files.push(file);
+            }
+        }
+        files
+    }
+
     /// A file's text: the open document's, else the file's on disk.
     fn read(&self, uri: &Uri) -> Option<String> {
         match self.documents.get(uri.as_str()) {
@@ -347,7 +360,13 @@ impl Server {
             }),
             PrepareRenameRequest::METHOD => {
                 self.answer(request, |p: lsp_types::TextDocumentPositionParams| {
-                    let (_, analysis, offset) = self.at(&p.text_document.uri, p.position)?;
+                    let (uri, analysis, offset) = self.at(&p.text_document.uri, p.position)?;
+                    if let Some((_, name, span)) = workspace::graph_at(uri, analysis, offset) {
+                        return Ok(PrepareRenameResponse::RangeWithPlaceholder {
+                            range: analysis.lines.range(&analysis.text, span),
+                            placeholder: name,
+                        });
+                    }
                     let at = navigate::prepare_rename(analysis, offset).map_err(refused)?;
                     let range = analysis.lines.range(&analysis.text, at.span);
                     Ok(PrepareRenameResponse::RangeWithPlaceholder {
@@ -359,6 +378,17 @@ impl Server {
             Rename::METHOD => self.answer(request, |p: lsp_types::RenameParams| {
                 let at = p.text_document_position;
                 let (uri, analysis, offset) = self.at(&at.text_document.uri, at.position)?;
+                // A graph's name: in its file and in the paths to it from the files beside.
+                if let Some((declaring, name, _)) = workspace::graph_at(uri, analysis, offset) {
+                    let files: Vec<(Uri, String)> = self
+                        .folder_files(&declaring)
+                        .into_iter()
+                        .filter_map(|file| Some((file.clone(), self.read(&file)?)))
+                        .collect();
+                    let changes = workspace::rename_graph(&declaring, &name, &p.new_name, &files)
+                        .map_err(refused)?;
+                    return Ok(lsp_types::WorkspaceEdit::new(changes.into_iter().collect()));
+                }
                 navigate::rename(uri, analysis, offset, &p.new_name).map_err(refused)
             }),
             Completion::METHOD => self.answer(request, |p: lsp_types::CompletionParams| {

@@ -121,6 +121,106 @@ pub(crate) fn resolve(uri: &Uri, analysis: &mut Analysis, read: &dyn Fn(&Uri) ->
     }
 }
 
+/// The graph a rename at `offset` would change: the file that declares it, its name, and where
+/// it is written at `offset` — its header, a `graph Name;` of this file, or the name in a path
+/// to another file's graph.
+pub(crate) fn graph_at(
+    uri: &Uri,
+    analysis: &Analysis,
+    offset: usize,
+) -> Option<(Uri, String, Span)> {
+    let within = |span: Span| span.start <= offset && offset <= span.end;
+    let module = &analysis.checked.module;
+    for (graph, spans) in module.graphs.iter().zip(&module.spans) {
+        if within(spans.name) {
+            return Some((uri.clone(), graph.name.clone(), spans.name));
+        }
+        for (node, at) in graph.nodes.iter().zip(&spans.nodes) {
+            if let (Some(name), Some(span)) = (node.graph.as_deref(), at.graph)
+                && !name.contains("::")
+                && within(span)
+            {
+                return Some((uri.clone(), name.to_owned(), span));
+            }
+        }
+    }
+    let found = analysis.elsewhere_at(offset)?;
+    found.declared.as_ref()?;
+    let span = Span::new(found.span.end - found.name.len(), found.span.end);
+    Some((found.file.clone(), found.name.clone(), span))
+}
+
+/// The edits that rename graph `name`, declared in `declaring`, to `new_name`: its header and
+/// the `graph name;` nodes of that file, and the paths to it (`module::Name`) in the other
+/// `files` (each with its text), where the module is the declaring file's.
+///
+/// # Errors
+/// Why the rename is refused: `new_name` cannot name a graph, or the file has one so named.
+pub(crate) fn rename_graph(
+    declaring: &Uri,
+    name: &str,
+    new_name: &str,
+    files: &[(Uri, String)],
+) -> Result<Vec<(Uri, Vec<lsp_types::TextEdit>)>, String> {
+    // The language itself says what may name a graph.
+    let probe = trellis_dsl::check(&format!(
+        "graph {new_name} {{ node a; START -> a -> END; }}"
+    ));
+    if probe.has_errors() || probe.module.graphs.first().map(|g| g.name.as_str()) != Some(new_name)
+    {
+        return Err(format!("`{new_name}` cannot name a graph"));
+    }
+    let text = declaring.as_str();
+    let module_name = text[text.rfind('/').map_or(0, |at| at + 1)..]
+        .strip_suffix(".graph")
+        .unwrap_or_default();
+    let mut changes = Vec::new();
+    for (file, text) in files {
+        let analysis = Analysis::new(text.clone());
+        let module = &analysis.checked.module;
+        let mut spans = Vec::new();
+        for (graph, at) in module.graphs.iter().zip(&module.spans) {
+            if file == declaring && graph.name == new_name && new_name != name {
+                return Err(format!(
+                    "`{module_name}.graph` already has a graph `{new_name}`"
+                ));
+            }
+            if file == declaring && graph.name == name {
+                spans.push(at.name);
+            }
+            for (node, node_at) in graph.nodes.iter().zip(&at.nodes) {
+                let (Some(path), Some(span)) = (node.graph.as_deref(), node_at.graph) else {
+                    continue;
+                };
+                let segments: Vec<&str> = path.split("::").map(str::trim).collect();
+                let names_it = match segments.as_slice() {
+                    [only] => file == declaring && *only == name,
+                    [.., module, last] => {
+                        *last == name && *module == module_name && file != declaring
+                    }
+                    [] => false,
+                };
+                if names_it {
+                    spans.push(Span::new(span.end - name.len(), span.end));
+                }
+            }
+        }
+        if !spans.is_empty() {
+            let edits = spans
+                .into_iter()
+                .map(|span| {
+                    lsp_types::TextEdit::new(
+                        analysis.lines.range(&analysis.text, span),
+                        new_name.to_owned(),
+                    )
+                })
+                .collect();
+            changes.push((file.clone(), edits));
+        }
+    }
+    Ok(changes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,6 +270,48 @@ mod tests {
         let (range, doc) = found.declared.clone().expect("declared");
         assert_eq!((range.start.line, range.start.character), (1, 6));
         assert_eq!(doc.as_deref(), Some("Finds sources."));
+    }
+
+    #[test]
+    fn a_graph_is_renamed_in_its_file_and_in_the_paths_beside_that_name_it() {
+        let research_uri = uri("file:///work/research.graph");
+        let desk_uri = uri("file:///work/desk.graph");
+        let research = format!(
+            "{RESEARCH}graph Wrapper {{\n    node inner {{ graph Research; }}\n    START -> inner -> END;\n}}\n"
+        );
+        let desk = DESK.replace("Resarch", "Research");
+        let files = vec![(research_uri.clone(), research), (desk_uri.clone(), desk)];
+        let changes = rename_graph(&research_uri, "Research", "Sources", &files).expect("renamed");
+        let edits_of = |file: &Uri| -> Vec<lsp_types::TextEdit> {
+            changes
+                .iter()
+                .find(|(changed, _)| changed == file)
+                .map(|(_, edits)| edits.clone())
+                .unwrap_or_default()
+        };
+        let lines = |file: &Uri| -> Vec<u32> {
+            let mut lines: Vec<u32> = edits_of(file).iter().map(|e| e.range.start.line).collect();
+            lines.sort_unstable();
+            lines
+        };
+        // The header and `graph Research;` of its file; the path in the desk.
+        assert_eq!(lines(&research_uri), [1, 6]);
+        assert_eq!(lines(&desk_uri), [1]);
+        assert_eq!(edits_of(&desk_uri)[0].range.start.character, 36);
+        assert!(
+            changes
+                .iter()
+                .flat_map(|(_, e)| e)
+                .all(|e| e.new_text == "Sources")
+        );
+        assert_eq!(
+            rename_graph(&research_uri, "Research", "Wrapper", &files).unwrap_err(),
+            "`research.graph` already has a graph `Wrapper`"
+        );
+        assert_eq!(
+            rename_graph(&research_uri, "Research", "no good", &files).unwrap_err(),
+            "`no good` cannot name a graph"
+        );
     }
 
     #[test]
