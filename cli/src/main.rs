@@ -274,6 +274,7 @@ fn check(
         };
         let source = read(&path)?;
         let diagnostics = match (kind, &source.decode_error) {
+            (sources::Kind::Graph, None) => with_modules_beside(&path, check_source(&source)),
             (sources::Kind::Graph, _) | (_, Some(_)) => check_source(&source).diagnostics,
             (sources::Kind::Rust, None) => match rust_diagnostics(&source, given)? {
                 Some(diagnostics) => diagnostics,
@@ -306,6 +307,29 @@ fn check(
     } else {
         Outcome::Clean
     })
+}
+
+/// A `.graph` file's diagnostics, with E0211 for a path to another module's graph
+/// (`graph research::Research;`) that the module's file beside it (`research.graph`) does not
+/// declare — as the language server checks it. A module with no file beside is left alone (its
+/// graph may be built in Rust).
+fn with_modules_beside(path: &Path, checked: Checked) -> Vec<Diagnostic> {
+    let mut diagnostics = checked.diagnostics;
+    let folder = path.parent().unwrap_or(Path::new("."));
+    for module_path in trellis_dsl::modules::module_paths(&checked.module) {
+        let file_name = format!("{}.graph", module_path.module);
+        let Ok(text) = std::fs::read_to_string(folder.join(&file_name)) else {
+            continue;
+        };
+        let other = trellis_dsl::check(&text);
+        diagnostics.extend(trellis_dsl::modules::undeclared(
+            &module_path,
+            &other.module,
+            &file_name,
+        ));
+    }
+    diagnostics.sort_by_key(|d| d.span);
+    diagnostics
 }
 
 /// The diagnostics of every `graph! { … }` in a Rust file, placed in the file; `None` for a

@@ -793,3 +793,34 @@ fn main() {}
     assert_eq!(out.status.code(), Some(0));
     assert!(stderr(&out).contains("plain.rs: no `graph!` in this file"));
 }
+
+#[test]
+fn check_looks_another_module_s_graph_up_in_its_file_beside() {
+    let folder = scratch("check-modules");
+    let dir = folder.path();
+    write(
+        dir,
+        "research.graph",
+        "graph Research {\n    node web;\n    START -> web -> END;\n}\n",
+    );
+    let desk = write(
+        dir,
+        "desk.graph",
+        "graph Desk {\n    node research { graph research::Resarch; }\n    node built { graph rust_side::Built; }\n    START -> research -> built -> END;\n}\n",
+    );
+    let out = trellis(&["check", desk.to_str().unwrap_or_default()]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let report = stderr(&out);
+    assert!(report.contains("E0211"), "{report}");
+    assert!(
+        report.contains("graph `Resarch` is not declared in `research.graph`"),
+        "{report}"
+    );
+    assert!(report.contains("did you mean `Research`?"), "{report}");
+    assert!(report.contains("desk.graph:2:37"), "{report}");
+    // A module with no file beside (a graph built in Rust) is not looked for.
+    assert!(
+        report.ends_with("checked 1 file: 1 error, 0 warnings\n"),
+        "{report}"
+    );
+}

@@ -46,6 +46,7 @@ mod format;
 mod lexeme;
 mod literal;
 mod lower;
+pub mod modules;
 mod names;
 mod parse;
 mod position;

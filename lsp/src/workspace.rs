@@ -7,7 +7,7 @@
 use std::str::FromStr;
 
 use lsp_types::{Range, Uri};
-use trellis_dsl::{Code, Diagnostic, Span};
+use trellis_dsl::Span;
 
 use crate::analysis::Analysis;
 use crate::text::Lines;
@@ -49,70 +49,34 @@ pub(crate) fn local_path(uri: &Uri) -> Option<std::path::PathBuf> {
 pub(crate) fn resolve(uri: &Uri, analysis: &mut Analysis, read: &dyn Fn(&Uri) -> Option<String>) {
     let mut found = Vec::new();
     let mut problems = Vec::new();
-    let module = &analysis.checked.module;
-    for (graph, spans) in module.graphs.iter().zip(&module.spans) {
-        for (node, at) in graph.nodes.iter().zip(&spans.nodes) {
-            let (Some(path), Some(span)) = (node.graph.as_deref(), at.graph) else {
-                continue;
-            };
-            let mut segments: Vec<&str> = path.split("::").map(str::trim).collect();
-            let name = segments.pop().unwrap_or_default();
-            let Some(module_name) = segments.last().filter(|m| !m.is_empty()) else {
-                continue;
-            };
-            let Some(file) = beside(uri, module_name) else {
-                continue;
-            };
-            let Some(text) = read(&file) else {
-                continue;
-            };
-            let other = trellis_dsl::check(&text);
-            let lines = Lines::new(&text);
-            let declared = other
-                .module
-                .graphs
-                .iter()
-                .zip(&other.module.spans)
-                .find(|(g, _)| g.name == name)
-                .map(|(g, s)| (lines.range(&text, s.name), g.doc.clone()));
-            if declared.is_none() {
-                let name_span = Span::new(span.end.saturating_sub(name.len()), span.end);
-                let file_name = format!("{module_name}.graph");
-                let known: Vec<&str> = other
-                    .module
-                    .graphs
-                    .iter()
-                    .map(|g| g.name.as_str())
-                    .collect();
-                let mut problem = Diagnostic::new(
-                    Code::E0211,
-                    name_span,
-                    format!("graph `{name}` is not declared in `{file_name}`"),
-                    format!("not a graph of `{file_name}`"),
-                );
-                problem = match trellis_dsl::did_you_mean(name, known.iter().copied()) {
-                    Some(near) => problem.with_did_you_mean(name_span, near),
-                    None if known.is_empty() => {
-                        problem.with_help(format!("`{file_name}` declares no graph"))
-                    }
-                    None => problem.with_help(format!(
-                        "`{file_name}` declares {}",
-                        known
-                            .iter()
-                            .map(|g| format!("`{g}`"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )),
-                };
-                problems.push(problem);
-            }
-            found.push(Elsewhere {
-                span,
-                file,
-                name: name.to_owned(),
-                declared,
-            });
-        }
+    for path in trellis_dsl::modules::module_paths(&analysis.checked.module) {
+        let Some(file) = beside(uri, path.module) else {
+            continue;
+        };
+        let Some(text) = read(&file) else {
+            continue;
+        };
+        let other = trellis_dsl::check(&text);
+        let lines = Lines::new(&text);
+        let declared = other
+            .module
+            .graphs
+            .iter()
+            .zip(&other.module.spans)
+            .find(|(g, _)| g.name == path.name)
+            .map(|(g, s)| (lines.range(&text, s.name), g.doc.clone()));
+        let file_name = format!("{}.graph", path.module);
+        problems.extend(trellis_dsl::modules::undeclared(
+            &path,
+            &other.module,
+            &file_name,
+        ));
+        found.push(Elsewhere {
+            span: path.span,
+            file,
+            name: path.name.to_owned(),
+            declared,
+        });
     }
     analysis.elsewhere = found;
     if !problems.is_empty() {
@@ -224,6 +188,7 @@ pub(crate) fn rename_graph(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use trellis_dsl::{Code, Diagnostic};
 
     fn uri(text: &str) -> Uri {
         Uri::from_str(text).expect("a URI")
