@@ -104,7 +104,15 @@ fn every_workload_measures_something_sensible() {
     );
     assert_eq!(
         variants("editor"),
-        ["change", "hover", "completion", "long-line", "burst"]
+        [
+            "change",
+            "hover",
+            "completion",
+            "semantic_tokens",
+            "folding_ranges",
+            "long-line",
+            "burst"
+        ]
     );
     // The executor's and the stores' workloads stand beside their floors; the rest have none.
     for row in &rows {
