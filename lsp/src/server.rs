@@ -223,20 +223,16 @@ impl Server {
         publish(uri, found, Some(version))
     }
 
-    /// The open documents in the folders of `changed` (but not those files themselves)
-    /// looked up again, and their diagnostics.
+    /// The open documents that name a graph of one of the `changed` files (a subgraph path
+    /// to its module), looked up again, and their diagnostics.
     fn recheck_beside(&mut self, changed: &[Uri]) -> Vec<Notification> {
-        let folder = |uri: &Uri| {
-            let text = uri.as_str();
-            text[..text.rfind('/').unwrap_or(0)].to_owned()
-        };
-        let folders: Vec<String> = changed.iter().map(folder).collect();
         let beside: Vec<String> = self
             .documents
             .iter()
-            .filter(|(key, (uri, _))| {
-                folders.contains(&folder(uri))
-                    && !changed.iter().any(|c| c.as_str() == key.as_str())
+            .filter(|(_, (uri, analysis))| {
+                changed
+                    .iter()
+                    .any(|file| file != uri && workspace::names_graphs_of(uri, analysis, file))
             })
             .map(|(key, _)| key.clone())
             .collect();
@@ -303,10 +299,7 @@ impl Server {
 
     /// The `.graph` files in the folder of `uri`, itself first: those open and those on disk.
     fn folder_files(&self, uri: &Uri) -> Vec<Uri> {
-        let folder = |uri: &Uri| {
-            let text = uri.as_str();
-            text[..text.rfind('/').unwrap_or(0)].to_owned()
-        };
+        let folder = workspace::folder_of;
         let mut files: Vec<Uri> = vec![uri.clone()];
         let open = self.documents.values().map(|(open, _)| open.clone());
         let on_disk = workspace::local_path(uri)

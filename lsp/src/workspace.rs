@@ -28,9 +28,21 @@ pub(crate) struct Elsewhere {
 /// The file of `module` beside `uri` (`file:///a/desk.graph`, `research` →
 /// `file:///a/research.graph`).
 pub(crate) fn beside(uri: &Uri, module: &str) -> Option<Uri> {
+    Uri::from_str(&format!("{}/{module}.graph", folder_of(uri))).ok()
+}
+
+/// The folder part of a URI, without its last `/` (`file:///a/desk.graph` → `file:///a`).
+pub(crate) fn folder_of(uri: &Uri) -> &str {
     let text = uri.as_str();
-    let folder = &text[..text.rfind('/')? + 1];
-    Uri::from_str(&format!("{folder}{module}.graph")).ok()
+    &text[..text.rfind('/').unwrap_or(0)]
+}
+
+/// Whether `analysis` (the document at `uri`) has a subgraph path whose module's file is
+/// `file`: it is checked again when that file changes.
+pub(crate) fn names_graphs_of(uri: &Uri, analysis: &Analysis, file: &Uri) -> bool {
+    trellis_dsl::modules::module_paths(&analysis.checked.module)
+        .iter()
+        .any(|path| beside(uri, path.module).as_ref() == Some(file))
 }
 
 /// The local path of a `file:` URI, decoded.
@@ -49,22 +61,29 @@ pub(crate) fn local_path(uri: &Uri) -> Option<std::path::PathBuf> {
 pub(crate) fn resolve(uri: &Uri, analysis: &mut Analysis, read: &dyn Fn(&Uri) -> Option<String>) {
     let mut found = Vec::new();
     let mut problems = Vec::new();
+    // Each module's file read and checked once, however many paths name it.
+    let mut files: std::collections::HashMap<&str, Option<(String, trellis_dsl::Checked, Lines)>> =
+        std::collections::HashMap::new();
     for path in trellis_dsl::modules::module_paths(&analysis.checked.module) {
         let Some(file) = beside(uri, path.module) else {
             continue;
         };
-        let Some(text) = read(&file) else {
+        let read_once = files.entry(path.module).or_insert_with(|| {
+            let text = read(&file)?;
+            let checked = trellis_dsl::check(&text);
+            let lines = Lines::new(&text);
+            Some((text, checked, lines))
+        });
+        let Some((text, other, lines)) = read_once.as_ref() else {
             continue;
         };
-        let other = trellis_dsl::check(&text);
-        let lines = Lines::new(&text);
         let declared = other
             .module
             .graphs
             .iter()
             .zip(&other.module.spans)
             .find(|(g, _)| g.name == path.name)
-            .map(|(g, s)| (lines.range(&text, s.name), g.doc.clone()));
+            .map(|(g, s)| (lines.range(text, s.name), g.doc.clone()));
         let file_name = format!("{}.graph", path.module);
         problems.extend(trellis_dsl::modules::undeclared(
             &path,
