@@ -288,6 +288,18 @@ impl Checkpointer for Announced {
         self.inner.delete_thread(thread_id).await
     }
 
+    async fn delete_runs(&self, run_ids: &[RunId]) -> Result<Vec<RunId>, CheckpointError> {
+        self.inner.delete_runs(run_ids).await
+    }
+
+    async fn delete_checkpoints_before(
+        &self,
+        run_id: &RunId,
+        id: u64,
+    ) -> Result<u64, CheckpointError> {
+        self.inner.delete_checkpoints_before(run_id, id).await
+    }
+
     fn changes(&self) -> Option<Arc<Changes>> {
         Some(Arc::clone(&self.changes))
     }

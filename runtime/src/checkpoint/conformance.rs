@@ -46,6 +46,7 @@ macro_rules! ensure {
     };
 }
 
+mod deleting;
 mod threads;
 
 /// Runs every check, each on a fresh store from `fresh`; stops at the first failure.
@@ -74,7 +75,9 @@ where
     threads::threads_round_trip(&fresh().await).await?;
     threads::thread_head_moves_once(&fresh().await).await?;
     threads::thread_runs_newest_first(&fresh().await).await?;
-    threads::deleting_a_thread_deletes_its_runs_only(&fresh().await).await
+    threads::deleting_a_thread_deletes_its_runs_only(&fresh().await).await?;
+    deleting::deleting_runs_takes_ended_ones_only(&fresh().await).await?;
+    deleting::deleting_checkpoints_before_keeps_the_later_ones(&fresh().await).await
 }
 
 fn thread_id(text: &str) -> ThreadId {

@@ -355,6 +355,49 @@ impl Checkpointer for InMemoryCheckpointer {
         Ok(true)
     }
 
+    async fn delete_runs(&self, run_ids: &[RunId]) -> Result<Vec<RunId>, CheckpointError> {
+        // The threads' lock first (a head cannot move while the runs are looked at), then the
+        // runs', as a run's first write takes them.
+        let mut threads = self.threads();
+        let mut runs = self.lock();
+        let deleted: Vec<RunId> = run_ids
+            .iter()
+            .filter(|run_id| {
+                runs.get(*run_id).is_some_and(|stored| {
+                    stored.record.status.is_ended()
+                        && !stored.record.thread.as_ref().is_some_and(|thread| {
+                            threads
+                                .get(thread)
+                                .is_some_and(|t| t.record.head.as_ref() == Some(*run_id))
+                        })
+                })
+            })
+            .cloned()
+            .collect();
+        let prefixes: Vec<String> = deleted.iter().map(|id| format!("{id}/")).collect();
+        runs.retain(|run_id, _| {
+            !deleted.contains(run_id) && !prefixes.iter().any(|p| run_id.as_str().starts_with(p))
+        });
+        for thread in threads.values_mut() {
+            thread.runs.retain(|run_id| !deleted.contains(run_id));
+        }
+        Ok(deleted)
+    }
+
+    async fn delete_checkpoints_before(
+        &self,
+        run_id: &RunId,
+        id: u64,
+    ) -> Result<u64, CheckpointError> {
+        let mut runs = self.lock();
+        let Some(stored) = runs.get_mut(run_id) else {
+            return Ok(0);
+        };
+        let before = stored.checkpoints.len();
+        stored.checkpoints.retain(|checkpoint| checkpoint.id >= id);
+        Ok((before - stored.checkpoints.len()) as u64)
+    }
+
     async fn thread_runs(
         &self,
         thread_id: &ThreadId,

@@ -593,6 +593,30 @@ pub trait Checkpointer: Send + Sync {
         Err(CheckpointError::Unsupported { what: "threads" })
     }
 
+    /// Deletes those of `run_ids` that have ended (completed, failed or cancelled) and are
+    /// not their thread's newest run (its head, which holds the thread's state), each with its
+    /// checkpoints, its subgraphs' child runs (`<run>/…`) and its place in its thread, at once;
+    /// returns the ids deleted, in the order given. A running or paused run, a head and an
+    /// unknown id are left alone — checked as the rows are deleted, so a run resumed or
+    /// retried meanwhile is kept. A branch of a deleted run keeps its own checkpoints but no
+    /// longer its history before them. [`retention`](crate::retention) decides which runs go.
+    async fn delete_runs(&self, run_ids: &[RunId]) -> Result<Vec<RunId>, CheckpointError> {
+        let _ = run_ids;
+        Err(CheckpointError::Unsupported { what: "deletion" })
+    }
+
+    /// Deletes the run's checkpoints whose id is below `id`, keeping what the store needs to
+    /// read the run back; returns how many it deleted. What compacting a thread does to its
+    /// newest run ([`Pruner::compact_thread`](crate::retention::Pruner::compact_thread)).
+    async fn delete_checkpoints_before(
+        &self,
+        run_id: &RunId,
+        id: u64,
+    ) -> Result<u64, CheckpointError> {
+        let _ = (run_id, id);
+        Err(CheckpointError::Unsupported { what: "deletion" })
+    }
+
     /// Where waiters in this process hear of this store's writes, if it announces them
     /// ([`Announced`]); `None` (the default) when waiters must look again by themselves.
     fn changes(&self) -> Option<Arc<Changes>> {

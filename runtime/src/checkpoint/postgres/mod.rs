@@ -2,6 +2,7 @@
 //! machines; claims with `FOR UPDATE SKIP LOCKED`, steps fenced by owner.
 
 mod listen;
+mod prune;
 mod rows;
 mod threads;
 mod tls;
@@ -561,6 +562,18 @@ impl Checkpointer for PostgresCheckpointer {
 
     async fn delete_thread(&self, thread_id: &ThreadId) -> Result<bool, CheckpointError> {
         self.delete_thread_rows(thread_id).await
+    }
+
+    async fn delete_runs(&self, run_ids: &[RunId]) -> Result<Vec<RunId>, CheckpointError> {
+        self.delete_run_rows(run_ids).await
+    }
+
+    async fn delete_checkpoints_before(
+        &self,
+        run_id: &RunId,
+        id: u64,
+    ) -> Result<u64, CheckpointError> {
+        self.delete_checkpoint_rows_before(run_id, id).await
     }
 }
 

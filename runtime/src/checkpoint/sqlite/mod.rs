@@ -16,6 +16,7 @@ use rows::{
     decode_run, decode_stored, insert_checkpoint, run_row, upsert_run,
 };
 
+mod prune;
 mod rows;
 mod schema;
 mod threads;
@@ -567,6 +568,18 @@ impl Checkpointer for SqliteCheckpointer {
 
     async fn delete_thread(&self, thread_id: &ThreadId) -> Result<bool, CheckpointError> {
         self.delete_thread_rows(thread_id).await
+    }
+
+    async fn delete_runs(&self, run_ids: &[RunId]) -> Result<Vec<RunId>, CheckpointError> {
+        self.delete_run_rows(run_ids).await
+    }
+
+    async fn delete_checkpoints_before(
+        &self,
+        run_id: &RunId,
+        id: u64,
+    ) -> Result<u64, CheckpointError> {
+        self.delete_checkpoint_rows_before(run_id, id).await
     }
 }
 

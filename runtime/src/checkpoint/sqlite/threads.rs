@@ -2,6 +2,7 @@
 
 use rusqlite::{Row, params};
 
+use super::prune::delete_with_children;
 use super::rows::{SELECT_RUN, decode_run};
 use super::{SqliteCheckpointer, backend, cached_row, json, write_transaction};
 use crate::checkpoint::{CheckpointError, RunRecord, ThreadRecord, corrupt};
@@ -188,46 +189,18 @@ impl SqliteCheckpointer {
             if deleted == 0 {
                 return Ok(false);
             }
-            // The thread's runs (through `runs_thread`), then each one's children: the ids
-            // between `<run>/` and `<run>0`, the next byte after `/`.
-            let mut seqs: Vec<i64> = Vec::new();
-            {
-                let mut runs = transaction
-                    .prepare_cached("SELECT run_id, seq FROM runs WHERE thread_id = ?1")
-                    .map_err(backend)?;
-                let mut children = transaction
-                    .prepare_cached(
-                        "SELECT seq FROM runs WHERE run_id > ?1 || '/' AND run_id < ?1 || '0'",
-                    )
-                    .map_err(backend)?;
-                let found = runs
-                    .query_map([thread_id.as_str()], |row| {
-                        Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?))
+            // The thread's runs (through `runs_thread`), each with its children.
+            let found = transaction
+                .prepare_cached("SELECT run_id, seq FROM runs WHERE thread_id = ?1")
+                .and_then(|mut runs| {
+                    runs.query_map([thread_id.as_str()], |row| {
+                        Ok((RunId::from(row.get::<_, String>(0)?), row.get::<_, i64>(1)?))
                     })
                     .and_then(Iterator::collect::<rusqlite::Result<Vec<_>>>)
-                    .map_err(backend)?;
-                for (run_id, seq) in found {
-                    seqs.push(seq);
-                    let below = children
-                        .query_map([run_id.as_str()], |row| row.get::<_, i64>(0))
-                        .and_then(Iterator::collect::<rusqlite::Result<Vec<_>>>)
-                        .map_err(backend)?;
-                    seqs.extend(below);
-                }
-            }
-            {
-                let mut checkpoints = transaction
-                    .prepare_cached("DELETE FROM checkpoints WHERE key >= ?1 AND key < ?2")
-                    .map_err(backend)?;
-                let mut runs = transaction
-                    .prepare_cached("DELETE FROM runs WHERE seq = ?1")
-                    .map_err(backend)?;
-                for seq in seqs {
-                    checkpoints
-                        .execute(params![seq << 32, (seq + 1) << 32])
-                        .map_err(backend)?;
-                    runs.execute([seq]).map_err(backend)?;
-                }
+                })
+                .map_err(backend)?;
+            for (run_id, seq) in found {
+                delete_with_children(&transaction, &run_id, seq)?;
             }
             transaction.commit().map_err(backend)?;
             Ok(true)

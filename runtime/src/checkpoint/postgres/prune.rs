@@ -1,0 +1,65 @@
+//! Deleting from PostgreSQL: ended runs with their checkpoints and child runs, and a run's
+//! older checkpoints (retention and thread compaction).
+
+use tokio_postgres::types::ToSql;
+
+use super::rows::column;
+use super::{PostgresCheckpointer, big};
+use crate::checkpoint::CheckpointError;
+use crate::id::RunId;
+
+/// The ended runs among `$1` that are not their thread's head, then their children
+/// (`<run>/…`, matched on the id's first segment so that one hash join finds them all); the
+/// checkpoints go with their runs (`ON DELETE CASCADE`). The status is checked on the row the
+/// delete locks: a run resumed meanwhile is kept. (A data-modifying `WITH` runs to completion
+/// whether or not the query reads it.)
+const DELETE_RUNS: &str = "WITH gone AS (
+        DELETE FROM trellis_runs r
+        WHERE r.run_id = ANY($1)
+            AND r.status IN ('completed', 'failed', 'cancelled')
+            AND NOT EXISTS (SELECT 1 FROM trellis_threads t
+                WHERE t.thread_id = r.thread_id AND t.head = r.run_id)
+        RETURNING r.run_id
+    ), children AS (
+        DELETE FROM trellis_runs c USING gone g
+        WHERE position('/' in c.run_id) > 0 AND split_part(c.run_id, '/', 1) = g.run_id
+        RETURNING c.run_id
+    )
+    SELECT run_id FROM gone";
+
+/// The run's checkpoints below `$2`, keeping the one its row's state is read from.
+const DELETE_CHECKPOINTS_BEFORE: &str = "DELETE FROM trellis_checkpoints c USING trellis_runs r
+    WHERE c.run_id = $1 AND r.run_id = $1
+        AND c.id < LEAST($2, COALESCE(r.state_checkpoint, $2))";
+
+impl PostgresCheckpointer {
+    pub(super) async fn delete_run_rows(
+        &self,
+        run_ids: &[RunId],
+    ) -> Result<Vec<RunId>, CheckpointError> {
+        let ids: Vec<&str> = run_ids.iter().map(RunId::as_str).collect();
+        let rows = self
+            .query(DELETE_RUNS, &[&ids as &(dyn ToSql + Sync)])
+            .await?;
+        let mut gone = std::collections::HashSet::with_capacity(rows.len());
+        for row in &rows {
+            let run_id: String = column(row, 0, &|c| format!("column `{c}` of a deleted run"))?;
+            gone.insert(RunId::from(run_id));
+        }
+        // In the order given, as the other stores answer.
+        Ok(run_ids
+            .iter()
+            .filter(|id| gone.contains(id))
+            .cloned()
+            .collect())
+    }
+
+    pub(super) async fn delete_checkpoint_rows_before(
+        &self,
+        run_id: &RunId,
+        id: u64,
+    ) -> Result<u64, CheckpointError> {
+        self.execute(DELETE_CHECKPOINTS_BEFORE, &[&run_id.as_str(), &big(id)])
+            .await
+    }
+}
