@@ -113,6 +113,7 @@ mod node;
 mod options;
 mod owner;
 mod resume;
+pub mod retention;
 mod runner;
 mod state;
 pub mod subgraph;

@@ -649,3 +649,19 @@ async fn threads_carry_state_and_run_one_at_a_time_on_postgres() {
     let store: Arc<dyn Checkpointer> = Arc::new(store_in(&url, &fresh_schema()).await);
     common::threads::all(store).await;
 }
+
+#[cfg_attr(
+    not(postgres_tests),
+    ignore = "needs PostgreSQL: set TRELLIS_TEST_POSTGRES_URL (`.ci/postgres start DIR` gives one)"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retention_on_postgres() {
+    let url = database_url();
+    let fresh = async || -> Arc<dyn Checkpointer> {
+        let store: Arc<dyn Checkpointer> = Arc::new(store_in(&url, &fresh_schema()).await);
+        store
+    };
+    common::retention::keep_last_per_thread(fresh().await).await;
+    common::retention::by_age_and_per_graph(fresh().await).await;
+    common::retention::a_compacted_thread_goes_on(fresh().await).await;
+}

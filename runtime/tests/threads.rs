@@ -50,3 +50,22 @@ async fn a_thread_outlives_its_process() {
         ["before", "re: before", "after", "re: after"]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retention_on_the_in_memory_store() {
+    let fresh = || -> Arc<dyn Checkpointer> { Arc::new(InMemoryCheckpointer::new()) };
+    common::retention::keep_last_per_thread(fresh()).await;
+    common::retention::by_age_and_per_graph(fresh()).await;
+    common::retention::a_compacted_thread_goes_on(fresh()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retention_on_sqlite() {
+    let scratch = common::scratch("retention");
+    let fresh = |name: &str| -> Arc<dyn Checkpointer> {
+        Arc::new(SqliteCheckpointer::open(scratch.path().join(name)).expect("opens"))
+    };
+    common::retention::keep_last_per_thread(fresh("count.db")).await;
+    common::retention::by_age_and_per_graph(fresh("age.db")).await;
+    common::retention::a_compacted_thread_goes_on(fresh("compact.db")).await;
+}

@@ -2,6 +2,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 pub mod joins;
+pub mod retention;
 pub mod sends;
 pub mod subgraphs;
 pub mod thread_edits;
