@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use trellis::RunId;
+use trellis::retention::{RetentionError, RunData};
 
 use crate::message::Message;
 
@@ -32,8 +33,12 @@ pub struct Entry {
 }
 
 /// Keeps transcripts by run id.
+///
+/// A store is also [`RunData`]: what it keeps for a run is forgotten when the run is pruned
+/// ([`Pruner::with`](trellis::retention::Pruner::with) takes it as it is, `Arc<dyn
+/// TranscriptStore>` becoming `Arc<dyn RunData>`).
 #[async_trait]
-pub trait TranscriptStore: Send + Sync + 'static {
+pub trait TranscriptStore: RunData + Send + Sync + 'static {
     /// The run's entries, in the order written; empty for a run never saved.
     ///
     /// # Errors
@@ -157,6 +162,21 @@ impl TranscriptStore for InMemoryTranscripts {
     }
 }
 
+#[async_trait]
+impl RunData for InMemoryTranscripts {
+    async fn forget(&self, run_ids: &[RunId]) -> Result<(), RetentionError> {
+        let prefixes: Vec<String> = run_ids.iter().map(|id| format!("{id}/")).collect();
+        self.runs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .retain(|run_id, _| {
+                !run_ids.contains(run_id)
+                    && !prefixes.iter().any(|p| run_id.as_str().starts_with(p))
+            });
+        Ok(())
+    }
+}
+
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteTranscripts;
 
@@ -168,6 +188,7 @@ mod sqlite {
     use async_trait::async_trait;
     use rusqlite::{Connection, OptionalExtension, params};
     use trellis::RunId;
+    use trellis::retention::{RetentionError, RunData};
 
     use super::{Entry, TranscriptError, TranscriptStore};
 
@@ -281,6 +302,31 @@ mod sqlite {
                 .map_err(store)
             })
             .await
+        }
+    }
+
+    #[async_trait]
+    impl RunData for SqliteTranscripts {
+        async fn forget(&self, run_ids: &[RunId]) -> Result<(), RetentionError> {
+            let ids: Vec<String> = run_ids.iter().map(ToString::to_string).collect();
+            self.blocking(move |c| {
+                let transaction = c.unchecked_transaction().map_err(store)?;
+                {
+                    // The run and its children: the ids between `<run>/` and `<run>0`.
+                    let mut delete = transaction
+                        .prepare_cached(
+                            "DELETE FROM trellis_agent_transcripts
+                             WHERE run_id = ?1 OR (run_id > ?1 || '/' AND run_id < ?1 || '0')",
+                        )
+                        .map_err(store)?;
+                    for id in &ids {
+                        delete.execute([id]).map_err(store)?;
+                    }
+                }
+                transaction.commit().map_err(store)
+            })
+            .await
+            .map_err(|error| RetentionError::RunData(Box::new(error)))
         }
     }
 

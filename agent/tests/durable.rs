@@ -111,3 +111,84 @@ async fn a_turn_paused_for_approval_survives_a_restart_and_completes() {
     assert_eq!(record.state["answer"], "Ops was told (ticket 881 opened).");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Pruning a thread's older turns takes their transcripts with them (the same SQLite file as
+/// the runs), and the thread's newest turn keeps the whole conversation: the next turn reads
+/// it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pruned_turns_take_their_transcripts_and_the_thread_goes_on() {
+    use trellis::retention::{Per, Pruner, Retention};
+    use trellis_agent::transcript::TranscriptStore;
+
+    let dir = std::env::temp_dir().join(format!("trellis-agent-prune-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let path = dir.join("agent.db");
+    let _ = std::fs::remove_file(&path);
+    let runs = Arc::new(SqliteCheckpointer::open(&path).expect("the runs' file opens"));
+    let transcripts =
+        Arc::new(SqliteTranscripts::open(&path).expect("the transcripts' table opens"));
+    let model = ScriptedModel::new()
+        .answer("Hello, Ada.")
+        .answer("Noted.")
+        .step(|request| {
+            let told = request
+                .messages
+                .iter()
+                .any(|m| m.text() == Some("I am Ada."));
+            Ok(ModelResponse::text(if told {
+                "You are Ada."
+            } else {
+                "Who?"
+            }))
+        });
+    let agent = catalogue("single_shot", [], false)
+        .build(
+            "tester",
+            model,
+            Arc::clone(&transcripts) as Arc<dyn TranscriptStore>,
+        )
+        .expect("builds")
+        .with_checkpointer(Arc::clone(&runs));
+    let thread = agent
+        .graph()
+        .create_thread(Default::default())
+        .await
+        .expect("a thread");
+    let first = thread
+        .invoke(agent.next_turn("I am Ada."))
+        .await
+        .expect("runs");
+    let second = thread
+        .invoke(agent.next_turn("I like tea."))
+        .await
+        .expect("runs");
+    let before = agent
+        .transcript(second.run_id())
+        .await
+        .expect("its history");
+
+    let gone = Pruner::new(runs.clone())
+        .with(transcripts.clone())
+        .prune(
+            &Retention::keep_last(1).per(Per::Thread),
+            trellis::run::Timestamp::now(),
+        )
+        .await
+        .expect("prunes");
+    assert_eq!(gone.len(), 1);
+    assert_eq!(&gone[0].run_id, first.run_id());
+    assert!(runs.load_run(first.run_id()).await.unwrap().is_none());
+    assert!(
+        transcripts.load(first.run_id()).await.unwrap().is_empty(),
+        "the pruned turn's transcript went with it"
+    );
+    assert_eq!(
+        agent.transcript(second.run_id()).await.expect("kept"),
+        before
+    );
+    let third = thread
+        .invoke(agent.next_turn("Who am I?"))
+        .await
+        .expect("runs");
+    assert_eq!(third.state().answer.as_deref(), Some("You are Ada."));
+}
