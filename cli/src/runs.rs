@@ -1,10 +1,14 @@
-//! `trellis runs`: what happened in recorded runs — list, show one, its checkpoints.
+//! `trellis runs`: what happened in recorded runs — list, show one, its checkpoints — and
+//! what a store keeps of them (prune, compact a thread).
 
 use std::io::Write;
 
 use clap::{Subcommand, ValueEnum};
 use trellis::checkpoint::{Checkpoint, Name, StoreUrl};
-use trellis::{RunId, checkpoint::RunRecord};
+use trellis::retention::{Per, PrunedRun, Pruner, Retention};
+use trellis::run::Timestamp;
+use trellis::{RunId, ThreadId, checkpoint::RunRecord};
+use trellis_agent::transcript::SqliteTranscripts;
 
 /// `trellis runs …`.
 #[derive(Subcommand)]
@@ -31,6 +35,55 @@ pub(crate) enum RunsCommand {
         /// The run's id.
         id: String,
     },
+    /// Deletes ended runs (with their checkpoints and subgraph runs) past the newest of their
+    /// graph or thread, or older than a duration, or — both given — those that are both.
+    /// Paused and running runs, and each thread's newest run (its state), are never deleted.
+    Prune {
+        /// Keep the newest N runs of each graph (or thread, with `--per thread`).
+        #[arg(long, value_name = "N", required_unless_present = "older_than")]
+        keep_last: Option<usize>,
+        /// What `--keep-last` counts in.
+        #[arg(long, value_enum, default_value_t = PerArg::Graph)]
+        per: PerArg,
+        /// Delete ended runs last written longer ago than this (`30d`, `12h`, `90min`).
+        #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+        older_than: Option<std::time::Duration>,
+        /// Only the runs of this graph.
+        #[arg(long)]
+        graph: Option<String>,
+        /// Only the runs of this thread.
+        #[arg(long)]
+        thread: Option<String>,
+        /// Print what would be deleted, and delete nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Also delete the pruned runs' agent transcripts, kept in this SQLite file (often the
+        /// runs' own).
+        #[arg(long, value_name = "PATH")]
+        transcripts: Option<std::path::PathBuf>,
+    },
+    /// Compacts a thread to its latest state: deletes its earlier runs and its newest run's
+    /// checkpoints before its latest committed one. The thread, a pending question and what
+    /// comes next are as they were; history before them is gone.
+    Compact {
+        /// The thread's id.
+        thread: String,
+        /// Print what would be deleted, and delete nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Also delete the earlier runs' agent transcripts, kept in this SQLite file.
+        #[arg(long, value_name = "PATH")]
+        transcripts: Option<std::path::PathBuf>,
+    },
+}
+
+/// `--per`: what `--keep-last` counts in.
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum PerArg {
+    /// Each graph's runs.
+    Graph,
+    /// Each thread's runs (a run on no thread goes only by `--older-than`).
+    Thread,
 }
 
 /// How `trellis runs` prints.
@@ -57,6 +110,14 @@ pub(crate) enum RunsError {
     Stdout(std::io::Error),
     #[error("cannot print as JSON: {0}")]
     Json(#[from] serde_json::Error),
+    #[error("say which runs go: `--keep-last N`, `--older-than DURATION`, or both")]
+    NoRule,
+    #[error(transparent)]
+    Thread(#[from] trellis::InvalidThreadId),
+    #[error(transparent)]
+    Retention(#[from] trellis::retention::RetentionError),
+    #[error("cannot open the transcripts: {0}")]
+    Transcripts(#[from] trellis_agent::transcript::TranscriptError),
 }
 
 /// `sqlite:PATH`, `postgres://…`, or a bare path (an SQLite file).
@@ -112,9 +173,145 @@ pub(crate) fn run(command: RunsCommand, db: &str, format: RunsFormat) -> Result<
                     RunsFormat::Table => Ok(checkpoints_table(&checkpoints)),
                 }
             }
+            RunsCommand::Prune {
+                keep_last,
+                per,
+                older_than,
+                graph,
+                thread,
+                dry_run,
+                transcripts,
+            } => {
+                let mut policy = match (keep_last, older_than) {
+                    (Some(n), Some(age)) => Retention::keep_last(n).and_older_than(age),
+                    (Some(n), None) => Retention::keep_last(n),
+                    (None, Some(age)) => Retention::older_than(age),
+                    (None, None) => return Err(RunsError::NoRule),
+                };
+                policy = policy.per(match per {
+                    PerArg::Graph => Per::Graph,
+                    PerArg::Thread => Per::Thread,
+                });
+                if let Some(graph) = graph {
+                    policy = policy.graph(graph);
+                }
+                if let Some(thread) = thread {
+                    policy = policy.thread(ThreadId::parse(&thread)?);
+                }
+                let pruner = pruner(store, transcripts.as_deref())?;
+                let now = Timestamp::now();
+                let runs = if dry_run {
+                    pruner.plan(&policy, now).await?
+                } else {
+                    pruner.prune(&policy, now).await?
+                };
+                pruned(&runs, None, dry_run, format)
+            }
+            RunsCommand::Compact {
+                thread,
+                dry_run,
+                transcripts,
+            } => {
+                let thread = ThreadId::parse(&thread)?;
+                let pruner = pruner(store, transcripts.as_deref())?;
+                let compacted = if dry_run {
+                    pruner.compaction_plan(&thread).await?
+                } else {
+                    pruner.compact_thread(&thread).await?
+                };
+                pruned(
+                    &compacted.runs,
+                    Some(compacted.checkpoints),
+                    dry_run,
+                    format,
+                )
+            }
         }
     })?;
     out.write_all(text.as_bytes()).map_err(RunsError::Stdout)
+}
+
+/// A pruner of `store`, and of the agent transcripts in the SQLite file at `transcripts`.
+fn pruner(
+    store: std::sync::Arc<dyn trellis::checkpoint::RunQueue>,
+    transcripts: Option<&std::path::Path>,
+) -> Result<Pruner, RunsError> {
+    let store: std::sync::Arc<dyn trellis::checkpoint::Checkpointer> = store;
+    let mut pruner = Pruner::new(store);
+    if let Some(path) = transcripts {
+        // Opening an absent file would create it: a typo must not prune the runs alone.
+        if !path.is_file() {
+            return Err(RunsError::Missing(path.display().to_string()));
+        }
+        pruner = pruner.with(std::sync::Arc::new(SqliteTranscripts::open(path)?));
+    }
+    Ok(pruner)
+}
+
+/// The runs a prune or a compaction deleted (or would), then a line saying how many; as JSON,
+/// one object a run, then one for the totals.
+fn pruned(
+    runs: &[PrunedRun],
+    checkpoints: Option<u64>,
+    dry_run: bool,
+    format: RunsFormat,
+) -> Result<String, RunsError> {
+    let verb = if dry_run { "would delete" } else { "deleted" };
+    match format {
+        RunsFormat::Json => {
+            let mut text = String::new();
+            for run in runs {
+                let line = serde_json::json!({
+                    "run_id": run.run_id,
+                    "graph": run.graph,
+                    "status": run.status,
+                    "thread": run.thread,
+                    "updated_at": run.updated_at,
+                });
+                text.push_str(&serde_json::to_string(&line)?);
+                text.push('\n');
+            }
+            let mut total = serde_json::json!({ "dry_run": dry_run, "runs": runs.len() });
+            if let Some(checkpoints) = checkpoints {
+                total["checkpoints"] = checkpoints.into();
+            }
+            text.push_str(&serde_json::to_string(&total)?);
+            text.push('\n');
+            Ok(text)
+        }
+        RunsFormat::Table => {
+            let rows: Vec<Vec<String>> = runs
+                .iter()
+                .map(|run| {
+                    vec![
+                        run.run_id.to_string(),
+                        run.graph.clone(),
+                        run.status.to_string(),
+                        run.thread
+                            .as_ref()
+                            .map_or_else(|| "-".to_owned(), ToString::to_string),
+                        run.updated_at.to_string(),
+                    ]
+                })
+                .collect();
+            let mut text = if rows.is_empty() {
+                String::new()
+            } else {
+                table(&["RUN", "GRAPH", "STATUS", "THREAD", "UPDATED"], &rows)
+            };
+            let plural =
+                |n: u64, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+            text.push_str(&format!("{verb} {}", plural(runs.len() as u64, "run")));
+            if let Some(checkpoints) = checkpoints {
+                text.push_str(&format!(
+                    " and {} of the newest run",
+                    plural(checkpoints, "earlier checkpoint")
+                ));
+            }
+            text.push('\n');
+            Ok(text)
+        }
+    }
 }
 
 fn json_lines<T: serde::Serialize>(items: &[T]) -> Result<String, RunsError> {

@@ -483,6 +483,206 @@ async fn runs_lists_shows_and_walks_checkpoints_in_sqlite() {
     );
 }
 
+/// Three runs of START → reply → END on one thread, oldest first.
+async fn thread_of_three(
+    store: std::sync::Arc<dyn trellis::checkpoint::Checkpointer>,
+) -> (trellis::ThreadId, Vec<trellis::RunId>) {
+    #[derive(Clone, Default, serde::Serialize, serde::Deserialize)]
+    struct Count(u32);
+    impl trellis::WholeState for Count {}
+    let mut builder = trellis::GraphBuilder::<Count>::new("Counter");
+    builder
+        .add_node_fn("reply", |count: std::sync::Arc<Count>, _| async move {
+            Ok(trellis::NodeResult::Update(Count(count.0 + 1)))
+        })
+        .add_edge(trellis::START, "reply")
+        .add_edge("reply", trellis::END)
+        .set_checkpointer(store);
+    let graph = builder.compile().expect("valid graph");
+    let thread = graph
+        .create_thread(Default::default())
+        .await
+        .expect("a thread");
+    let mut runs = Vec::new();
+    for _ in 0..3 {
+        let outcome = thread.invoke(Count::default()).await.expect("runs");
+        runs.push(outcome.run_id().clone());
+    }
+    (thread.id().clone(), runs)
+}
+
+/// `runs prune`: a dry run lists what would go and deletes nothing; a prune deletes ended runs
+/// past the newest of their graph and never a paused one; `runs compact` keeps a thread's
+/// newest run and its latest checkpoint.
+#[tokio::test]
+async fn runs_prune_and_compact_in_sqlite() {
+    let folder = scratch("prune");
+    let db = folder.path().join("runs.db");
+    let store =
+        std::sync::Arc::new(trellis::checkpoint::SqliteCheckpointer::open(&db).expect("opens"));
+    let (done_1, paused_1, branch_1) = recorded_runs(store.clone()).await;
+    let (done_2, paused_2, branch_2) = recorded_runs(store.clone()).await;
+    let (thread, counted) = thread_of_three(store.clone()).await;
+    let url = format!("sqlite:{}", db.display());
+    let listed = |url: &str| {
+        let list = trellis(&[
+            "runs", "list", "--db", url, "--limit", "100", "--format", "json",
+        ]);
+        stdout(&list).lines().count()
+    };
+    assert_eq!(listed(&url), 9);
+
+    let none = trellis(&["runs", "prune", "--db", &url]);
+    assert_eq!(none.status.code(), Some(2), "a prune needs a rule");
+    assert!(stderr(&none).contains("--keep-last"), "{}", stderr(&none));
+    let missing = trellis(&[
+        "runs",
+        "prune",
+        "--db",
+        &url,
+        "--keep-last",
+        "1",
+        "--transcripts",
+        folder.path().join("typo.db").to_str().unwrap_or_default(),
+    ]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert_eq!(
+        listed(&url),
+        9,
+        "a missing transcripts file deletes nothing"
+    );
+
+    let plan = trellis(&[
+        "runs",
+        "prune",
+        "--db",
+        &url,
+        "--keep-last",
+        "1",
+        "--graph",
+        "Notes",
+        "--dry-run",
+    ]);
+    assert_eq!(plan.status.code(), Some(0), "{}", stderr(&plan));
+    let text = stdout(&plan);
+    assert!(text.starts_with("RUN "), "{text}");
+    assert!(text.ends_with("would delete 2 runs\n"), "{text}");
+    for run in [&done_1, &done_2] {
+        assert!(
+            text.contains(run.as_str()),
+            "{run} is ended and past the newest: {text}"
+        );
+    }
+    for run in [&paused_1, &paused_2, &branch_1, &branch_2] {
+        assert!(!text.contains(run.as_str()), "{run} is paused: {text}");
+    }
+    assert_eq!(listed(&url), 9, "a dry run deletes nothing");
+
+    // Agent transcripts in the same file: the pruned runs' go with them, a paused run's stays.
+    use trellis_agent::transcript::{Entry, SqliteTranscripts, TranscriptStore};
+    let transcripts = SqliteTranscripts::open(&db).expect("the transcripts' table opens");
+    let said = vec![Entry {
+        step: 0,
+        node: String::new(),
+        message: trellis_agent::Message::user("hi"),
+        advertised: Vec::new(),
+    }];
+    for run in [&done_1, &done_2, &paused_1] {
+        transcripts.save(run, &said).await.expect("saved");
+    }
+    let pruned = trellis(&[
+        "runs",
+        "prune",
+        "--transcripts",
+        db.to_str().unwrap_or_default(),
+        "--db",
+        &url,
+        "--keep-last",
+        "1",
+        "--graph",
+        "Notes",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(pruned.status.code(), Some(0), "{}", stderr(&pruned));
+    let lines: Vec<serde_json::Value> = stdout(&pruned)
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("JSON lines"))
+        .collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[0]["status"], "completed");
+    assert_eq!(lines[2], serde_json::json!({ "dry_run": false, "runs": 2 }));
+    assert_eq!(listed(&url), 7);
+    for run in [&done_1, &done_2] {
+        assert!(transcripts.load(run).await.expect("loads").is_empty());
+    }
+    assert_eq!(transcripts.load(&paused_1).await.expect("loads"), said);
+    let gone = trellis(&["runs", "show", done_1.as_str(), "--db", &url]);
+    assert_eq!(gone.status.code(), Some(1));
+
+    let plan = trellis(&[
+        "runs",
+        "compact",
+        thread.as_str(),
+        "--db",
+        &url,
+        "--dry-run",
+    ]);
+    assert_eq!(plan.status.code(), Some(0), "{}", stderr(&plan));
+    assert!(
+        stdout(&plan).ends_with("would delete 2 runs and 1 earlier checkpoint of the newest run\n"),
+        "{}",
+        stdout(&plan)
+    );
+    let latest = |run: &trellis::RunId| -> serde_json::Value {
+        let all = trellis(&[
+            "runs",
+            "checkpoints",
+            run.as_str(),
+            "--db",
+            &url,
+            "--format",
+            "json",
+        ]);
+        let last = stdout(&all)
+            .lines()
+            .last()
+            .map(str::to_owned)
+            .unwrap_or_default();
+        serde_json::from_str(&last).expect("a checkpoint as JSON")
+    };
+    let before = latest(&counted[2]);
+    let compacted = trellis(&["runs", "compact", thread.as_str(), "--db", &url]);
+    assert_eq!(compacted.status.code(), Some(0), "{}", stderr(&compacted));
+    assert!(
+        stdout(&compacted).ends_with("deleted 2 runs and 1 earlier checkpoint of the newest run\n")
+    );
+    assert_eq!(listed(&url), 5);
+    let checkpoints = trellis(&[
+        "runs",
+        "checkpoints",
+        counted[2].as_str(),
+        "--db",
+        &url,
+        "--format",
+        "json",
+    ]);
+    let kept: Vec<serde_json::Value> = stdout(&checkpoints)
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("JSON lines"))
+        .collect();
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0]["label"], "complete");
+    assert_eq!(kept[0]["id"], before["id"], "the latest checkpoint is kept");
+    assert_eq!(kept[0]["state"], before["state"], "and the state with it");
+    let unknown = trellis(&["runs", "compact", "no-such-thread", "--db", &url]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert_eq!(
+        stderr(&unknown).trim(),
+        "error: no thread no-such-thread in the store"
+    );
+}
+
 /// Ignored when `TRELLIS_TEST_POSTGRES_URL` was not set at build time (see `build.rs`); in CI it
 /// runs, and fails without it.
 #[cfg_attr(
