@@ -390,7 +390,6 @@ struct Desk;
 
 macro_rules! desk {
     ($module:ident) => {
-        #[trellis::async_trait]
         impl $module::Handlers for Desk {
             type State = Claim;
             async fn assess(&self, _: std::sync::Arc<Claim>, _: &mut trellis::NodeContext) -> $module::NodeOutput<Claim> {

@@ -33,7 +33,6 @@ struct Turn {
 /// The canonical turn has no `state`: its handlers choose one.
 struct Model;
 
-#[trellis::async_trait]
 impl canonical_turn::Handlers for Model {
     type State = Turn;
     async fn dispatch(

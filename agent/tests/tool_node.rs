@@ -537,7 +537,6 @@ struct DeskNodes {
     tools: ToolNode<Chat>,
 }
 
-#[trellis::async_trait]
 impl desk::Handlers for DeskNodes {
     async fn chatbot(&self, chat: Arc<Chat>, ctx: &mut trellis::NodeContext) -> desk::NodeOutput {
         self.model.answer(chat.as_ref(), ctx).await

@@ -75,7 +75,6 @@
 //!
 //! struct Adder;
 //!
-//! #[trellis::async_trait]
 //! impl counter::Handlers for Adder {
 //!     async fn add(&self, _: Arc<Count>, _: &mut NodeContext) -> counter::NodeOutput {
 //!         Ok(CountUpdate::default().n(1).into())

@@ -67,7 +67,7 @@ pub(super) fn adapter(code: &mut Lines<'_>, names: &Names<'_>, nodes: &[NodeName
                     put!(code, "Node::{variant} => match ctx.input::<{ty}>() {{");
                     put!(
                         code,
-                        "::core::result::Result::Ok(input) => self.0.{method}(state, input, ctx),"
+                        "::core::result::Result::Ok(input) => ::std::boxed::Box::pin(self.0.{method}(state, input, ctx)),"
                     );
                     put!(code, "::core::result::Result::Err(error) => {{");
                     put!(
@@ -77,7 +77,10 @@ pub(super) fn adapter(code: &mut Lines<'_>, names: &Names<'_>, nodes: &[NodeName
                     put!(code, "}}");
                     put!(code, "}},");
                 }
-                None => put!(code, "Node::{variant} => self.0.{method}(state, ctx),"),
+                None => put!(
+                    code,
+                    "Node::{variant} => ::std::boxed::Box::pin(self.0.{method}(state, ctx)),"
+                ),
             }
         }
         put!(code, "}}");

@@ -169,6 +169,10 @@ pub(crate) fn graph(
     };
 
     module_doc(code, blueprint, mode);
+    // The node methods' futures (`-> impl Future + Send`) name the user's state type, usually
+    // crate-private; rustc 1.95 takes each future for a `pub` item reachable from outside and
+    // lints it even in a private module. Allowed on the module, where rustc honours it.
+    put!(code, "#[allow(private_bounds, private_interfaces)]");
     put!(code, "pub mod {} {{", rust_names::module(&blueprint.name));
     preamble(
         code,

@@ -9,6 +9,11 @@ use crate::text::{Lines, Lit, put};
 use super::shape::{Mapped, Route, SendEdge, SubgraphNode};
 use super::{Mode, Names, NodeNames, UNREACHABLE};
 
+/// A node method's future: declared as `-> impl Future + Send` (implemented with `async fn`),
+/// not through `#[async_trait]`, whose expansion rust-analyzer does not complete from.
+const FUTURE: &str = "::core::future::Future";
+const SEND: &str = "::core::marker::Send";
+
 /// A trait method's end: none in the full module; in a skeleton, a default body, so that an
 /// implementation missing a method adds no error while the graph's own errors stand.
 pub(super) fn method(code: &mut Lines<'_>, mode: Mode, signature: std::fmt::Arguments<'_>) {
@@ -17,6 +22,18 @@ pub(super) fn method(code: &mut Lines<'_>, mode: Mode, signature: std::fmt::Argu
         Mode::Skeleton => {
             put!(code, "{signature} {{");
             put!(code, "{UNREACHABLE}");
+            put!(code, "}}");
+        }
+    }
+}
+
+/// A node method's end: as [`method`], a skeleton's default body being a future.
+fn node_method(code: &mut Lines<'_>, mode: Mode, signature: std::fmt::Arguments<'_>) {
+    match mode {
+        Mode::Full => put!(code, "{signature};"),
+        Mode::Skeleton => {
+            put!(code, "{signature} {{");
+            put!(code, "async {{ {UNREACHABLE} }}");
             put!(code, "}}");
         }
     }
@@ -35,14 +52,13 @@ pub(super) fn handlers(
 ) {
     let (krate, state, output) = (names.krate, names.trait_state, names.output);
     code.doc_line(format_args!(
-        " What the nodes and routers of `{}` do: implement it (with `#[trellis::async_trait]`), then [`build`] the graph.",
+        " What the nodes and routers of `{}` do: implement it (node methods as `async fn`), then [`build`] the graph.",
         blueprint.name
     ));
     // A skeleton's default bodies use no argument.
     if mode == Mode::Skeleton {
         put!(code, "#[allow(unused_variables)]");
     }
-    put!(code, "#[{krate}::async_trait]");
     put!(
         code,
         "pub trait Handlers: ::core::marker::Send + ::core::marker::Sync + 'static {{"
@@ -61,18 +77,18 @@ pub(super) fn handlers(
         // generated code stays readable however many nodes the graph has.
         let method_name = &n.method;
         match &n.input {
-            Some(ty) => method(
+            Some(ty) => node_method(
                 code,
                 mode,
                 format_args!(
-                    "async fn {method_name}(&self, state: Arc<{state}>, input: {ty}, ctx: &mut Context) -> {output}"
+                    "fn {method_name}(&self, state: Arc<{state}>, input: {ty}, ctx: &mut Context) -> impl {FUTURE}<Output = {output}> + {SEND}"
                 ),
             ),
-            None => method(
+            None => node_method(
                 code,
                 mode,
                 format_args!(
-                    "async fn {method_name}(&self, state: Arc<{state}>, ctx: &mut Context) -> {output}"
+                    "fn {method_name}(&self, state: Arc<{state}>, ctx: &mut Context) -> impl {FUTURE}<Output = {output}> + {SEND}"
                 ),
             ),
         }

@@ -53,7 +53,6 @@ impl ApplyResume for Count {
 
 struct Ticker;
 
-#[trellis::async_trait]
 impl counter::Handlers for Ticker {
     async fn tick(&self, count: Arc<Count>, _: &mut NodeContext) -> counter::NodeOutput {
         tokio::time::sleep(Duration::from_millis(count.delay_ms)).await;

@@ -63,7 +63,6 @@ impl ApplyResume for Request {
 
 struct Desk;
 
-#[trellis::async_trait]
 impl refund::Handlers for Desk {
     async fn assess(&self, request: Arc<Request>, _: &mut NodeContext) -> refund::NodeOutput {
         let log = format!("assessed €{} for {}", request.amount, request.customer);

@@ -51,7 +51,6 @@ impl Researcher {
     }
 }
 
-#[trellis::async_trait]
 impl research::Handlers for Researcher {
     async fn plan(&self, state: Arc<ResearchState>, _: &mut NodeContext) -> research::NodeOutput {
         let queries = vec![state.question.clone(), format!("{} survey", state.question)];

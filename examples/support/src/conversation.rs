@@ -62,7 +62,6 @@ impl ChatDesk {
     }
 }
 
-#[trellis::async_trait]
 impl chat::Handlers for ChatDesk {
     async fn triage(&self, _: Arc<Conversation>, _: &mut trellis::NodeContext) -> chat::NodeOutput {
         self.pace(1).await;
@@ -131,7 +130,6 @@ impl chat::Handlers for ChatDesk {
     }
 }
 
-#[trellis::async_trait]
 impl lookup::Handlers for ChatDesk {
     async fn find_invoice(
         &self,

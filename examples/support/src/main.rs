@@ -62,7 +62,6 @@ impl Desk {
     }
 }
 
-#[trellis::async_trait]
 impl support::Handlers for Desk {
     async fn classify(
         &self,

@@ -43,7 +43,6 @@ trellis::graph! {
 
 pub struct Worker;
 
-#[trellis::async_trait]
 impl jobs::Handlers for Worker {
     async fn work(&self, job: Arc<Job>, _: &mut NodeContext) -> jobs::NodeOutput {
         tokio::time::sleep(Duration::from_millis(job.slow_ms)).await;

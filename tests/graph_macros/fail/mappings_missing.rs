@@ -39,7 +39,6 @@ trellis::graph! {
 
 struct Lawyer;
 
-#[trellis::async_trait]
 impl legal::Handlers for Lawyer {
     async fn check(&self, _: Arc<Case>, _: &mut NodeContext) -> legal::NodeOutput {
         Ok(NodeResult::None)
@@ -48,7 +47,6 @@ impl legal::Handlers for Lawyer {
 
 struct Desk;
 
-#[trellis::async_trait]
 impl claims::Handlers for Desk {
     async fn assess(&self, _: Arc<Claim>, _: &mut NodeContext) -> claims::NodeOutput {
         Ok(NodeResult::None)

@@ -28,7 +28,6 @@ trellis::graph! {
 
 struct Lawyer;
 
-#[trellis::async_trait]
 impl legal::Handlers for Lawyer {
     async fn check(&self, _: Arc<Claim>, _: &mut NodeContext) -> legal::NodeOutput {
         Ok(NodeResult::None)
@@ -37,7 +36,6 @@ impl legal::Handlers for Lawyer {
 
 struct Desk;
 
-#[trellis::async_trait]
 impl claims::Handlers for Desk {
     async fn assess(&self, _: Arc<Claim>, _: &mut NodeContext) -> claims::NodeOutput {
         Ok(NodeResult::None)

@@ -26,7 +26,6 @@ trellis::graph! {
 
 struct Desk;
 
-#[trellis::async_trait]
 impl claims::Handlers for Desk {
     async fn assess(&self, _: Arc<Claim>, _: &mut NodeContext) -> claims::NodeOutput {
         Ok(NodeResult::None)

@@ -21,7 +21,6 @@ trellis::graph! {
 
 struct Host;
 
-#[trellis::async_trait]
 impl greeting::Handlers for Host {
     async fn greet(&self, _: Arc<Hello>, _: &mut NodeContext) -> greeting::NodeOutput {
         Ok(NodeResult::None)

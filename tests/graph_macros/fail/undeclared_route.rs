@@ -21,7 +21,6 @@ trellis::graph! {
 
 struct Desk;
 
-#[trellis::async_trait]
 impl support::Handlers for Desk {
     async fn review(&self, _: Arc<Ticket>, _: &mut NodeContext) -> support::NodeOutput {
         Ok(NodeResult::None)

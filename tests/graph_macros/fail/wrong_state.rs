@@ -20,7 +20,6 @@ trellis::graph! {
 
 struct Desk;
 
-#[trellis::async_trait]
 impl support::Handlers for Desk {
     async fn review(&self, _: Arc<Invoice>, _: &mut NodeContext) -> support::NodeOutput {
         Ok(NodeResult::None)

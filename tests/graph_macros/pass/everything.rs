@@ -82,7 +82,6 @@ fn log(entry: &str) -> everything::NodeOutput {
     Ok(WorkUpdate::default().log(entry).into())
 }
 
-#[trellis::async_trait]
 impl everything::Handlers for Worker {
     async fn plan(&self, _: Arc<Work>, _: &mut NodeContext) -> everything::NodeOutput {
         log("plan")
@@ -112,7 +111,6 @@ impl everything::Handlers for Worker {
 
 struct Joiner;
 
-#[trellis::async_trait]
 impl joined::Handlers for Joiner {
     async fn split(&self, _: Arc<Work>, _: &mut NodeContext) -> joined::NodeOutput {
         log("split")
@@ -133,7 +131,6 @@ impl joined::Handlers for Joiner {
 
 struct Batcher;
 
-#[trellis::async_trait]
 impl batch::Handlers for Batcher {
     async fn plan(&self, _: Arc<Work>, _: &mut NodeContext) -> batch::NodeOutput {
         log("plan")
@@ -166,7 +163,6 @@ pub struct Count {
 
 struct Counter;
 
-#[trellis::async_trait]
 impl generic::Handlers for Counter {
     type State = Count;
     async fn only(&self, _: Arc<Count>, _: &mut NodeContext) -> generic::NodeOutput<Count> {

@@ -27,7 +27,6 @@ trellis::graph! {
 
 struct Bot;
 
-#[trellis::async_trait]
 impl chatbot::Handlers for Bot {
     async fn chatbot(&self, state: Arc<State>, _: &mut NodeContext) -> chatbot::NodeOutput {
         let said = format!("heard {}", state.messages.len());

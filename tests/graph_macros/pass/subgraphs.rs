@@ -84,7 +84,6 @@ mod elsewhere {
 
 struct Tally;
 
-#[trellis::async_trait]
 impl elsewhere::counting::Handlers for Tally {
     async fn tally(&self, found: Arc<Found>, _: &mut NodeContext) -> elsewhere::counting::NodeOutput {
         let mut found = (*found).clone();
@@ -95,7 +94,6 @@ impl elsewhere::counting::Handlers for Tally {
 
 struct Reviewer;
 
-#[trellis::async_trait]
 impl review::Handlers for Reviewer {
     async fn check(&self, _: Arc<Work>, _: &mut NodeContext) -> review::NodeOutput {
         Ok(WorkUpdate::default().log("check").into())
@@ -107,7 +105,6 @@ impl review::Handlers for Reviewer {
 
 struct Searcher;
 
-#[trellis::async_trait]
 impl lookup::Handlers for Searcher {
     async fn search(&self, found: Arc<Found>, _: &mut NodeContext) -> lookup::NodeOutput {
         let mut found = (*found).clone();
@@ -118,7 +115,6 @@ impl lookup::Handlers for Searcher {
 
 struct Clerk;
 
-#[trellis::async_trait]
 impl desk::Handlers for Clerk {
     async fn draft(&self, _: Arc<Work>, _: &mut NodeContext) -> desk::NodeOutput {
         Ok(WorkUpdate::default().log("draft").into())
