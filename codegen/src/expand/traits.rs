@@ -17,23 +17,24 @@ const SEND: &str = "::core::marker::Send";
 /// A trait method's end: none in the full module; in a skeleton, a default body, so that an
 /// implementation missing a method adds no error while the graph's own errors stand.
 pub(super) fn method(code: &mut Lines<'_>, mode: Mode, signature: std::fmt::Arguments<'_>) {
-    match mode {
-        Mode::Full => put!(code, "{signature};"),
-        Mode::Skeleton => {
-            put!(code, "{signature} {{");
-            put!(code, "{UNREACHABLE}");
-            put!(code, "}}");
-        }
-    }
+    end(code, mode, signature, false);
 }
 
 /// A node method's end: as [`method`], a skeleton's default body being a future.
 fn node_method(code: &mut Lines<'_>, mode: Mode, signature: std::fmt::Arguments<'_>) {
+    end(code, mode, signature, true);
+}
+
+fn end(code: &mut Lines<'_>, mode: Mode, signature: std::fmt::Arguments<'_>, future: bool) {
     match mode {
         Mode::Full => put!(code, "{signature};"),
         Mode::Skeleton => {
             put!(code, "{signature} {{");
-            put!(code, "async {{ {UNREACHABLE} }}");
+            if future {
+                put!(code, "async {{ {UNREACHABLE} }}");
+            } else {
+                put!(code, "{UNREACHABLE}");
+            }
             put!(code, "}}");
         }
     }
