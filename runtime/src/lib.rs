@@ -118,6 +118,7 @@ mod state;
 pub mod subgraph;
 pub mod thread;
 mod travel;
+pub mod versions;
 pub mod worker;
 
 // What a first program needs, at the root; everything else in one module, by one path: a

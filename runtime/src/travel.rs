@@ -299,7 +299,7 @@ impl<S: GraphState> CompiledGraph<S> {
         Ok((run, source))
     }
 
-    fn store_for(&self, run_id: &RunId) -> Result<Arc<dyn Checkpointer>, RunError> {
+    pub(crate) fn store_for(&self, run_id: &RunId) -> Result<Arc<dyn Checkpointer>, RunError> {
         self.checkpointer
             .clone()
             .ok_or_else(|| RunError::NoCheckpointer {
@@ -309,7 +309,7 @@ impl<S: GraphState> CompiledGraph<S> {
     }
 
     /// The stored record of a run of this graph.
-    async fn record_of(
+    pub(crate) async fn record_of(
         &self,
         store: &dyn Checkpointer,
         run_id: &RunId,

@@ -580,35 +580,13 @@ async fn a_paused_run_in_hand_can_be_resumed_without_a_checkpointer() {
     assert_eq!(done.state().approved, Some(true));
 }
 
-/// v1: draft → send (paused before send). Other versions change the shape.
-fn versioned(store: Arc<InMemoryCheckpointer>, last: &str, extra: bool) -> CompiledGraph<Ticket> {
-    let mut builder = GraphBuilder::<Ticket>::new("Versioned");
-    builder
-        .add_node_fn("draft", |_, _| async { Ok(log("draft")) })
-        .add_node_fn_with(
-            last,
-            |_, _| async { Ok(log("last")) },
-            NodeOptions::new().interrupt_before(),
-        )
-        .add_edge(START, "draft")
-        .add_edge("draft", last)
-        .add_edge(last, END)
-        .set_checkpointer(store);
-    if extra {
-        builder
-            .add_node_fn("audit", |_, _| async { Ok(NodeResult::None) })
-            .add_edge("audit", END);
-    }
-    builder.compile().expect("valid graph")
-}
-
 #[tokio::test]
 async fn a_run_saved_by_another_topology_is_refused_only_where_it_breaks() {
     let store = Arc::new(InMemoryCheckpointer::new());
-    let v1 = versioned(Arc::clone(&store), "send", false);
+    let v1 = common::versioned(Arc::clone(&store), "send", false);
     assert_eq!(
         v1.fingerprint(),
-        versioned(Arc::clone(&store), "send", false).fingerprint()
+        common::versioned(Arc::clone(&store), "send", false).fingerprint()
     );
     assert_eq!(v1.fingerprint().len(), 16);
     let paused = v1.invoke(ticket("")).await.unwrap();
@@ -625,7 +603,7 @@ async fn a_run_saved_by_another_topology_is_refused_only_where_it_breaks() {
     );
 
     // `send` was renamed: the saved frontier names a node that no longer exists.
-    let renamed = versioned(Arc::clone(&store), "deliver", false);
+    let renamed = common::versioned(Arc::clone(&store), "deliver", false);
     assert_ne!(renamed.fingerprint(), v1.fingerprint());
     let error = renamed
         .resume(paused.run_id(), Answer::Approve)
@@ -634,7 +612,7 @@ async fn a_run_saved_by_another_topology_is_refused_only_where_it_breaks() {
     assert_eq!(
         error.to_string(),
         format!(
-            "run {} cannot be resumed: it was saved by a version of graph `Versioned` with node `send`, which this one no longer has",
+            "run {} cannot be resumed: it was saved by another version of graph `Versioned`: node `send` (runs next) is gone; if a node was renamed, move the run onto this graph with `migrate` (`trellis runs migrate RUN --rename OLD=NEW`)",
             paused.run_id()
         )
     );
@@ -649,8 +627,30 @@ async fn a_run_saved_by_another_topology_is_refused_only_where_it_breaks() {
         RunStatus::Paused
     );
 
-    // A node added elsewhere does not break the saved run: it resumes.
-    let extended = versioned(Arc::clone(&store), "send", true);
+    // Migrated with the rename stated, the renamed graph resumes it; the question keeps its
+    // id. A migration the graph cannot take (no such node) is refused and writes nothing.
+    let wrong = trellis::versions::Renames::from([("send".to_owned(), "post".to_owned())]);
+    let refused = renamed.migrate(paused.run_id(), &wrong).await.unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .ends_with("node `post` (runs next) is gone"),
+        "{refused}"
+    );
+    let before = store.list_checkpoints(paused.run_id()).await.unwrap();
+    let renames = trellis::versions::Renames::from([("send".to_owned(), "deliver".to_owned())]);
+    let moved = renamed.migrate(paused.run_id(), &renames).await.unwrap();
+    assert_eq!(moved.checkpoint, before.last().unwrap().id + 1);
+    assert_eq!(moved.from, v1.fingerprint());
+    let done = renamed
+        .resume(paused.run_id(), Answer::Approve)
+        .await
+        .unwrap();
+    assert_eq!(done.state().log, ["draft", "answered send@2", "last"]);
+
+    // A node added elsewhere does not break a saved run: it resumes as it is.
+    let paused = v1.invoke(ticket("")).await.unwrap();
+    let extended = common::versioned(Arc::clone(&store), "send", true);
     assert_ne!(extended.fingerprint(), v1.fingerprint());
     let done = extended
         .resume(paused.run_id(), Answer::Approve)
@@ -672,7 +672,7 @@ impl trellis::interrupt::ApplyResume for Other {
 #[tokio::test]
 async fn a_run_saved_with_another_state_type_is_refused() {
     let store = Arc::new(InMemoryCheckpointer::new());
-    let paused = versioned(Arc::clone(&store), "send", false)
+    let paused = common::versioned(Arc::clone(&store), "send", false)
         .invoke(ticket(""))
         .await
         .unwrap();

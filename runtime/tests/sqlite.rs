@@ -412,3 +412,54 @@ async fn runs_taking_turns_and_other_writers_leave_each_run_s_steps_going() {
         assert_eq!(record.status, RunStatus::Running);
     }
 }
+
+/// A run paused under one version of a graph, in a file: a newer version whose node was
+/// renamed refuses it naming the node, and so does a migration the newer graph cannot take
+/// (nothing written); migrated with the rename stated, it resumes and completes from the file.
+#[tokio::test]
+async fn a_paused_run_is_migrated_onto_a_renamed_graph_and_completes() {
+    let scratch = common::scratch("migrate");
+    let path = scratch.path().join("runs.db");
+    let run_id = {
+        let store = Arc::new(SqliteCheckpointer::open(&path).expect("opens"));
+        let paused = common::versioned(store, "send", false)
+            .invoke(ticket(""))
+            .await
+            .unwrap();
+        assert!(paused.is_paused());
+        paused.run_id().clone()
+    };
+    let store = Arc::new(SqliteCheckpointer::open(&path).expect("opens again"));
+    let renamed = common::versioned(Arc::clone(&store), "deliver", false);
+    let refused = renamed.resume(&run_id, Answer::Approve).await.unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .contains("node `send` (runs next) is gone"),
+        "{refused}"
+    );
+    let checkpoints = || async {
+        use trellis::checkpoint::Checkpointer;
+        store.list_checkpoints(&run_id).await.unwrap().len()
+    };
+    let before = checkpoints().await;
+    let wrong = trellis::versions::Renames::from([("send".to_owned(), "post".to_owned())]);
+    let blocked = renamed.migrate(&run_id, &wrong).await.unwrap_err();
+    assert!(
+        blocked
+            .to_string()
+            .ends_with("node `post` (runs next) is gone"),
+        "{blocked}"
+    );
+    assert_eq!(
+        checkpoints().await,
+        before,
+        "a refused migration writes nothing"
+    );
+
+    let renames = trellis::versions::Renames::from([("send".to_owned(), "deliver".to_owned())]);
+    renamed.migrate(&run_id, &renames).await.unwrap();
+    assert_eq!(checkpoints().await, before + 1);
+    let done = renamed.resume(&run_id, Answer::Approve).await.unwrap();
+    assert_eq!(done.state().log, ["draft", "answered send@2", "last"]);
+}

@@ -28,7 +28,28 @@ impl<S: GraphState> Run<S> {
             });
         }
         // A changed topology is refused only where it breaks the saved run: a node the run
-        // must still visit (or answer, or hand a failure to) that the graph no longer has.
+        // must still visit (or answer, or hand a failure to) that the graph no longer has —
+        // every such node named at once.
+        let blocked =
+            crate::versions::blockers(&topology.blueprint, &checkpoint, &record.interrupts);
+        if !blocked.is_empty() {
+            let renamed = blocked
+                .iter()
+                .any(|blocker| blocker.lacks == crate::versions::Lack::Node);
+            return Err(RunError::Unresumable {
+                run_id,
+                reason: format!(
+                    "it was saved by another version of graph `{}`: {}{}",
+                    topology.name,
+                    crate::versions::describe(&blocked),
+                    if renamed {
+                        "; if a node was renamed, move the run onto this graph with `migrate` (`trellis runs migrate RUN --rename OLD=NEW`)"
+                    } else {
+                        ""
+                    }
+                ),
+            });
+        }
         let find = |name: &str| {
             topology.find(name).map_err(|_| RunError::Unresumable {
                 run_id: run_id.clone(),
@@ -59,8 +80,11 @@ impl<S: GraphState> Run<S> {
             after: found(&checkpoint.breakpoints.after)?,
         };
         let mut visits = vec![0; topology.nodes.len()];
+        // A node visited before and gone since counts for nothing any more.
         for (name, count) in &checkpoint.visits {
-            visits[find(name)?] = *count;
+            if let Ok(at) = find(name) {
+                visits[at] = *count;
+            }
         }
         let mut failures = Vec::new();
         for failure in checkpoint.failures {

@@ -95,6 +95,32 @@ where
     builder.compile().expect("valid graph")
 }
 
+/// v1: draft → send (paused before send). Other versions change the shape.
+pub fn versioned<C>(store: Arc<C>, last: &str, extra: bool) -> trellis::CompiledGraph<Ticket>
+where
+    C: trellis::checkpoint::SharedCheckpointer + ?Sized,
+{
+    use trellis::{END, GraphBuilder, NodeOptions, NodeResult, START};
+    let mut builder = GraphBuilder::<Ticket>::new("Versioned");
+    builder
+        .add_node_fn("draft", |_, _| async { Ok(log("draft")) })
+        .add_node_fn_with(
+            last,
+            |_, _| async { Ok(log("last")) },
+            NodeOptions::new().interrupt_before(),
+        )
+        .add_edge(START, "draft")
+        .add_edge("draft", last)
+        .add_edge(last, END)
+        .set_checkpointer(store);
+    if extra {
+        builder
+            .add_node_fn("audit", |_, _| async { Ok(NodeResult::None) })
+            .add_edge("audit", END);
+    }
+    builder.compile().expect("valid graph")
+}
+
 /// Every activation of `counted_graph`'s node, per run: the step numbers it ran, in order.
 pub type Executed = Arc<std::sync::Mutex<std::collections::HashMap<String, Vec<u32>>>>;
 
