@@ -183,7 +183,8 @@ fn main() -> ExitCode {
         } => runs::run(command, &db, format)
             .map(|()| Outcome::Clean)
             .or_else(|error| match error {
-                runs::RunsError::NoRun(_) => {
+                runs::RunsError::NoRun(_)
+                | runs::RunsError::Run(trellis::RunError::Unresumable { .. }) => {
                     eprintln!("error: {error}");
                     Ok(Outcome::Problems)
                 }

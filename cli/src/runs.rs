@@ -7,6 +7,7 @@ use clap::{Subcommand, ValueEnum};
 use trellis::checkpoint::{Checkpoint, Name, StoreUrl};
 use trellis::retention::{Per, PrunedRun, Pruner, Retention};
 use trellis::run::Timestamp;
+use trellis::versions::{self, Renames};
 use trellis::{RunId, ThreadId, checkpoint::RunRecord};
 use trellis_agent::transcript::SqliteTranscripts;
 
@@ -75,6 +76,23 @@ pub(crate) enum RunsCommand {
         #[arg(long, value_name = "PATH")]
         transcripts: Option<std::path::PathBuf>,
     },
+    /// Moves a paused run onto a newer version of its graph whose nodes were renamed: writes
+    /// its latest checkpoint again with the new names (`--rename OLD=NEW`). With `--graph`, first
+    /// checks that the new version has every node the run needs, and refuses naming each one
+    /// it lacks (exit 1). A run whose graph changed elsewhere needs no migration.
+    Migrate {
+        /// The run's id.
+        id: String,
+        /// A node renamed, its old name = its new one (repeatable).
+        #[arg(long = "rename", value_name = "OLD=NEW", value_parser = crate::diff::parse_rename)]
+        renames: Vec<(String, String)>,
+        /// The `.graph` file of the new version; its graph named as the run's is checked.
+        #[arg(long, value_name = "FILE")]
+        graph: Option<std::path::PathBuf>,
+        /// Check, print what would be written, and write nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
 }
 
 /// `--per`: what `--keep-last` counts in.
@@ -116,6 +134,10 @@ pub(crate) enum RunsError {
     Thread(#[from] trellis::InvalidThreadId),
     #[error(transparent)]
     Retention(#[from] trellis::retention::RetentionError),
+    #[error(transparent)]
+    Run(#[from] trellis::RunError),
+    #[error("{0}")]
+    Graph(String),
     #[error("cannot open the transcripts: {0}")]
     Transcripts(#[from] trellis_agent::transcript::TranscriptError),
 }
@@ -207,6 +229,38 @@ pub(crate) fn run(command: RunsCommand, db: &str, format: RunsFormat) -> Result<
                 };
                 pruned(&runs, None, dry_run, format)
             }
+            RunsCommand::Migrate {
+                id,
+                renames,
+                graph,
+                dry_run,
+            } => {
+                let run_id = RunId::from(id.as_str());
+                let record = store
+                    .load_run(&run_id)
+                    .await?
+                    .ok_or_else(|| RunsError::NoRun(id.clone()))?;
+                let blueprint = match &graph {
+                    Some(path) => Some(new_version(path, &record.graph)?),
+                    None => None,
+                };
+                let renames: Renames = renames.into_iter().collect();
+                let migrated = versions::migrate_stored(
+                    store.as_ref(),
+                    &run_id,
+                    &renames,
+                    blueprint.as_ref(),
+                    None,
+                    &|_| Ok(()),
+                    dry_run,
+                )
+                .await?;
+                let verb = if dry_run { "would write" } else { "wrote" };
+                Ok(format!(
+                    "run {id}: {verb} checkpoint {} with the new names\n",
+                    migrated.checkpoint
+                ))
+            }
             RunsCommand::Compact {
                 thread,
                 dry_run,
@@ -229,6 +283,27 @@ pub(crate) fn run(command: RunsCommand, db: &str, format: RunsFormat) -> Result<
         }
     })?;
     out.write_all(text.as_bytes()).map_err(RunsError::Stdout)
+}
+
+/// The graph named `name` in the `.graph` file at `path`, checked.
+fn new_version(
+    path: &std::path::Path,
+    name: &str,
+) -> Result<trellis::blueprint::Blueprint, RunsError> {
+    let source = crate::read(path).map_err(|error| RunsError::Graph(error.to_string()))?;
+    let checked = crate::check_source(&source);
+    if checked.has_errors() {
+        return Err(RunsError::Graph(format!(
+            "`{}` has errors: `trellis check {}` shows them",
+            source.name, source.name
+        )));
+    }
+    checked.module.graph(name).cloned().ok_or_else(|| {
+        RunsError::Graph(format!(
+            "`{}` has no graph `{name}`, the run's",
+            source.name
+        ))
+    })
 }
 
 /// A pruner of `store`, and of the agent transcripts in the SQLite file at `transcripts`.

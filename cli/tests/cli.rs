@@ -683,6 +683,113 @@ async fn runs_prune_and_compact_in_sqlite() {
     );
 }
 
+/// `runs migrate`: a paused run checked against a new version of its graph is refused naming
+/// what blocks it (exit 1, nothing written); with the rename stated, a dry run writes nothing
+/// and a migration writes the run's latest checkpoint again with the new names.
+#[tokio::test]
+async fn runs_migrate_renames_a_paused_run_s_nodes() {
+    let folder = scratch("migrate");
+    let db = folder.path().join("runs.db");
+    let store =
+        std::sync::Arc::new(trellis::checkpoint::SqliteCheckpointer::open(&db).expect("opens"));
+    let (_, paused, _) = recorded_runs(store).await;
+    let url = format!("sqlite:{}", db.display());
+    let v2 = write(
+        folder.path(),
+        "notes.graph",
+        "graph Notes {\n    node draft;\n    node deliver { interrupt before; }\n    START -> draft;\n    draft -> deliver;\n    deliver -> END;\n}\n",
+    );
+    let v2 = v2.to_str().unwrap_or_default();
+    let checkpoints = || {
+        let out = trellis(&[
+            "runs",
+            "checkpoints",
+            paused.as_str(),
+            "--db",
+            &url,
+            "--format",
+            "json",
+        ]);
+        stdout(&out)
+            .lines()
+            .map(|line| serde_json::from_str::<serde_json::Value>(line).expect("JSON lines"))
+            .collect::<Vec<_>>()
+    };
+    let before = checkpoints();
+
+    let blocked = trellis(&[
+        "runs",
+        "migrate",
+        paused.as_str(),
+        "--db",
+        &url,
+        "--graph",
+        v2,
+    ]);
+    assert_eq!(blocked.status.code(), Some(1), "{}", stderr(&blocked));
+    assert_eq!(
+        stderr(&blocked).trim(),
+        format!("error: run {paused} cannot be resumed: node `send` (runs next) is gone")
+    );
+    let dry = trellis(&[
+        "runs",
+        "migrate",
+        paused.as_str(),
+        "--db",
+        &url,
+        "--graph",
+        v2,
+        "--rename",
+        "send=deliver",
+        "--dry-run",
+    ]);
+    assert_eq!(dry.status.code(), Some(0), "{}", stderr(&dry));
+    let next = before.len() + 1;
+    assert_eq!(
+        stdout(&dry),
+        format!("run {paused}: would write checkpoint {next} with the new names\n")
+    );
+    assert_eq!(checkpoints(), before, "a dry run writes nothing");
+
+    let moved = trellis(&[
+        "runs",
+        "migrate",
+        paused.as_str(),
+        "--db",
+        &url,
+        "--graph",
+        v2,
+        "--rename",
+        "send=deliver",
+    ]);
+    assert_eq!(moved.status.code(), Some(0), "{}", stderr(&moved));
+    assert_eq!(
+        stdout(&moved),
+        format!("run {paused}: wrote checkpoint {next} with the new names\n")
+    );
+    let after = checkpoints();
+    assert_eq!(after.len(), next);
+    let latest = &after[next - 1];
+    assert_eq!(latest["frontier"], serde_json::json!(["deliver"]));
+    assert_eq!(latest["label"], before[before.len() - 1]["label"]);
+    assert_eq!(latest["state"], before[before.len() - 1]["state"]);
+    let show = trellis(&[
+        "runs",
+        "show",
+        paused.as_str(),
+        "--db",
+        &url,
+        "--format",
+        "json",
+    ]);
+    let record: serde_json::Value = serde_json::from_str(&stdout(&show)).expect("JSON");
+    assert_eq!(record["interrupts"][0]["node"], "deliver");
+    assert_eq!(
+        record["interrupts"][0]["id"], "send@2",
+        "an answer's key stays"
+    );
+}
+
 /// Ignored when `TRELLIS_TEST_POSTGRES_URL` was not set at build time (see `build.rs`); in CI it
 /// runs, and fails without it.
 #[cfg_attr(

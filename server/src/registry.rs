@@ -27,6 +27,10 @@ pub(crate) trait Served: Send + Sync {
     /// Its topology.
     fn blueprint(&self) -> Blueprint;
 
+    /// The version of its topology (`CompiledGraph::fingerprint`): what a run's checkpoints
+    /// record, so a client sees which runs an older version saved.
+    fn version(&self) -> String;
+
     /// The JSON Schemas of its state and update, and of its answer to a pause, where the state
     /// gives them (`#[graph_state(schema)]`).
     fn schemas(&self) -> (Option<StateSchemas>, Option<Value>);
@@ -148,6 +152,10 @@ where
 
     fn blueprint(&self) -> Blueprint {
         self.graph.blueprint().clone()
+    }
+
+    fn version(&self) -> String {
+        self.graph.fingerprint().to_owned()
     }
 
     fn schemas(&self) -> (Option<StateSchemas>, Option<Value>) {

@@ -32,6 +32,8 @@ pub(crate) struct Definition {
     pub(crate) agent: Option<String>,
     pub(crate) blueprint: trellis::blueprint::Blueprint,
     pub(crate) mermaid: String,
+    /// The topology's version (its fingerprint), as each checkpoint records it.
+    pub(crate) version: String,
 }
 
 /// Which runs to list.
@@ -97,6 +99,7 @@ impl App {
                 .then(|| graph.name().to_owned()),
             mermaid: trellis::blueprint::export::to_mermaid(&blueprint),
             blueprint,
+            version: graph.version(),
         }
     }
 

@@ -124,6 +124,9 @@ async fn the_same_flow_through_rest() {
     let client = Client::new(&running);
     let (status, graphs) = client.get("/graphs").await;
     assert_eq!((status, graphs[0]["name"].clone()), (200, json!("Jobs")));
+    // Its version is what its runs' checkpoints record.
+    let version = common::jobs::build(common::Worker).fingerprint().to_owned();
+    assert_eq!(graphs[0]["version"], json!(version));
     let mermaid = reqwest::get(format!("{}/graphs/Jobs/mermaid", client.base))
         .await
         .expect("mermaid");
