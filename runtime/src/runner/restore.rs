@@ -29,9 +29,13 @@ impl<S: GraphState> Run<S> {
         }
         // A changed topology is refused only where it breaks the saved run: a node the run
         // must still visit (or answer, or hand a failure to) that the graph no longer has —
-        // every such node named at once.
-        let blocked =
-            crate::versions::blockers(&topology.blueprint, &checkpoint, &record.interrupts);
+        // every such node named at once. The same fingerprint is the same nodes and edges:
+        // nothing to look for (a resume's cost stays what it was).
+        let blocked = if checkpoint.graph_fingerprint == topology.fingerprint {
+            Vec::new()
+        } else {
+            crate::versions::blockers(&topology.blueprint, &checkpoint, &record.interrupts)
+        };
         if !blocked.is_empty() {
             let renamed = blocked
                 .iter()
