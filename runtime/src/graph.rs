@@ -448,18 +448,10 @@ impl<S: GraphState> CompiledGraph<S> {
             .ok_or_else(|| RunError::RunNotFound {
                 run_id: run_id.clone(),
             })?;
-        let run_id = record.run_id.clone();
-        match record.status {
-            status if status == wanted => {}
-            RunStatus::Completed => return Err(RunError::AlreadyCompleted { run_id }),
-            RunStatus::Failed => return Err(RunError::AlreadyFailed { run_id }),
-            RunStatus::Cancelled => return Err(RunError::AlreadyCancelled { run_id }),
-            RunStatus::Running => return Err(RunError::StillRunning { run_id }),
-            RunStatus::Paused => return Err(RunError::Paused { run_id }),
-        }
+        expect_status(&record, wanted)?;
         if record.graph != self.name() {
             return Err(RunError::WrongGraph {
-                run_id,
+                run_id: record.run_id,
                 expected: self.name().to_owned(),
                 found: record.graph.to_string(),
             });
@@ -597,4 +589,17 @@ impl<S: GraphState> CompiledGraph<S> {
     pub async fn enqueue(&self, input: S) -> Result<RunId, RunError> {
         self.start(input).enqueue().await
     }
+}
+
+/// Nothing when `record` is `wanted`; otherwise the error that says where the run stands.
+pub(crate) fn expect_status(record: &RunRecord, wanted: RunStatus) -> Result<(), RunError> {
+    let run_id = record.run_id.clone();
+    Err(match record.status {
+        status if status == wanted => return Ok(()),
+        RunStatus::Completed => RunError::AlreadyCompleted { run_id },
+        RunStatus::Failed => RunError::AlreadyFailed { run_id },
+        RunStatus::Cancelled => RunError::AlreadyCancelled { run_id },
+        RunStatus::Running => RunError::StillRunning { run_id },
+        RunStatus::Paused => RunError::Paused { run_id },
+    })
 }

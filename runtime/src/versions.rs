@@ -316,14 +316,8 @@ pub async fn migrate_stored(
         .ok_or_else(|| RunError::RunNotFound {
             run_id: run_id.clone(),
         })?;
+    crate::graph::expect_status(&record, RunStatus::Paused)?;
     let run_id = record.run_id.clone();
-    match record.status {
-        RunStatus::Paused => {}
-        RunStatus::Running => return Err(RunError::StillRunning { run_id }),
-        RunStatus::Completed => return Err(RunError::AlreadyCompleted { run_id }),
-        RunStatus::Failed => return Err(RunError::AlreadyFailed { run_id }),
-        RunStatus::Cancelled => return Err(RunError::AlreadyCancelled { run_id }),
-    }
     let mut checkpoint =
         store
             .latest_checkpoint(&run_id)
