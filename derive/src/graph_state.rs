@@ -132,7 +132,12 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     if let Some(error) = errors.0 {
         return Err(error);
     }
-    let mut tokens = generate(input, &krate, &update, &fields, schema);
+    let deltas = input.generics.params.is_empty()
+        && serde_attrs::plain_json(
+            &input.attrs,
+            named.into_iter().flatten().map(|field| &field.attrs[..]),
+        );
+    let mut tokens = generate(input, &krate, &update, &fields, schema, deltas);
     if let Some(answer) = answer {
         tokens.extend(apply_resume(input, &krate, &update, &answer, schema));
     }
@@ -281,6 +286,7 @@ fn generate(
     update: &Ident,
     fields: &[Field<'_>],
     schema: bool,
+    deltas: bool,
 ) -> TokenStream {
     let state = &input.ident;
     let vis = &input.vis;
@@ -504,6 +510,7 @@ fn generate(
     } else {
         (quote!(), quote!())
     };
+    let changes = deltas.then(|| changes(krate, &serde_crate, &container_serde, fields));
     let update_doc = format!(
         "Changes to [`{state}`] that a node returns; the super-step's changes are merged field \
          by field by each field's reducer."
@@ -570,7 +577,120 @@ fn generate(
 
             #fold_input
 
+            #changes
+
             #schemas
+        }
+    }
+}
+
+/// `GraphState::changes`: what a step's updates changed, as two views of the state that serde
+/// writes with the state's own names (its renames and `rename_all`), holding only the fields
+/// the updates wrote: one of the new values of the fields they replaced, one of the items they
+/// appended.
+fn changes(
+    krate: &Path,
+    serde_crate: &str,
+    container_serde: &TokenStream,
+    fields: &[Field<'_>],
+) -> TokenStream {
+    let kept = || {
+        fields.iter().filter_map(|f| match &f.shape {
+            FieldShape::Named(rename) => Some((f, rename.as_ref().map(|r| quote!(rename = #r,)))),
+            FieldShape::Skipped => None,
+        })
+    };
+    let view = |name: &str, entries: Vec<TokenStream>, values: Vec<TokenStream>| {
+        if entries.is_empty() {
+            return quote!(#krate::__private::serde_json::Map::new());
+        }
+        let view = format_ident!("{}", name);
+        quote! {{
+            #[derive(#krate::__private::serde::Serialize)]
+            #[serde(crate = #serde_crate)]
+            #container_serde
+            struct #view<'__trellis> { #(#entries,)* }
+            #krate::__private::delta::object(&#view { #(#values,)* })?
+        }}
+    };
+    let (mut set_entries, mut set_values) = (Vec::new(), Vec::new());
+    let (mut append_entries, mut append_values) = (Vec::new(), Vec::new());
+    let (mut length_entries, mut length_values, mut checks) = (Vec::new(), Vec::new(), Vec::new());
+    for (f, rename) in kept() {
+        let (name, ty) = (f.name, f.ty);
+        let skip =
+            quote!(#[serde(#rename skip_serializing_if = "::core::option::Option::is_none")]);
+        match &f.reducer {
+            // A list folded by a function that appends or replaces by id (`add_messages`): its
+            // new items when it grew by as many as it was given, else its whole value.
+            Reducer::With(path) if vec_item(ty).is_some() => {
+                let item = vec_item(ty);
+                let (given, appended) = (
+                    format_ident!("__trellis_given_{}", name),
+                    format_ident!("__trellis_appended_{}", name),
+                );
+                checks.push(quote! {
+                    let #given: usize = updates
+                        .iter()
+                        .filter_map(|(_, update)| update.#name.as_ref())
+                        .map(::std::vec::Vec::len)
+                        .sum();
+                    let #appended = updates.iter().any(|(_, update)| update.#name.is_some())
+                        && #krate::__private::delta::appends_or_replaces(&#path)
+                        && #given <= self.#name.len();
+                });
+                set_entries.push(quote!(#skip #name: ::core::option::Option<&'__trellis #ty>));
+                set_values.push(quote! {
+                    #name: (!#appended && updates.iter().any(|(_, update)| update.#name.is_some()))
+                        .then_some(&self.#name)
+                });
+                append_entries
+                    .push(quote!(#skip #name: ::core::option::Option<&'__trellis [#item]>));
+                append_values.push(quote! {
+                    #name: #appended.then(|| &self.#name[self.#name.len() - #given..])
+                });
+                length_entries.push(quote!(#skip #name: ::core::option::Option<&'__trellis usize>));
+                length_values.push(quote!(#name: #appended.then_some(&self.#name.len())));
+            }
+            Reducer::Append(item) => {
+                append_entries.push(
+                    quote!(#skip #name: ::core::option::Option<::std::vec::Vec<&'__trellis #item>>),
+                );
+                append_values.push(quote! {
+                    #name: {
+                        let items: ::std::vec::Vec<&#item> =
+                            updates.iter().flat_map(|(_, update)| update.#name.iter()).collect();
+                        (!items.is_empty()).then_some(items)
+                    }
+                });
+            }
+            reducer => {
+                let wrote = match reducer {
+                    Reducer::Extend => quote!(#krate::__private::delta::adds(&update.#name)),
+                    _ => quote!(update.#name.is_some()),
+                };
+                set_entries.push(quote!(#skip #name: ::core::option::Option<&'__trellis #ty>));
+                set_values.push(quote! {
+                    #name: updates.iter().any(|(_, update)| #wrote).then_some(&self.#name)
+                });
+            }
+        }
+    }
+    let set = view("__TrellisSet", set_entries, set_values);
+    let append = view("__TrellisAppend", append_entries, append_values);
+    let lengths = view("__TrellisLengths", length_entries, length_values);
+    quote! {
+        fn changes(
+            &self,
+            updates: &[(&str, Self::Update)],
+        ) -> ::core::result::Result<
+            ::core::option::Option<#krate::checkpoint::StateChanges>,
+            #krate::__private::serde_json::Error,
+        > {
+            #(#checks)*
+            ::core::result::Result::Ok(::core::option::Option::Some(
+                #krate::__private::delta::changes(#set, #append, #lengths),
+            ))
         }
     }
 }

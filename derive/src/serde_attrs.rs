@@ -43,6 +43,42 @@ pub(crate) fn container_attrs(attrs: &[Attribute]) -> TokenStream {
         .collect()
 }
 
+/// Whether serde writes the state as a JSON object with one field per kept field, named as the
+/// update names it and written as its type writes itself: what a delta checkpoint's changes
+/// rely on (see `GraphState::changes`). Any attribute not known to keep that shape says no.
+pub(crate) fn plain_json<'a>(
+    container: &[Attribute],
+    mut fields: impl Iterator<Item = &'a [Attribute]>,
+) -> bool {
+    const CONTAINER: &[&str] = &[
+        "rename_all",
+        "rename",
+        "deny_unknown_fields",
+        "default",
+        "bound",
+        "crate",
+        "tag",
+        "expecting",
+    ];
+    const FIELD: &[&str] = &[
+        "rename",
+        "alias",
+        "default",
+        "skip",
+        "skip_serializing",
+        "skip_deserializing",
+        "deserialize_with",
+        "bound",
+        "borrow",
+    ];
+    let known = |attrs: &[Attribute], words: &[&str]| {
+        serde_metas(attrs)
+            .iter()
+            .all(|meta| words.iter().any(|word| meta.path().is_ident(word)))
+    };
+    known(container, CONTAINER) && fields.all(|attrs| known(attrs, FIELD))
+}
+
 /// Every item of every `#[serde(...)]`; one serde cannot read is serde's to report.
 fn serde_metas(attrs: &[Attribute]) -> Vec<Meta> {
     attrs
@@ -125,6 +161,43 @@ mod tests {
             )),
             Some("c".to_owned())
         );
+    }
+
+    #[test]
+    fn only_attributes_that_keep_fields_named_and_whole_allow_deltas() {
+        let container: syn::DeriveInput = syn::parse_quote!(
+            #[serde(rename_all = "camelCase", deny_unknown_fields)]
+            struct S;
+        );
+        let plain: syn::Field = syn::parse_quote!(#[serde(rename = "b", default)] a: u8);
+        let skipped: syn::Field = syn::parse_quote!(#[serde(skip)] a: u8);
+        assert!(plain_json(
+            &container.attrs,
+            [&plain.attrs[..], &skipped.attrs[..]].into_iter()
+        ));
+        for field in [
+            quote!(#[serde(with = "f")] a: u8),
+            quote!(#[serde(serialize_with = "f")] a: u8),
+            quote!(#[serde(skip_serializing_if = "Vec::is_empty")] a: Vec<u8>),
+            quote!(#[serde(flatten)] a: Inner),
+        ] {
+            let field: syn::Field =
+                syn::parse::Parser::parse2(syn::Field::parse_named, field).expect("a named field");
+            assert!(!plain_json(&[], [&field.attrs[..]].into_iter()));
+        }
+        for container in [
+            quote!(
+                #[serde(into = "Other")]
+                struct S;
+            ),
+            quote!(
+                #[serde(transparent)]
+                struct S;
+            ),
+        ] {
+            let input: syn::DeriveInput = syn::parse2(container).unwrap();
+            assert!(!plain_json(&input.attrs, std::iter::empty()));
+        }
     }
 
     #[test]

@@ -275,6 +275,9 @@ pub struct CompiledGraph<S: GraphState> {
     pub(crate) checkpointer: Option<Arc<dyn Checkpointer>>,
     /// Told of every branch made of a run (see [`with_branching`](Self::with_branching)).
     pub(crate) branching: Option<Arc<dyn crate::run::Branching>>,
+    /// Every how many checkpoints a run writes its whole state (see
+    /// [`with_snapshot_every`](Self::with_snapshot_every)).
+    pub(crate) snapshot_every: u32,
 }
 
 impl<S: GraphState> Clone for CompiledGraph<S> {
@@ -284,6 +287,7 @@ impl<S: GraphState> Clone for CompiledGraph<S> {
             events: Arc::clone(&self.events),
             checkpointer: self.checkpointer.clone(),
             branching: self.branching.clone(),
+            snapshot_every: self.snapshot_every,
         }
     }
 }
@@ -324,6 +328,7 @@ impl<S: GraphState> CompiledGraph<S> {
             events: Arc::new(events),
             checkpointer,
             branching: None,
+            snapshot_every: Self::SNAPSHOT_EVERY,
         }
     }
 
@@ -363,6 +368,40 @@ impl<S: GraphState> CompiledGraph<S> {
     {
         self.checkpointer = Some(checkpointer.shared());
         self
+    }
+
+    /// How often a run writes its whole state by default: one checkpoint in 64.
+    pub const SNAPSHOT_EVERY: u32 = 64;
+
+    /// The same graph, its runs writing their whole state in one checkpoint of every `n`
+    /// (at least 1) and in the others what the step changed: the items an `append` field gained
+    /// and the fields it replaced (a delta checkpoint; see
+    /// [`GraphState::changes`](crate::GraphState::changes)). Reading a checkpoint folds at most
+    /// `n - 1` deltas into the whole state before it, so `n` bounds what a load costs; `1`
+    /// writes every state whole. A run's first checkpoint, and the first after it is resumed
+    /// or retried, hold the whole state. The default is [`SNAPSHOT_EVERY`](Self::SNAPSHOT_EVERY).
+    ///
+    /// ```
+    /// # use trellis::{GraphBuilder, WholeState, END, START, NodeResult};
+    /// # #[derive(Clone, serde::Serialize, serde::Deserialize)] struct S;
+    /// # impl WholeState for S {}
+    /// # let mut builder = GraphBuilder::<S>::new("g");
+    /// # builder.add_node_fn("a", |_, _| async { Ok(NodeResult::Update(S)) });
+    /// # builder.add_edge(START, "a").add_edge("a", END);
+    /// let graph = builder.compile()?.with_snapshot_every(16);
+    /// assert_eq!(graph.snapshot_every(), 16);
+    /// # Ok::<(), trellis::CompileError>(())
+    /// ```
+    #[must_use]
+    pub fn with_snapshot_every(mut self, n: u32) -> Self {
+        self.snapshot_every = n.max(1);
+        self
+    }
+
+    /// Every how many checkpoints a run writes its whole state
+    /// ([`with_snapshot_every`](Self::with_snapshot_every)).
+    pub fn snapshot_every(&self) -> u32 {
+        self.snapshot_every
     }
 
     /// The same graph, telling `branching` of every branch made of one of its runs (a replay,

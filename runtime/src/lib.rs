@@ -182,6 +182,7 @@ pub mod error {
 /// What `#[derive(GraphState)]` expands to calls; not an API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::state::delta;
     pub use crate::state::reducers;
     #[cfg(feature = "schema")]
     pub use crate::state::schema_of;

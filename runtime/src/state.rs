@@ -58,6 +58,27 @@ pub trait GraphState: Clone + Serialize + DeserializeOwned + Send + Sync + 'stat
         self
     }
 
+    /// What `updates`, just folded into `self` in this order, changed in the state's JSON:
+    /// what a delta checkpoint stores instead of the whole state
+    /// ([`StateChanges`](crate::checkpoint::StateChanges)). `None` (the default) when the state
+    /// cannot say; each of its checkpoints then holds the whole state.
+    ///
+    /// The derive says for a struct without generics whose fields serde writes as named JSON
+    /// fields: an `append` field's new items, and the new value of each other field a
+    /// update wrote. A field serde writes its own way (`with`, `serialize_with`,
+    /// `skip_serializing_if`, `flatten`) or a container attribute that reshapes the JSON
+    /// (`into`, `transparent`, `remote`) makes it say `None`.
+    ///
+    /// # Errors
+    /// A changed field cannot be written as JSON.
+    fn changes(
+        &self,
+        updates: &[(&str, Self::Update)],
+    ) -> Result<Option<crate::checkpoint::StateChanges>, serde_json::Error> {
+        let _ = updates;
+        Ok(None)
+    }
+
     /// The JSON Schemas of the state and of its update, for clients that build forms (what
     /// LangGraph's `/assistants/{id}/schemas` answers). `None` by default;
     /// `#[graph_state(schema)]` gives them (feature `schema`).
@@ -213,6 +234,55 @@ pub mod reducers {
         for<'a> &'a T: IntoIterator,
     {
         items.into_iter().next().is_none()
+    }
+}
+
+/// What the derive's [`GraphState::changes`] calls.
+#[doc(hidden)]
+pub mod delta {
+    use serde::Serialize;
+    use serde_json::{Map, Value};
+
+    /// The JSON object `fields` is written as: the changed fields by their JSON names.
+    pub fn object<T: Serialize>(fields: &T) -> Result<Map<String, Value>, serde_json::Error> {
+        match serde_json::to_value(fields)? {
+            Value::Object(map) => Ok(map),
+            _ => Ok(Map::new()),
+        }
+    }
+
+    /// Whether `reducer` only appends an update's items or replaces or removes existing ones
+    /// by id, so that an array that grew by as many items as it was given had them appended:
+    /// [`add_messages`](crate::messages::add_messages). Told by the function's type, which
+    /// names it.
+    pub fn appends_or_replaces<F>(reducer: &F) -> bool {
+        std::any::type_name_of_val(reducer)
+            == std::any::type_name_of_val(&crate::messages::add_messages)
+    }
+
+    /// A step's changes: the fields it replaced, the items it appended, and the lengths the
+    /// arrays it appended to then have, where that is what says the reducer appended.
+    pub fn changes(
+        set: Map<String, Value>,
+        append: Map<String, Value>,
+        lengths: Map<String, Value>,
+    ) -> crate::checkpoint::StateChanges {
+        crate::checkpoint::StateChanges {
+            set,
+            append,
+            lengths,
+        }
+    }
+
+    /// Whether an `extend` field of an update adds anything: its JSON is not empty. One that
+    /// cannot be written is counted as a change, so that the error is the field's own.
+    pub fn adds<T: Serialize>(items: &T) -> bool {
+        match serde_json::to_value(items) {
+            Ok(Value::Array(items)) => !items.is_empty(),
+            Ok(Value::Object(items)) => !items.is_empty(),
+            Ok(Value::Null) => false,
+            _ => true,
+        }
     }
 }
 

@@ -150,6 +150,7 @@ impl<P: GraphState, C: GraphState> SubgraphNode<P, C> {
             events: Arc::clone(&nest.events),
             checkpointer: Some(Arc::clone(&nest.store)),
             branching: self.child.branching.clone(),
+            snapshot_every: self.child.snapshot_every,
         }
     }
 

@@ -37,6 +37,13 @@ async fn in_memory_checkpointer_passes_the_conformance_suite() {
         .unwrap();
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delta_checkpoints_in_memory() {
+    let store: Arc<dyn trellis::checkpoint::Checkpointer> = Arc::new(InMemoryCheckpointer::new());
+    common::deltas::a_long_run_reads_back_step_by_step(Arc::clone(&store)).await;
+    common::deltas::a_run_ended_between_deltas_goes_on(Arc::clone(&store), store).await;
+}
+
 /// A store that announces its writes is the store it wraps, to every caller.
 #[tokio::test]
 async fn an_announced_store_passes_the_conformance_suite() {

@@ -1,4 +1,5 @@
 //! `#[derive(GraphState)]`: every reducer, the generated update type, and renamed options.
+#![allow(clippy::unwrap_used)]
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -200,4 +201,123 @@ mod renamed {
             .unwrap();
         assert_eq!(state.items, [1, 2]);
     }
+}
+
+/// What a step changed, folded into the JSON of the state before it, is the JSON of the state
+/// after it: for every reducer, under the state's renames.
+fn check_changes<S: GraphState + Serialize>(
+    before: &S,
+    updates: Vec<(&str, S::Update)>,
+) -> serde_json::Value {
+    let mut json = serde_json::to_value(before).unwrap();
+    let mut after = before.clone();
+    after.apply(updates.clone()).unwrap();
+    let changes = after
+        .changes(&updates)
+        .unwrap()
+        .expect("a derived state says what changed");
+    changes.apply_to(&mut json).unwrap();
+    assert_eq!(json, serde_json::to_value(&after).unwrap());
+    serde_json::to_value(&changes).unwrap()
+}
+
+#[test]
+fn a_step_s_changes_make_the_state_after_it() {
+    let before = Research {
+        question: "q".into(),
+        notes: vec!["a".into()],
+        tokens: 3,
+        ..Research::default()
+    };
+    let changes = check_changes(
+        &before,
+        vec![
+            (
+                "a",
+                ResearchUpdate::default()
+                    .notes("b")
+                    .tokens(2)
+                    .sources(["s".to_owned()])
+                    .best_quote("«ü»".to_owned()),
+            ),
+            (
+                "b",
+                ResearchUpdate::default()
+                    .notes("c")
+                    .answer(Some("x".to_owned())),
+            ),
+        ],
+    );
+    // The appended items alone; each other field written, whole; the rest left out.
+    assert_eq!(
+        changes,
+        serde_json::json!({
+            "set": { "tokens": 5, "sources": ["s"], "best_quote": "«ü»", "answer": "x" },
+            "append": { "notes": ["b", "c"] },
+        })
+    );
+    let nothing = check_changes(&before, vec![("a", ResearchUpdate::default())]);
+    assert_eq!(nothing, serde_json::json!({}));
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, GraphState)]
+#[serde(rename_all = "camelCase")]
+struct Talk {
+    #[reducer(with = trellis::messages::add_messages)]
+    chat_messages: Vec<trellis::messages::Message>,
+    #[reducer(with = keep_sorted)]
+    sorted_ids: Vec<u32>,
+    #[serde(rename = "Turn")]
+    turn: u32,
+    #[serde(skip)]
+    cache: u32,
+}
+
+fn keep_sorted(ids: &mut Vec<u32>, more: Vec<u32>) {
+    ids.extend(more);
+    ids.sort_unstable();
+}
+
+#[test]
+fn a_conversation_s_new_messages_are_appended_and_a_replacement_is_caught() {
+    use trellis::messages::Message;
+    let first = Message::user("hi");
+    let second = Message::assistant("hello");
+    let before = Talk {
+        chat_messages: vec![first.clone()],
+        sorted_ids: vec![5],
+        cache: 9,
+        ..Talk::default()
+    };
+    let changes = check_changes(
+        &before,
+        vec![(
+            "model",
+            TalkUpdate::default()
+                .chat_messages(vec![second.clone()])
+                .sorted_ids(vec![1])
+                .turn(1_u32),
+        )],
+    );
+    // The new message appended; a list folded by a function of the user's, whole.
+    assert_eq!(
+        changes["append"]["chatMessages"][0]["id"],
+        second.id.as_str()
+    );
+    assert_eq!(
+        changes["set"],
+        serde_json::json!({ "sortedIds": [1, 5], "Turn": 1 })
+    );
+
+    // A message replaced by id: the list did not grow by the message given, which the
+    // changes' check refuses, so that the run writes the whole state instead.
+    let mut after = before.clone();
+    let replace = vec![(
+        "model",
+        TalkUpdate::default().chat_messages(vec![first.edited("edited")]),
+    )];
+    after.apply(replace.clone()).unwrap();
+    let changes = after.changes(&replace).unwrap().unwrap();
+    let mut json = serde_json::to_value(&before).unwrap();
+    assert!(changes.apply_to(&mut json).is_err());
 }

@@ -83,6 +83,24 @@ async fn postgres_checkpointer_passes_the_conformance_suite() {
     not(postgres_tests),
     ignore = "needs PostgreSQL: set TRELLIS_TEST_POSTGRES_URL (`.ci/postgres start DIR` gives one)"
 )]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delta_checkpoints_in_postgres() {
+    let url = database_url();
+    let schema = fresh_schema();
+    let open = async || -> Arc<dyn trellis::checkpoint::Checkpointer> {
+        let store: Arc<dyn trellis::checkpoint::Checkpointer> =
+            Arc::new(store_in(&url, &schema).await);
+        store
+    };
+    common::deltas::a_long_run_reads_back_step_by_step(open().await).await;
+    // Another pool on the same schema: another process.
+    common::deltas::a_run_ended_between_deltas_goes_on(open().await, open().await).await;
+}
+
+#[cfg_attr(
+    not(postgres_tests),
+    ignore = "needs PostgreSQL: set TRELLIS_TEST_POSTGRES_URL (`.ci/postgres start DIR` gives one)"
+)]
 #[tokio::test]
 async fn a_paused_run_is_resumed_through_another_connection_pool() {
     let url = database_url();
@@ -363,7 +381,7 @@ async fn corrupt_rows_and_a_newer_schema_are_clear_errors() {
         .unwrap_err();
     assert_eq!(
         error.to_string(),
-        "stored database schema is unreadable: schema version 99 is not one this build knows (it reads versions up to 5); use a newer trellis"
+        "stored database schema is unreadable: schema version 99 is not one this build knows (it reads versions up to 6); use a newer trellis"
     );
 }
 
@@ -433,7 +451,9 @@ async fn a_database_of_the_first_schema_is_brought_up_to_date_and_keeps_its_runs
     let url = database_url();
     let schema = fresh_schema();
     let store = Arc::new(store_in(&url, &schema).await);
+    // Every checkpoint whole, as builds before delta checkpoints wrote them.
     let paused = approval_graph(Arc::clone(&store))
+        .with_snapshot_every(1)
         .invoke(ticket("t"))
         .await
         .unwrap();
@@ -443,6 +463,7 @@ async fn a_database_of_the_first_schema_is_brought_up_to_date_and_keeps_its_runs
         &url,
         &schema,
         "DROP TABLE trellis_threads;
+         ALTER TABLE trellis_checkpoints DROP COLUMN base;
          ALTER TABLE trellis_runs DROP COLUMN metadata;
          ALTER TABLE trellis_runs DROP COLUMN thread_id;
          ALTER TABLE trellis_runs DROP COLUMN parent_run, DROP COLUMN parent_checkpoint;

@@ -39,6 +39,115 @@ async fn sqlite_checkpointer_passes_the_conformance_suite() {
     .unwrap();
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delta_checkpoints_in_sqlite() {
+    let (_scratch, path) = fresh_path();
+    let open = || -> Arc<dyn trellis::checkpoint::Checkpointer> {
+        Arc::new(SqliteCheckpointer::open(&path).expect("opens"))
+    };
+    common::deltas::a_long_run_reads_back_step_by_step(open()).await;
+    common::deltas::a_run_ended_between_deltas_goes_on(open(), open()).await;
+}
+
+/// A step stores what it changed: a checkpoint's row holds the changes since the one before,
+/// a few hundred bytes whatever the state has grown to, but for one whole checkpoint in eight.
+#[tokio::test]
+async fn a_step_stores_its_change_not_the_whole_state() {
+    let (_scratch, path) = fresh_path();
+    let store: Arc<dyn trellis::checkpoint::Checkpointer> =
+        Arc::new(SqliteCheckpointer::open(&path).expect("opens"));
+    let graph = common::deltas::journal_graph(store, 40, 0, Arc::default());
+    graph.invoke(Default::default()).await.unwrap();
+    let connection = rusqlite::Connection::open(&path).expect("opens");
+    let mut statement = connection
+        .prepare("SELECT id, base, length(state) FROM checkpoints ORDER BY key")
+        .unwrap();
+    let rows: Vec<(i64, Option<i64>, i64)> = statement
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(rows.len(), 41);
+    let (mut whole_lengths, mut longest_delta) = (Vec::new(), 0);
+    for (id, base, length) in rows {
+        if (id - 1) % 8 == 0 {
+            assert_eq!(base, None, "checkpoint {id} is whole");
+            whole_lengths.push(length);
+        } else {
+            assert_eq!(
+                base,
+                Some(id - 1),
+                "checkpoint {id} holds the changes since {}",
+                id - 1
+            );
+            assert!(length < 200, "checkpoint {id} holds {length} bytes");
+            longest_delta = longest_delta.max(length);
+        }
+    }
+    // The whole ones grow with the state; the deltas do not.
+    assert!(
+        whole_lengths.windows(2).all(|pair| pair[0] < pair[1]),
+        "{whole_lengths:?}"
+    );
+    assert!(
+        whole_lengths
+            .last()
+            .is_some_and(|&last| last > 4 * longest_delta),
+        "{whole_lengths:?} against deltas of at most {longest_delta} bytes"
+    );
+}
+
+/// A state that cannot say what a step changed (a `WholeState`, here not even a JSON object)
+/// has every checkpoint whole, and reads back as it was.
+#[tokio::test]
+async fn a_whole_state_is_written_whole_every_step() {
+    #[derive(Clone, Default, serde::Serialize, serde::Deserialize)]
+    struct Note(String);
+    impl trellis::WholeState for Note {}
+    let (_scratch, path) = fresh_path();
+    let store = Arc::new(SqliteCheckpointer::open(&path).expect("opens"));
+    let mut builder = GraphBuilder::<Note>::new("Notes");
+    builder
+        .add_node_fn("a", |_, _| async {
+            Ok(NodeResult::Update(Note("a".into())))
+        })
+        .add_node_fn("b", |_, _| async {
+            Ok(NodeResult::Update(Note("ab".into())))
+        })
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .add_edge("b", END);
+    let graph = builder
+        .compile()
+        .expect("valid graph")
+        .with_checkpointer(Arc::clone(&store));
+    let done = graph.invoke(Note::default()).await.unwrap();
+    let states: Vec<serde_json::Value> = store
+        .list_checkpoints(done.run_id())
+        .await
+        .unwrap()
+        .iter()
+        .map(|c| (*c.state).clone())
+        .collect();
+    assert_eq!(
+        states,
+        [
+            serde_json::json!(""),
+            serde_json::json!("a"),
+            serde_json::json!("ab")
+        ]
+    );
+    let deltas: i64 = rusqlite::Connection::open(&path)
+        .expect("opens")
+        .query_row(
+            "SELECT count(*) FROM checkpoints WHERE base IS NOT NULL",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(deltas, 0);
+}
+
 #[tokio::test]
 async fn a_paused_run_is_resumed_from_the_file_by_a_new_store() {
     let (_scratch, path) = fresh_path();
@@ -127,7 +236,7 @@ fn a_file_from_a_newer_schema_is_refused() {
     let error = SqliteCheckpointer::open(&path).unwrap_err();
     assert_eq!(
         error.to_string(),
-        "stored database schema is unreadable: schema version 99 is not one this build knows (it reads versions up to 8); use a newer trellis"
+        "stored database schema is unreadable: schema version 99 is not one this build knows (it reads versions up to 9); use a newer trellis"
     );
 }
 
@@ -237,13 +346,19 @@ const BACK_TO_SCHEMA_3: &str = "ALTER TABLE runs DROP COLUMN metadata;
 async fn a_file_of_an_earlier_schema_is_brought_up_to_date_and_keeps_its_runs() {
     let (_scratch, path) = fresh_path();
     // Two runs, each with checkpoints, so that each must find its own after the migration.
+    // Every checkpoint whole, as builds before delta checkpoints wrote them.
     let (paused, looped) = {
         let store = Arc::new(SqliteCheckpointer::open(&path).expect("creates"));
         let paused = approval_graph(Arc::clone(&store))
+            .with_snapshot_every(1)
             .invoke(ticket("t"))
             .await
             .unwrap();
-        let looped = ticking(store).invoke(ticket("l")).await.unwrap();
+        let looped = ticking(store)
+            .with_snapshot_every(1)
+            .invoke(ticket("l"))
+            .await
+            .unwrap();
         (paused, looped)
     };
     let before = {

@@ -47,6 +47,7 @@ macro_rules! ensure {
 }
 
 mod deleting;
+mod deltas;
 mod threads;
 
 /// Runs every check, each on a fresh store from `fresh`; stops at the first failure.
@@ -77,7 +78,10 @@ where
     threads::thread_runs_newest_first(&fresh().await).await?;
     threads::deleting_a_thread_deletes_its_runs_only(&fresh().await).await?;
     deleting::deleting_runs_takes_ended_ones_only(&fresh().await).await?;
-    deleting::deleting_checkpoints_before_keeps_the_later_ones(&fresh().await).await
+    deleting::deleting_checkpoints_before_keeps_the_later_ones(&fresh().await).await?;
+    deltas::deltas_read_back_whole(&fresh().await).await?;
+    deltas::branches_and_retries_over_deltas(&fresh().await).await?;
+    deltas::deleting_before_a_delta_keeps_its_state(&fresh().await).await
 }
 
 fn thread_id(text: &str) -> ThreadId {
@@ -204,6 +208,7 @@ pub fn sample_checkpoint(run_id: &RunId, id: u64) -> Checkpoint {
         graph_fingerprint: "9f2c4e1a7b3d5c60".into(),
         state_type: "support::Ticket".into(),
         created_at: at("2026-03-04T05:06:07.123456Z"),
+        delta: None,
     }
 }
 

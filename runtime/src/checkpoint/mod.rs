@@ -2,6 +2,7 @@
 //! implements: in memory, SQLite (feature `sqlite`) and PostgreSQL (feature `postgres`).
 
 mod announce;
+mod delta;
 pub use label::{CheckpointLabel, UnknownLabel};
 mod label;
 mod memory;
@@ -30,6 +31,9 @@ use crate::node::NodeFailure;
 
 pub use crate::name::Name;
 pub use announce::{Announced, Changes, ReadyWatch, RunWatch};
+pub use delta::{DeltaMismatch, StateChanges, StateDelta};
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) use delta::{Link, fold_chain};
 pub use memory::InMemoryCheckpointer;
 #[cfg(feature = "postgres")]
 pub use postgres::{PostgresCheckpointer, PostgresOptions};
@@ -37,7 +41,9 @@ pub use postgres::{PostgresCheckpointer, PostgresOptions};
 pub use sqlite::{Durability, SqliteCheckpointer};
 pub use store_url::StoreUrl;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) use stored::{CheckpointColumns, Detail, corrupt, parent_of};
+pub(crate) use stored::{
+    CheckpointColumns, Detail, HasState, Unfolded, corrupt, fold_onto, parent_of,
+};
 pub use threads::ThreadRecord;
 
 /// Where a run stands.
@@ -249,6 +255,12 @@ pub struct Checkpoint {
     pub state_type: Name,
     /// When it was written.
     pub created_at: Timestamp,
+    /// As a step writes it: `state` as the changes since the run's checkpoint `delta.base`,
+    /// so that a store may keep those instead of the whole state (`state` is whole all the
+    /// same). `None` for a snapshot, and in every checkpoint read back: a store folds what it
+    /// kept into the whole state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta: Option<Arc<StateDelta>>,
 }
 
 impl Checkpoint {
@@ -281,6 +293,7 @@ impl Checkpoint {
     ///     graph_fingerprint: "9f2c4e1a7b3d5c60".into(),
     ///     state_type: "demo::Count".into(),
     ///     created_at: trellis::run::Timestamp::now(),
+    ///     delta: None,
     /// };
     /// assert_eq!(checkpoint.state_as::<Count>().unwrap().n, 3);
     /// assert_eq!(checkpoint.frontier, ["add"]);

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     Checkpoint, CheckpointError, CheckpointLabel, CheckpointRef, Interrupt, Name, PendingUpdate,
+    RunRecord, StateDelta,
 };
 use crate::id::{RunId, Timestamp};
 use crate::interrupt::Breakpoints;
@@ -87,6 +88,7 @@ impl<'c> Detail<'c> {
             graph_fingerprint: self.graph_fingerprint.into_owned(),
             state_type: self.state_type.into_owned(),
             created_at: columns.created_at,
+            delta: None,
         }
     }
 }
@@ -127,6 +129,66 @@ pub(crate) fn parent_of(
             what("parent_run"),
             "a parent run without its checkpoint, or the reverse",
         )),
+    }
+}
+
+/// A row read, its state not folded yet: `delta` is where the row is (SQLite: its key;
+/// PostgreSQL: its id) and its changes, when the row keeps a delta (the value's state is then
+/// empty).
+pub(crate) struct Unfolded<T> {
+    pub(crate) value: T,
+    pub(crate) delta: Option<(i64, StateDelta)>,
+}
+
+/// What is read with a state a delta may stand for.
+pub(crate) trait HasState {
+    fn state_mut(&mut self) -> &mut Arc<serde_json::Value>;
+    /// What to name in an error.
+    fn describe(&self) -> String;
+}
+
+impl HasState for Checkpoint {
+    fn state_mut(&mut self) -> &mut Arc<serde_json::Value> {
+        &mut self.state
+    }
+
+    fn describe(&self) -> String {
+        format!("state of checkpoint {} of run {}", self.id, self.run_id)
+    }
+}
+
+impl HasState for RunRecord {
+    fn state_mut(&mut self) -> &mut Arc<serde_json::Value> {
+        &mut self.state
+    }
+
+    fn describe(&self) -> String {
+        format!("state of run {}", self.run_id)
+    }
+}
+
+/// A run's checkpoint read in its run's order: folded onto `before` (the one read just before
+/// it, whole) when its delta is the changes since that one; else handed back, for its store to
+/// fold from its chain.
+pub(crate) fn fold_onto(
+    before: Option<&Checkpoint>,
+    row: Unfolded<Checkpoint>,
+) -> Result<Result<Checkpoint, Unfolded<Checkpoint>>, CheckpointError> {
+    match (row.delta, before) {
+        (Some((_, delta)), Some(before)) if delta.base == before.id => {
+            let mut checkpoint = row.value;
+            let mut state = (*before.state).clone();
+            delta
+                .changes
+                .apply_to(&mut state)
+                .map_err(|e| corrupt(checkpoint.describe(), e))?;
+            checkpoint.state = Arc::new(state);
+            Ok(Ok(checkpoint))
+        }
+        (delta, _) => Ok(Err(Unfolded {
+            value: row.value,
+            delta,
+        })),
     }
 }
 

@@ -119,6 +119,8 @@ impl<S: GraphState> Run<S> {
         let topology = Arc::clone(&self.graph.topology);
         let index = topology.find(node)?;
         let spec = &topology.nodes[index];
+        // Changed outside a step: the next checkpoint holds the whole state.
+        self.ledger.written.forget();
         Arc::make_mut(&mut self.state)
             .apply_one(&spec.name, update)
             .map_err(|conflict| RunError::MergeConflict {
@@ -151,6 +153,8 @@ impl<S: GraphState> Run<S> {
         from: Option<CheckpointRef>,
         input: S::Update,
     ) -> Result<(), RunError> {
+        // Changed outside a step: the next checkpoint holds the whole state.
+        self.ledger.written.forget();
         Arc::make_mut(&mut self.state)
             .apply_one(crate::START, input)
             .map_err(|conflict| RunError::MergeConflict {

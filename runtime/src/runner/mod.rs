@@ -29,6 +29,7 @@ mod restore;
 pub(crate) mod resume;
 mod step;
 pub(crate) mod stream;
+mod written;
 
 pub(crate) use lease::LEASE;
 use parts::{Buffers, Held, Ledger, Progress, Work};

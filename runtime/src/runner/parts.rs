@@ -105,6 +105,8 @@ pub(super) struct Ledger {
     pub(super) thread: Option<ThreadId>,
     /// What the run's starter said about it.
     pub(super) metadata: crate::thread::Metadata,
+    /// The state's JSON as last written, for delta checkpoints.
+    pub(super) written: super::written::Written,
 }
 
 impl Ledger {
@@ -118,6 +120,7 @@ impl Ledger {
             parent: None,
             thread: None,
             metadata: crate::thread::Metadata::new(),
+            written: super::written::Written::default(),
         }
     }
 }

@@ -139,7 +139,7 @@ impl<S: GraphState> Run<S> {
         let Some(store) = self.graph.checkpointer.clone() else {
             return Ok(());
         };
-        let state = self.state_json()?;
+        let (state, delta) = self.state_to_write()?;
         let nodes = &self.graph.topology.nodes;
         // Shared with the graph: a checkpoint's names cost no copy.
         let name = |i: usize| Name::from(&nodes[i].name);
@@ -203,6 +203,7 @@ impl<S: GraphState> Run<S> {
             graph_fingerprint: self.graph.topology.fingerprint.clone(),
             state_type: self.graph.topology.state_type.clone(),
             created_at: now,
+            delta,
         };
         let record = self.record(status, state, now, error);
         // Kept, not formatted: `emit` builds the event only when someone sees it.

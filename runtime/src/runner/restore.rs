@@ -173,6 +173,7 @@ impl<S: GraphState> Run<S> {
             parent: record.parent,
             thread: record.thread,
             metadata: record.metadata,
+            written: super::written::Written::default(),
         };
         Ok(Self::assemble(
             graph, run_id, state, work, held, progress, ledger,

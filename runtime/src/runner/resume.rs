@@ -151,6 +151,8 @@ impl<S: ApplyResume> Run<S> {
             step: self.progress.step,
             interrupts: interrupts.iter().map(|i| i.id.clone()).collect(),
         });
+        // Changed outside a step: the next checkpoint holds the whole state.
+        self.ledger.written.forget();
         let result = match steer.update {
             Some(update) => Arc::make_mut(&mut self.state)
                 .apply_one(crate::START, update)
@@ -215,6 +217,8 @@ impl<S: ApplyResume> Run<S> {
         } else {
             None
         };
+        // Changed outside a step: the next checkpoint holds the whole state.
+        self.ledger.written.forget();
         Arc::make_mut(&mut self.state)
             .apply(updates)
             .map_err(|conflict| RunError::MergeConflict {

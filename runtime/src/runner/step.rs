@@ -367,7 +367,7 @@ impl<S: GraphState> Run<S> {
         if let Some(update) = update {
             let name = &*topology.nodes[i].name;
             let streamed = self.copy_updates(|| vec![(name, update.clone())]);
-            algo::merge(&mut self.state, Updates::One(name, update), step)?;
+            self.merge(Updates::One(name, update), step)?;
             if let Some(updates) = streamed {
                 self.send_updates(step, updates);
             }
@@ -526,8 +526,9 @@ impl<S: GraphState> Run<S> {
             let (run_id, pending) = (&self.scope.run_id, &self.held.pending);
             self.state = algo::replace(topology, run_id, pending, step, replaced, updates)?;
             self.held.pending.clear();
+            self.ledger.written.forget();
         } else {
-            algo::merge(&mut self.state, updates, step)?;
+            self.merge(updates, step)?;
         }
         if let Some(held) = held {
             self.held.pending.extend(held);

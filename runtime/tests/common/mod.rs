@@ -1,6 +1,7 @@
 //! States and helpers shared by the runtime's integration tests.
 #![allow(dead_code, unreachable_pub)]
 
+pub mod deltas;
 pub mod joins;
 pub mod retention;
 pub mod sends;

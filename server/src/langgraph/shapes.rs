@@ -319,6 +319,7 @@ mod tests {
             graph_fingerprint: "f".into(),
             state_type: "S".into(),
             created_at: Timestamp::now(),
+            delta: None,
         };
         let state = state("t", &checkpoint, None);
         assert_eq!(state["next"], json!(["review"]));

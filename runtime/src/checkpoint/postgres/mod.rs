@@ -1,6 +1,7 @@
 //! `PostgresCheckpointer`: runs and checkpoints in PostgreSQL, shared by workers on many
 //! machines; claims with `FOR UPDATE SKIP LOCKED`, steps fenced by owner.
 
+mod chain;
 mod listen;
 mod prune;
 mod rows;
@@ -27,7 +28,7 @@ use rows::{
 };
 
 /// The schema this build writes and reads (`trellis_schema.version`).
-const SCHEMA_VERSION: i32 = 5;
+const SCHEMA_VERSION: i32 = 6;
 
 /// Each step applied in order to bring a database from version `n` to `n + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -99,6 +100,9 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX trellis_threads_newest ON trellis_threads (created_at DESC, thread_id DESC);",
     // 4 → 5: what a run's starter said about it (LangGraph's run `metadata`); NULL for none.
     "ALTER TABLE trellis_runs ADD COLUMN metadata jsonb;",
+    // 5 → 6: delta checkpoints. A row with `base` keeps in `state` the changes since its run's
+    // checkpoint `base`; rows written before keep their whole state, and read as they did.
+    "ALTER TABLE trellis_checkpoints ADD COLUMN base bigint;",
 ];
 
 /// How to connect: the pool's size, the schema the tables live in, timeouts.
@@ -446,8 +450,9 @@ impl Checkpointer for PostgresCheckpointer {
             &row.step,
             &row.label,
             &row.created_at,
-            &*checkpoint.state,
+            &row.state,
             &row.detail,
+            &row.base,
         ]);
         if self.execute(SAVE_STEP, &params).await? == 1 {
             return Ok(());
@@ -469,7 +474,10 @@ impl Checkpointer for PostgresCheckpointer {
 
     async fn load_run(&self, run_id: &RunId) -> Result<Option<RunRecord>, CheckpointError> {
         let rows = self.query(LOAD_RUN, &[&run_id.as_str()]).await?;
-        rows.first().map(decode_run).transpose()
+        match rows.first().map(decode_run).transpose()? {
+            Some(run) => Ok(Some(self.fold(run).await?)),
+            None => Ok(None),
+        }
     }
 
     async fn list_runs(
@@ -480,12 +488,16 @@ impl Checkpointer for PostgresCheckpointer {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let offset = i64::try_from(offset).unwrap_or(i64::MAX);
         let rows = self.query(LIST_RUNS, &[&limit, &offset]).await?;
-        rows.iter().map(decode_run).collect()
+        self.fold_all(rows.iter().map(decode_run)).await
     }
 
     async fn list_checkpoints(&self, run_id: &RunId) -> Result<Vec<Checkpoint>, CheckpointError> {
         let rows = self.query(LIST_CHECKPOINTS, &[&run_id.as_str()]).await?;
-        rows.iter().map(decode_checkpoint).collect()
+        let rows = rows
+            .iter()
+            .map(decode_checkpoint)
+            .collect::<Result<Vec<_>, _>>()?;
+        self.fold_in_order(rows).await
     }
 
     async fn latest_checkpoint(
@@ -493,7 +505,10 @@ impl Checkpointer for PostgresCheckpointer {
         run_id: &RunId,
     ) -> Result<Option<Checkpoint>, CheckpointError> {
         let rows = self.query(LATEST_CHECKPOINT, &[&run_id.as_str()]).await?;
-        rows.first().map(decode_checkpoint).transpose()
+        match rows.first().map(decode_checkpoint).transpose()? {
+            Some(checkpoint) => Ok(Some(self.fold(checkpoint).await?)),
+            None => Ok(None),
+        }
     }
 
     async fn checkpoint(
@@ -505,7 +520,10 @@ impl Checkpointer for PostgresCheckpointer {
             return Ok(None);
         };
         let rows = self.query(CHECKPOINT, &[&run_id.as_str(), &id]).await?;
-        rows.first().map(decode_checkpoint).transpose()
+        match rows.first().map(decode_checkpoint).transpose()? {
+            Some(checkpoint) => Ok(Some(self.fold(checkpoint).await?)),
+            None => Ok(None),
+        }
     }
 
     fn hear_others(&self, changes: &Arc<super::Changes>) {

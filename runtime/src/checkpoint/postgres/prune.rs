@@ -3,8 +3,8 @@
 
 use tokio_postgres::types::ToSql;
 
+use super::PostgresCheckpointer;
 use super::rows::column;
-use super::{PostgresCheckpointer, big};
 use crate::checkpoint::CheckpointError;
 use crate::id::RunId;
 
@@ -26,11 +26,6 @@ const DELETE_RUNS: &str = "WITH gone AS (
         RETURNING c.run_id
     )
     SELECT run_id FROM gone";
-
-/// The run's checkpoints below `$2`, keeping the one its row's state is read from.
-const DELETE_CHECKPOINTS_BEFORE: &str = "DELETE FROM trellis_checkpoints c USING trellis_runs r
-    WHERE c.run_id = $1 AND r.run_id = $1
-        AND c.id < LEAST($2, COALESCE(r.state_checkpoint, $2))";
 
 impl PostgresCheckpointer {
     pub(super) async fn delete_run_rows(
@@ -59,7 +54,6 @@ impl PostgresCheckpointer {
         run_id: &RunId,
         id: u64,
     ) -> Result<u64, CheckpointError> {
-        self.execute(DELETE_CHECKPOINTS_BEFORE, &[&run_id.as_str(), &big(id)])
-            .await
+        self.delete_chain_before(run_id.as_str(), id).await
     }
 }

@@ -6,8 +6,8 @@ use tokio_postgres::types::ToSql;
 
 use super::{big, json};
 use crate::checkpoint::{
-    Checkpoint, CheckpointColumns, CheckpointError, Detail, RunRecord, RunStatus, corrupt,
-    parent_of,
+    Checkpoint, CheckpointColumns, CheckpointError, Detail, RunRecord, RunStatus, Unfolded,
+    corrupt, parent_of,
 };
 use crate::id::{RunId, ThreadId, Timestamp};
 use crate::name::Name;
@@ -144,10 +144,11 @@ pub(super) const SAVE_STEP: &str = concat!(
     "WITH run AS (",
     upsert_run!(),
     " WHERE trellis_runs.owner IS NOT DISTINCT FROM excluded.owner RETURNING run_id)
-    INSERT INTO trellis_checkpoints (run_id, id, step, label, created_at, state, detail)
-    SELECT run_id, $19, $20, $21, $22, $23, $24 FROM run
+    INSERT INTO trellis_checkpoints (run_id, id, step, label, created_at, state, detail, base)
+    SELECT run_id, $19, $20, $21, $22, $23, $24, $25 FROM run
     ON CONFLICT (run_id, id) DO UPDATE SET step = excluded.step, label = excluded.label,
-        created_at = excluded.created_at, state = excluded.state, detail = excluded.detail"
+        created_at = excluded.created_at, state = excluded.state, detail = excluded.detail,
+        base = excluded.base"
 );
 
 /// The oldest ready run of a graph, claimed; others claiming at the same moment skip it.
@@ -173,7 +174,8 @@ macro_rules! select_run {
     () => {
         "SELECT r.run_id, r.graph, r.status, r.created_at, r.updated_at, r.last_node,
             COALESCE(r.state, c.state), r.interrupts, r.error, r.steps, r.transitions, r.owner,
-            r.lease_until, r.parent_run, r.parent_checkpoint, r.thread_id, r.metadata
+            r.lease_until, r.parent_run, r.parent_checkpoint, r.thread_id, r.metadata,
+            CASE WHEN r.state IS NULL THEN c.id END, CASE WHEN r.state IS NULL THEN c.base END
         FROM trellis_runs r
         LEFT JOIN trellis_checkpoints c ON c.run_id = r.run_id AND c.id = r.state_checkpoint"
     };
@@ -189,7 +191,7 @@ pub(super) const LIST_RUNS: &str = concat!(
 
 macro_rules! select_checkpoint {
     () => {
-        "SELECT run_id, id, step, label, created_at, state, detail FROM trellis_checkpoints"
+        "SELECT run_id, id, step, label, created_at, state, detail, base FROM trellis_checkpoints"
     };
 }
 pub(super) const LIST_CHECKPOINTS: &str =
@@ -206,6 +208,9 @@ pub(super) struct CheckpointParams {
     pub(super) step: i64,
     pub(super) label: std::borrow::Cow<'static, str>,
     pub(super) created_at: time::OffsetDateTime,
+    /// The whole state, or (with `base`) the changes since checkpoint `base` (a `StateDelta`).
+    pub(super) state: serde_json::Value,
+    pub(super) base: Option<i64>,
     pub(super) detail: serde_json::Value,
 }
 
@@ -216,6 +221,11 @@ impl CheckpointParams {
             step: big(checkpoint.step),
             label: checkpoint.label.text(),
             created_at: checkpoint.created_at.datetime(),
+            state: match &checkpoint.delta {
+                Some(delta) => json("checkpoint delta", &**delta)?,
+                None => (*checkpoint.state).clone(),
+            },
+            base: checkpoint.delta.as_ref().map(|delta| big(delta.base)),
             detail: json("checkpoint detail", &Detail::of(checkpoint))?,
         })
     }
@@ -231,7 +241,9 @@ pub(super) fn column<'a, T: tokio_postgres::types::FromSql<'a>>(
         .map_err(|e| corrupt(what(row.columns()[index].name()), e))
 }
 
-pub(super) fn decode_run(row: &Row) -> Result<RunRecord, CheckpointError> {
+/// A run row, decoded; a state read from a delta checkpoint is folded by
+/// [`fold`](super::PostgresCheckpointer::fold).
+pub(super) fn decode_run(row: &Row) -> Result<Unfolded<RunRecord>, CheckpointError> {
     let run_id: String = column(row, 0, &|c| format!("column `{c}` of a run"))?;
     let what = |c: &str| format!("column `{c}` of run {run_id}");
     let status: String = column(row, 2, &what)?;
@@ -245,16 +257,25 @@ pub(super) fn decode_run(row: &Row) -> Result<RunRecord, CheckpointError> {
     let steps: i64 = column(row, 9, &what)?;
     let transitions: i64 = column(row, 10, &what)?;
     let interrupts: serde_json::Value = column(row, 7, &what)?;
-    Ok(RunRecord {
+    let state_id: Option<i64> = column(row, 17, &what)?;
+    let state_base: Option<i64> = column(row, 18, &what)?;
+    let state =
+        state.ok_or_else(|| corrupt(what("state"), "no state, and no checkpoint holding it"))?;
+    let (state, delta) = match (state_id, state_base) {
+        (Some(id), Some(_)) => {
+            let delta = serde_json::from_value(state).map_err(|e| corrupt(what("state"), e))?;
+            (std::sync::Arc::default(), Some((id, delta)))
+        }
+        _ => (std::sync::Arc::new(state), None),
+    };
+    let value = RunRecord {
         graph: column::<String>(row, 1, &what)?.into(),
         status,
         created_at: Timestamp::from_datetime(column(row, 3, &what)?),
         updated_at: Timestamp::from_datetime(column(row, 4, &what)?),
         last_node: column::<Option<String>>(row, 5, &what)?.map(Name::from),
         steps: u64::try_from(steps).map_err(|e| corrupt(what("steps"), e))?,
-        state: state
-            .map(std::sync::Arc::new)
-            .ok_or_else(|| corrupt(what("state"), "no state, and no checkpoint holding it"))?,
+        state,
         interrupts: serde_json::from_value(interrupts)
             .map_err(|e| corrupt(what("interrupts"), e))?,
         error: column(row, 8, &what)?,
@@ -274,10 +295,13 @@ pub(super) fn decode_run(row: &Row) -> Result<RunRecord, CheckpointError> {
             None => crate::thread::Metadata::new(),
         },
         run_id: RunId::from(run_id.clone()),
-    })
+    };
+    Ok(Unfolded { value, delta })
 }
 
-pub(super) fn decode_checkpoint(row: &Row) -> Result<Checkpoint, CheckpointError> {
+/// A checkpoint row, decoded; a delta's state is folded by
+/// [`fold`](super::PostgresCheckpointer::fold).
+pub(super) fn decode_checkpoint(row: &Row) -> Result<Unfolded<Checkpoint>, CheckpointError> {
     let run_id: String = column(row, 0, &|c| format!("column `{c}` of a checkpoint"))?;
     let id: i64 = column(row, 1, &|c| {
         format!("column `{c}` of a checkpoint of run {run_id}")
@@ -287,12 +311,22 @@ pub(super) fn decode_checkpoint(row: &Row) -> Result<Checkpoint, CheckpointError
     let label: String = column(row, 3, &what)?;
     let detail: Detail<'static> =
         serde_json::from_value(column(row, 6, &what)?).map_err(|e| corrupt(what("detail"), e))?;
-    Ok(detail.into_checkpoint(CheckpointColumns {
+    let state: serde_json::Value = column(row, 5, &what)?;
+    let base: Option<i64> = column(row, 7, &what)?;
+    let (state, delta) = match base {
+        Some(_) => {
+            let delta = serde_json::from_value(state).map_err(|e| corrupt(what("state"), e))?;
+            (serde_json::Value::Null, Some((id, delta)))
+        }
+        None => (state, None),
+    };
+    let value = detail.into_checkpoint(CheckpointColumns {
         id: u64::try_from(id).map_err(|e| corrupt(what("id"), e))?,
         run_id: RunId::from(run_id.clone()),
         step: u64::try_from(step).map_err(|e| corrupt(what("step"), e))?,
         label: label.parse().map_err(|e| corrupt(what("label"), e))?,
-        state: column(row, 5, &what)?,
+        state,
         created_at: Timestamp::from_datetime(column(row, 4, &what)?),
-    }))
+    });
+    Ok(Unfolded { value, delta })
 }

@@ -129,7 +129,7 @@ impl PostgresCheckpointer {
         let rows = self
             .query(THREAD_RUNS, &[&thread_id.as_str(), &limit, &offset])
             .await?;
-        rows.iter().map(decode_run).collect()
+        self.fold_all(rows.iter().map(decode_run)).await
     }
 
     pub(super) async fn delete_thread_rows(

@@ -16,6 +16,7 @@ use rows::{
     decode_run, decode_stored, insert_checkpoint, run_row, upsert_run,
 };
 
+mod chain;
 mod prune;
 mod rows;
 mod schema;
@@ -352,7 +353,7 @@ impl Checkpointer for SqliteCheckpointer {
             ));
         }
         // The runtime gives both the same state: serialize and store it once, in the checkpoint.
-        let state = json("checkpoint state", &checkpoint.state)?;
+        let state = rows::stored_state(checkpoint)?;
         let same_as = run
             .shares_state_with(checkpoint)
             .then(|| i64::try_from(checkpoint.id).unwrap_or(i64::MAX));
@@ -438,6 +439,7 @@ impl Checkpointer for SqliteCheckpointer {
                 decode_run,
             )
             .map_err(backend)?
+            .map(|row| chain::fold(connection, row?))
             .transpose()
         })
         .await
@@ -459,7 +461,12 @@ impl Checkpointer for SqliteCheckpointer {
             let rows = statement
                 .query_map(params![limit, offset], decode_run)
                 .map_err(backend)?;
-            rows.map(|row| row.map_err(backend)?).collect()
+            let rows = rows
+                .map(|row| row.map_err(backend)?)
+                .collect::<Result<Vec<_>, _>>()?;
+            rows.into_iter()
+                .map(|row| chain::fold(connection, row))
+                .collect()
         })
         .await
     }
@@ -473,7 +480,10 @@ impl Checkpointer for SqliteCheckpointer {
             let rows = statement
                 .query_map([&run_id], decode_checkpoint)
                 .map_err(backend)?;
-            rows.map(|row| row.map_err(backend)?).collect()
+            let rows = rows
+                .map(|row| row.map_err(backend)?)
+                .collect::<Result<Vec<_>, _>>()?;
+            chain::fold_in_order(connection, rows)
         })
         .await
     }
@@ -491,6 +501,7 @@ impl Checkpointer for SqliteCheckpointer {
                 decode_checkpoint,
             )
             .map_err(backend)?
+            .map(|row| chain::fold(connection, row?))
             .transpose()
         })
         .await
@@ -513,6 +524,7 @@ impl Checkpointer for SqliteCheckpointer {
                 decode_checkpoint,
             )
             .map_err(backend)?
+            .map(|row| chain::fold(connection, row?))
             .transpose()
         })
         .await
@@ -635,6 +647,7 @@ impl RunQueue for SqliteCheckpointer {
             )
             .map_err(backend)?
             .ok_or_else(|| corrupt(format!("run {run_id}"), "claimed, then not found"))??;
+            let record = chain::fold(&transaction, record)?;
             transaction.commit().map_err(backend)?;
             Ok(Some(record))
         })

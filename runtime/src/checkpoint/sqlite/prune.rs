@@ -102,6 +102,8 @@ impl SqliteCheckpointer {
             let below = state_checkpoint
                 .map_or(id, |kept| kept.min(id))
                 .clamp(0, 1 << 32);
+            // The first checkpoint kept may keep the changes since one deleted: whole first.
+            super::chain::make_whole_from(&transaction, (seq << 32) + below, run_id.as_str())?;
             let deleted = transaction
                 .prepare_cached("DELETE FROM checkpoints WHERE key >= ?1 AND key < ?2")
                 .and_then(|mut statement| {

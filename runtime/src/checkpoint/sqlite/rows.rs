@@ -2,13 +2,14 @@
 //! and read them, and rows decoded back (a malformed one is a `Corrupt` error, not a panic).
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use rusqlite::{Connection, Row, params};
 
 use super::{backend, json};
 use crate::checkpoint::{
-    Checkpoint, CheckpointColumns, CheckpointError, Detail, RunRecord, RunStatus, corrupt,
-    parent_of,
+    Checkpoint, CheckpointColumns, CheckpointError, Detail, RunRecord, RunStatus, Unfolded,
+    corrupt, parent_of,
 };
 use crate::id::{RunId, ThreadId, Timestamp};
 use crate::name::Name;
@@ -130,7 +131,9 @@ pub(super) struct CheckpointRow {
     pub(super) step: i64,
     pub(super) label: Cow<'static, str>,
     pub(super) created_at: TimeText,
+    /// The whole state, or (with `base`) the changes since checkpoint `base` (a `StateDelta`).
     pub(super) state: String,
+    pub(super) base: Option<i64>,
     pub(super) detail: String,
     /// With `save_step`: the run's last node and transitions as of this checkpoint.
     pub(super) progress: Option<(Option<String>, i64)>,
@@ -158,11 +161,17 @@ impl TimeText {
     }
 }
 
+/// The checkpoint's columns; `state` is its state as stored: whole, or its delta when it has
+/// one (see [`stored_state`]).
 pub(super) fn checkpoint_row(
     checkpoint: &Checkpoint,
     state: String,
 ) -> Result<CheckpointRow, CheckpointError> {
     Ok(CheckpointRow {
+        base: checkpoint
+            .delta
+            .as_ref()
+            .map(|delta| i64::try_from(delta.base).unwrap_or(i64::MAX)),
         run_id: checkpoint.run_id.clone(),
         id: i64::try_from(checkpoint.id).unwrap_or(i64::MAX),
         step: i64::try_from(checkpoint.step).unwrap_or(i64::MAX),
@@ -177,6 +186,15 @@ pub(super) fn checkpoint_row(
         })?,
         progress: None,
     })
+}
+
+/// What a checkpoint's `state` column holds: the changes since its base when a step gave them,
+/// else the whole state.
+pub(super) fn stored_state(checkpoint: &Checkpoint) -> Result<String, CheckpointError> {
+    match &checkpoint.delta {
+        Some(delta) => json("checkpoint delta", &**delta),
+        None => json("checkpoint state", &checkpoint.state),
+    }
 }
 
 /// The key of checkpoint `id` of the run numbered `seq`: the run's number in the high 32 bits,
@@ -209,8 +227,8 @@ pub(super) fn insert_checkpoint(
     connection
         .prepare_cached(
             "INSERT OR REPLACE INTO checkpoints (key, id, step, label, created_at, state, detail,
-                 run_last_node, run_transitions)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                 run_last_node, run_transitions, base)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         )
         .and_then(|mut statement| {
             statement.execute(params![
@@ -223,6 +241,7 @@ pub(super) fn insert_checkpoint(
                 row.detail,
                 row.progress.as_ref().and_then(|(node, _)| node.as_deref()),
                 row.progress.as_ref().map(|&(_, transitions)| transitions),
+                row.base,
             ])
         })
         .map_err(backend)?;
@@ -251,7 +270,9 @@ pub(super) const SELECT_RUN: &str = "SELECT r.run_id, r.graph, r.status, r.creat
     CASE WHEN p.id IS NULL THEN r.last_node ELSE p.run_last_node END,
     COALESCE(p.state, r.state, c.state), r.interrupts, r.error,
     COALESCE(p.step, r.steps), COALESCE(p.run_transitions, r.transitions),
-    r.owner, r.lease_until, r.parent_run, r.parent_checkpoint, r.thread_id, r.metadata
+    r.owner, r.lease_until, r.parent_run, r.parent_checkpoint, r.thread_id, r.metadata,
+    CASE WHEN p.key IS NOT NULL THEN p.key WHEN r.state IS NOT NULL THEN NULL ELSE c.key END,
+    CASE WHEN p.key IS NOT NULL THEN p.base WHEN r.state IS NOT NULL THEN NULL ELSE c.base END
     FROM runs r
     LEFT JOIN checkpoints c ON c.key = (r.seq << 32) + r.state_checkpoint
     LEFT JOIN checkpoints p ON p.key = (SELECT key FROM checkpoints
@@ -260,7 +281,10 @@ pub(super) const SELECT_RUN: &str = "SELECT r.run_id, r.graph, r.status, r.creat
         ORDER BY key DESC LIMIT 1)";
 
 /// A run row, decoded; a malformed column is a `Corrupt` error naming the run and the column.
-pub(super) fn decode_run(row: &Row<'_>) -> rusqlite::Result<Result<RunRecord, CheckpointError>> {
+/// A state read from a delta checkpoint is folded by [`fold`](super::chain::fold).
+pub(super) fn decode_run(
+    row: &Row<'_>,
+) -> rusqlite::Result<Result<Unfolded<RunRecord>, CheckpointError>> {
     let text = read_run(row)?;
     let steps: i64 = row.get(9)?;
     let transitions: i64 = row.get(10)?;
@@ -270,6 +294,8 @@ pub(super) fn decode_run(row: &Row<'_>) -> rusqlite::Result<Result<RunRecord, Ch
     let parent_checkpoint: Option<i64> = row.get(14)?;
     let thread: Option<String> = row.get(15)?;
     let metadata: Option<String> = row.get(16)?;
+    let state_key: Option<i64> = row.get(17)?;
+    let state_base: Option<i64> = row.get(18)?;
     Ok((|| {
         let [
             run_id,
@@ -295,15 +321,25 @@ pub(super) fn decode_run(row: &Row<'_>) -> rusqlite::Result<Result<RunRecord, Ch
             Timestamp::parse(value.as_deref().unwrap_or_default())
                 .map_err(|e| corrupt(what(column), e))
         };
-        Ok(RunRecord {
+        let state = state.as_deref().unwrap_or_default();
+        let (state, delta) = match (state_key, state_base) {
+            (Some(key), Some(_)) => {
+                let delta = serde_json::from_str(state).map_err(|e| corrupt(what("state"), e))?;
+                (Arc::default(), Some((key, delta)))
+            }
+            _ => (
+                serde_json::from_str(state).map_err(|e| corrupt(what("state"), e))?,
+                None,
+            ),
+        };
+        let value = RunRecord {
             graph: graph.unwrap_or_default().into(),
             status,
             created_at: time("created_at", created_at)?,
             updated_at: time("updated_at", updated_at)?,
             last_node: last_node.map(Name::from),
             steps: u64::try_from(steps).map_err(|e| corrupt(what("steps"), e))?,
-            state: serde_json::from_str(state.as_deref().unwrap_or_default())
-                .map_err(|e| corrupt(what("state"), e))?,
+            state,
             interrupts: serde_json::from_str(interrupts.as_deref().unwrap_or_default())
                 .map_err(|e| corrupt(what("interrupts"), e))?,
             error,
@@ -321,20 +357,22 @@ pub(super) fn decode_run(row: &Row<'_>) -> rusqlite::Result<Result<RunRecord, Ch
                 .transpose()?
                 .unwrap_or_default(),
             run_id: RunId::from(run_id.clone()),
-        })
+        };
+        Ok(Unfolded { value, delta })
     })())
 }
 
 /// The checkpoints of run `?1`, their keys one range (see [`checkpoint_key`]); more
 /// conditions follow with `AND`.
 pub(super) const SELECT_CHECKPOINT: &str =
-    "SELECT r.run_id, c.id, c.step, c.label, c.created_at, c.state, c.detail
+    "SELECT r.run_id, c.id, c.step, c.label, c.created_at, c.state, c.detail, c.base, c.key
     FROM runs r JOIN checkpoints c ON c.key >= r.seq << 32 AND c.key < (r.seq + 1) << 32
     WHERE r.run_id = ?1";
 
+/// A checkpoint row, decoded; a delta's state is folded by [`fold`](super::chain::fold).
 pub(super) fn decode_checkpoint(
     row: &Row<'_>,
-) -> rusqlite::Result<Result<Checkpoint, CheckpointError>> {
+) -> rusqlite::Result<Result<Unfolded<Checkpoint>, CheckpointError>> {
     let run_id: String = row.get(0)?;
     let id: i64 = row.get(1)?;
     let step: i64 = row.get(2)?;
@@ -342,19 +380,32 @@ pub(super) fn decode_checkpoint(
     let created_at: String = row.get(4)?;
     let state: String = row.get(5)?;
     let detail: String = row.get(6)?;
+    let base: Option<i64> = row.get(7)?;
+    let key: i64 = row.get(8)?;
     Ok((|| {
         let what = |column: &str| format!("column `{column}` of checkpoint {id} of run {run_id}");
         let detail: Detail<'static> =
             serde_json::from_str(&detail).map_err(|e| corrupt(what("detail"), e))?;
-        Ok(detail.into_checkpoint(CheckpointColumns {
+        let (state, delta) = match base {
+            Some(_) => {
+                let delta = serde_json::from_str(&state).map_err(|e| corrupt(what("state"), e))?;
+                (serde_json::Value::Null, Some((key, delta)))
+            }
+            None => (
+                serde_json::from_str(&state).map_err(|e| corrupt(what("state"), e))?,
+                None,
+            ),
+        };
+        let value = detail.into_checkpoint(CheckpointColumns {
             id: u64::try_from(id).map_err(|e| corrupt(what("id"), e))?,
             run_id: RunId::from(run_id.clone()),
             step: u64::try_from(step).map_err(|e| corrupt(what("step"), e))?,
             label: label.parse().map_err(|e| corrupt(what("label"), e))?,
-            state: serde_json::from_str(&state).map_err(|e| corrupt(what("state"), e))?,
+            state,
             created_at: Timestamp::parse(&created_at)
                 .map_err(|e| corrupt(what("created_at"), e))?,
-        }))
+        });
+        Ok(Unfolded { value, delta })
     })())
 }
 

@@ -7,7 +7,7 @@ use super::backend;
 use crate::checkpoint::{CheckpointError, corrupt};
 
 /// The schema this build writes and reads (`PRAGMA user_version`).
-const SCHEMA_VERSION: i64 = 8;
+const SCHEMA_VERSION: i64 = 9;
 
 /// Each step applied in order to bring a file from version `n` to `n + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -99,6 +99,9 @@ const MIGRATIONS: &[&str] = &[
     // 7 → 8: what a run's starter said about it (LangGraph's run `metadata`), JSON; NULL for
     // none.
     "ALTER TABLE runs ADD COLUMN metadata TEXT;",
+    // 8 → 9: delta checkpoints. A row with `base` keeps in `state` the changes since its run's
+    // checkpoint `base`; rows written before keep their whole state, and read as they did.
+    "ALTER TABLE checkpoints ADD COLUMN base INTEGER;",
 ];
 
 /// Before the migration to schema 5, which keys each checkpoint by its run's number and its

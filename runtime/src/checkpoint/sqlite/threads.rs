@@ -170,7 +170,12 @@ impl SqliteCheckpointer {
                     decode_run,
                 )
                 .map_err(backend)?;
-            rows.map(|row| row.map_err(backend)?).collect()
+            let rows = rows
+                .map(|row| row.map_err(backend)?)
+                .collect::<Result<Vec<_>, _>>()?;
+            rows.into_iter()
+                .map(|row| super::chain::fold(connection, row))
+                .collect()
         })
         .await
     }

@@ -1,0 +1,126 @@
+//! Delta checkpoints in SQLite: a checkpoint row whose `base` is set keeps in `state` the
+//! changes since checkpoint `base` of its run (a [`StateDelta`]), and is folded into the whole
+//! state as it is read, from the nearest whole row before it (`base` empty).
+
+use std::sync::Arc;
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::backend;
+use crate::checkpoint::{
+    Checkpoint, CheckpointError, HasState, Link, StateDelta, Unfolded, corrupt, fold_chain,
+    fold_onto,
+};
+
+/// The rows before key `?1` of its run, from the last whole one: that one first.
+const CHAIN: &str = "SELECT id, base, state FROM checkpoints
+    WHERE key >= (SELECT max(key) FROM checkpoints
+            WHERE key >= (?1 >> 32) << 32 AND key < ?1 AND base IS NULL)
+        AND key < ?1
+    ORDER BY key";
+
+/// `unfolded` with its whole state: its delta folded into the state of the checkpoints before
+/// it, from the nearest whole one.
+pub(super) fn fold<T: HasState>(
+    connection: &Connection,
+    unfolded: Unfolded<T>,
+) -> Result<T, CheckpointError> {
+    let Unfolded { mut value, delta } = unfolded;
+    let Some((key, delta)) = delta else {
+        return Ok(value);
+    };
+    let whole = whole_state(connection, key, delta, &value.describe())?;
+    *value.state_mut() = Arc::new(whole);
+    Ok(value)
+}
+
+/// The whole state of the checkpoint at `key`, which keeps `delta`; `what` names it in errors.
+fn whole_state(
+    connection: &Connection,
+    key: i64,
+    delta: StateDelta,
+    what: &str,
+) -> Result<serde_json::Value, CheckpointError> {
+    let what = what.to_owned();
+    let mut statement = connection.prepare_cached(CHAIN).map_err(backend)?;
+    let rows = statement
+        .query_map(params![key], |row| {
+            Ok((
+                row.get::<_, i64>(0)?,
+                row.get::<_, Option<i64>>(1)?,
+                row.get::<_, String>(2)?,
+            ))
+        })
+        .map_err(backend)?;
+    let mut links = Vec::new();
+    for row in rows {
+        let (at, base, state) = row.map_err(backend)?;
+        let at = u64::try_from(at).map_err(|e| corrupt(what.clone(), e))?;
+        links.push(match base {
+            None => Link::Whole(at, parse(&what, &state)?),
+            Some(_) => Link::Delta(at, parse(&what, &state)?),
+        });
+    }
+    let id = u64::try_from(key & i64::from(u32::MAX)).unwrap_or_default();
+    fold_chain(&what, links, id, delta)
+}
+
+/// Makes the run's first checkpoint from `from_key` on whole, if it keeps a delta: what
+/// deleting the checkpoints before it (its chain) must do first, in the same transaction.
+pub(super) fn make_whole_from(
+    connection: &Connection,
+    from_key: i64,
+    run_id: &str,
+) -> Result<(), CheckpointError> {
+    let first: Option<(i64, Option<i64>, String)> = connection
+        .prepare_cached(
+            "SELECT key, base, state FROM checkpoints
+             WHERE key >= ?1 AND key < ((?1 >> 32) + 1) << 32 ORDER BY key LIMIT 1",
+        )
+        .and_then(|mut statement| {
+            statement
+                .query_row(params![from_key], |row| {
+                    Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+                })
+                .optional()
+        })
+        .map_err(backend)?;
+    let Some((key, Some(_), state)) = first else {
+        return Ok(());
+    };
+    let what = format!(
+        "state of checkpoint {} of run {run_id}",
+        key & i64::from(u32::MAX)
+    );
+    let whole = whole_state(connection, key, parse(&what, &state)?, &what)?;
+    let text = serde_json::to_string(&whole).map_err(|source| CheckpointError::Serialize {
+        what: "checkpoint state",
+        source,
+    })?;
+    connection
+        .prepare_cached("UPDATE checkpoints SET state = ?2, base = NULL WHERE key = ?1")
+        .and_then(|mut statement| statement.execute(params![key, text]))
+        .map_err(backend)?;
+    Ok(())
+}
+
+/// A run's checkpoints, read in order, each folded: a delta onto the state just before it,
+/// without reading its chain again.
+pub(super) fn fold_in_order(
+    connection: &Connection,
+    rows: Vec<Unfolded<Checkpoint>>,
+) -> Result<Vec<Checkpoint>, CheckpointError> {
+    let mut folded: Vec<Checkpoint> = Vec::with_capacity(rows.len());
+    for row in rows {
+        let checkpoint = match fold_onto(folded.last(), row)? {
+            Ok(checkpoint) => checkpoint,
+            Err(row) => fold(connection, row)?,
+        };
+        folded.push(checkpoint);
+    }
+    Ok(folded)
+}
+
+fn parse<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> Result<T, CheckpointError> {
+    serde_json::from_str(text).map_err(|e| corrupt(what.to_owned(), e))
+}

@@ -1,0 +1,134 @@
+//! Delta checkpoints, on the run's side: the state's JSON as last written, kept up to date
+//! with each step's changes, so that a step writes what it changed without serializing the
+//! whole state (see `checkpoint::delta`).
+
+use std::sync::Arc;
+
+use super::Run;
+use super::algo::{self, Updates};
+use crate::checkpoint::{StateChanges, StateDelta};
+use crate::errors::RunError;
+use crate::state::GraphState;
+
+/// The state's JSON as the run last wrote it, with what changed since.
+#[derive(Debug, Default)]
+pub(super) struct Written {
+    /// The committed state's JSON, when known without serializing the state: `None` before the
+    /// run's first checkpoint, after a change its state could not describe, and in a run with
+    /// no store or whose states are written whole.
+    json: Option<Arc<serde_json::Value>>,
+    /// What changed since the last checkpoint.
+    changes: StateChanges,
+    /// Checkpoints written as deltas since the last whole one.
+    deltas: u32,
+    /// The state said it cannot tell what a step changed (a `WholeState`, a hand-written
+    /// `GraphState`): every checkpoint of the run is whole.
+    untold: bool,
+}
+
+impl Written {
+    /// Forgets the state's JSON after a change that did not say what it changed: the next
+    /// checkpoint holds the whole state.
+    pub(super) fn forget(&mut self) {
+        self.json = None;
+        self.changes = StateChanges::default();
+    }
+
+    fn knows(&self) -> bool {
+        self.json.is_some()
+    }
+
+    /// Folds a step's `changes` into the JSON; forgets it when they do not fit.
+    fn take_in(&mut self, changes: StateChanges) {
+        let Some(json) = &mut self.json else { return };
+        if changes.apply_to(Arc::make_mut(json)).is_err() {
+            self.forget();
+            return;
+        }
+        self.changes.then(changes);
+    }
+
+    /// The next checkpoint's state as the changes since checkpoint `base`, with the whole JSON
+    /// it makes, unless this one must be whole: the run's first, the first after the JSON was
+    /// forgotten, and one in `every`.
+    fn delta(&mut self, base: u64, every: u32) -> Option<(Arc<serde_json::Value>, StateDelta)> {
+        let json = self
+            .json
+            .as_ref()
+            .filter(|_| base > 0 && self.deltas + 1 < every)?;
+        let json = Arc::clone(json);
+        self.deltas += 1;
+        let changes = std::mem::take(&mut self.changes);
+        Some((json, StateDelta { base, changes }))
+    }
+
+    /// After a whole checkpoint of `json`: deltas follow it when `deltas` (the run has a store
+    /// and writes deltas) and the state is an object that says what its steps change.
+    fn whole(&mut self, json: &Arc<serde_json::Value>, deltas: bool) {
+        self.json = (deltas && !self.untold && json.is_object()).then(|| Arc::clone(json));
+        self.changes = StateChanges::default();
+        self.deltas = 0;
+    }
+}
+
+impl<S: GraphState> Run<S> {
+    /// Merges a step's updates into the state (see [`algo::merge`]), keeping the written JSON
+    /// up to date when the run writes deltas.
+    #[inline]
+    pub(super) fn merge(
+        &mut self,
+        updates: Updates<'_, S::Update>,
+        step: u64,
+    ) -> Result<(), RunError> {
+        if !self.ledger.written.knows() || matches!(updates, Updates::None) {
+            return algo::merge(&mut self.state, updates, step);
+        }
+        let copies = updates.to_vec();
+        algo::merge(&mut self.state, updates, step)?;
+        match self.state.changes(&copies) {
+            Ok(Some(changes)) => self.ledger.written.take_in(changes),
+            Ok(None) => {
+                self.ledger.written.forget();
+                self.ledger.written.untold = true;
+            }
+            // Written whole next, where an unwritable state fails the run as it always has.
+            Err(_) => self.ledger.written.forget(),
+        }
+        Ok(())
+    }
+
+    /// The state a checkpoint about to be written holds, with the changes since the one
+    /// before when it can be a delta.
+    pub(super) fn state_to_write(
+        &mut self,
+    ) -> Result<(Arc<serde_json::Value>, Option<Arc<StateDelta>>), RunError> {
+        let every = self.graph.snapshot_every;
+        if let Some((json, delta)) = self.ledger.written.delta(self.ledger.checkpoints, every) {
+            if cfg!(debug_assertions) {
+                self.check_written(&*self.state_json()?);
+            }
+            return Ok((json, Some(Arc::new(delta))));
+        }
+        let json = self.state_json()?;
+        self.check_written(&json);
+        let deltas = every > 1 && self.graph.checkpointer.is_some();
+        self.ledger.written.whole(&json, deltas);
+        Ok((json, None))
+    }
+
+    /// In debug builds (at every checkpoint written), that the JSON kept up to date by the
+    /// steps' changes is the state's own: a state whose `changes` missed a change would
+    /// otherwise store wrong deltas. Every test of every graph checks it so.
+    fn check_written(&self, fresh: &serde_json::Value) {
+        if cfg!(debug_assertions)
+            && let Some(kept) = &self.ledger.written.json
+        {
+            assert_eq!(
+                **kept,
+                *fresh,
+                "the state's JSON kept from its changes differs from the state's own: `GraphState::changes` of `{}` missed a change",
+                std::any::type_name::<S>()
+            );
+        }
+    }
+}
