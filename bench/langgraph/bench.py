@@ -205,8 +205,8 @@ def message(n):
 
 
 def growing_state():
-    late, early = 500, 10
-    steps = late + 1
+    points = (10, 500, 2000)
+    steps = points[-1] + 1
     marks = []
 
     def node(state):
@@ -222,25 +222,37 @@ def growing_state():
     g.add_conditional_edges("tools", lambda s: "model" if len(s["messages"]) < steps else END,
                             ["model", END])
     counter = iter(range(10**6))
-    costs = []
+    costs, loads = [], []
 
     def run():
         marks.clear()
         path = os.path.join(SCRATCH, f"chat-{next(counter)}.db")
         app = g.compile(checkpointer=sqlite_saver(path, "NORMAL"))
-        ns, result = timed(app, {"messages": []}, thread(0), durability="sync")
+        config = thread(0)
+        ns, result = timed(app, {"messages": []}, config, durability="sync")
         marks.append((time.perf_counter_ns(), bytes_written()))
         assert len(result["messages"]) == steps
         cost = lambda s: (marks[s][0] - marks[s - 1][0], marks[s][1] - marks[s - 1][1])
-        costs.append((cost(early), cost(late)))
+        costs.append([cost(point) for point in points])
+        # Reading the thread's latest state back, as a process picking it up would.
+        times = []
+        for _ in range(5):
+            started = time.perf_counter_ns()
+            state = app.get_state(config)
+            times.append(time.perf_counter_ns() - started)
+            assert len(state.values["messages"]) == steps
+        loads.append(statistics.median(times))
         return ns
 
     total = median_of(samples(5), run)
-    costs = costs[1:]  # not the warm-up
+    costs, loads = costs[1:], loads[1:]  # not the warm-up
     pick = lambda which, what: statistics.median(c[which][what] for c in costs)
-    emit("growing_state", "sqlite-normal", late, "step", total / steps,
-         **{f"ns_at_step_{early}": pick(0, 0), f"ns_at_step_{late}": pick(1, 0),
-            f"bytes_at_step_{early}": pick(0, 1), f"bytes_at_step_{late}": pick(1, 1)})
+    extra = {}
+    for i, point in enumerate(points):
+        extra[f"ns_at_step_{point}"] = pick(i, 0)
+        extra[f"bytes_at_step_{point}"] = pick(i, 1)
+    extra[f"load_latest_ns_at_step_{points[-1]}"] = statistics.median(loads)
+    emit("growing_state", "sqlite-normal", points[-1], "step", total / steps, **extra)
 
 
 class Turns(TypedDict):

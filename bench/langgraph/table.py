@@ -73,6 +73,14 @@ def main():
                     parts.append(f"LangGraph {duration(other[f'ns_at_step_{step}'])}, "
                                  f"{other[f'bytes_at_step_{step}']:,.0f} bytes")
                 details.append(f"growing_state, step {step}: " + "; ".join(parts))
+            for key in sorted(k for k in row if k.startswith("load_latest_ns_at_step_")):
+                part = f"trellis {duration(row[key])}"
+                if key in other:
+                    part += f"; LangGraph {duration(other[key])}"
+                details.append(f"growing_state, loading the latest state at step {key.rsplit('_', 1)[1]}: {part}")
+            if "mean_bytes_per_step" in row:
+                details.append("growing_state, bytes written per step over the whole run, whole "
+                               f"checkpoints included: trellis {row['mean_bytes_per_step']:,}")
         if row["workload"] == "memory":
             line = f"memory: resident memory grew by {row.get('rss_kib_growth')} KiB over the run"
             if "rss_kib_growth" in other:

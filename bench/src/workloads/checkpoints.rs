@@ -1,6 +1,6 @@
 //! Checkpointing: `loop_ckpt` (the loop, a checkpoint after every step, beside a client
 //! inserting the same serialized state) and `growing_state` (a state that grows by 1 KB a step:
-//! what re-serializing it whole at every step costs, in time and bytes).
+//! what a step costs, in time and bytes, as the state grows; delta checkpoints keep it flat).
 
 use std::cell::Cell;
 use std::sync::{Arc, Mutex};
@@ -296,9 +296,10 @@ fn chat_graph(steps: usize, marks: &Marks) -> GraphBuilder<Chat> {
 
 pub(crate) fn growing_state(bench: &mut Bench<'_>) -> Result<(), BenchError> {
     const W: &str = "growing_state";
-    // One step more than reported, so that the last reported step is an ordinary one.
-    let (late, early) = (bench.scale.size(500, 20), 10);
-    let steps = late + 1;
+    // Three steps reported: early, mid-run and late; one step more than the last, so that the
+    // last reported step is an ordinary one.
+    let points = [10, bench.scale.size(500, 15), bench.scale.size(2000, 20)];
+    let steps = points[2] + 1;
     let marks: Marks = Arc::default();
     let graph = chat_graph(steps, &marks)
         .compile()
@@ -307,6 +308,7 @@ pub(crate) fn growing_state(bench: &mut Bench<'_>) -> Result<(), BenchError> {
             source,
         })?;
     let (mut ours_steps, mut floor_steps) = (Vec::new(), Vec::new());
+    let (mut ours_means, mut loads) = (Vec::new(), Vec::new());
     let sample = Cell::new(0);
     let (ours, theirs) = alternate(
         bench.scale.samples(5),
@@ -314,9 +316,10 @@ pub(crate) fn growing_state(bench: &mut Bench<'_>) -> Result<(), BenchError> {
             sample.set(sample.get() + 1);
             let sample = sample.get();
             let path = bench.scratch.file(&format!("chat-{sample}.db"));
-            let store =
-                SqliteCheckpointer::open_with(&path, Durability::Normal).map_err(store_error(W))?;
-            let graph = graph.clone().with_checkpointer(Arc::new(store));
+            let store = Arc::new(
+                SqliteCheckpointer::open_with(&path, Durability::Normal).map_err(store_error(W))?,
+            );
+            let graph = graph.clone().with_checkpointer(Arc::clone(&store));
             if let Ok(mut marks) = marks.lock() {
                 marks.clear();
             }
@@ -324,7 +327,9 @@ pub(crate) fn growing_state(bench: &mut Bench<'_>) -> Result<(), BenchError> {
             mark(&marks);
             expect_eq(W, state.messages.len(), steps)?;
             let marks = marks.lock().map(|m| m.clone()).unwrap_or_default();
-            ours_steps.push((step_cost(&marks, early), step_cost(&marks, late)));
+            ours_steps.push(points.map(|point| step_cost(&marks, point)));
+            ours_means.push(mean_bytes(&marks));
+            loads.push(load_latest(bench, &store, steps)?);
             Ok(time)
         },
         || {
@@ -344,49 +349,89 @@ pub(crate) fn growing_state(bench: &mut Bench<'_>) -> Result<(), BenchError> {
                 sqlite_insert(&mut connection, step as u64, &json).map_err(sqlite_error(W))?;
             }
             marks.push((Instant::now(), bytes_written().unwrap_or(0)));
-            floor_steps.push((step_cost(&marks, early), step_cost(&marks, late)));
+            floor_steps.push(points.map(|point| step_cost(&marks, point)));
             Ok(started.elapsed())
         },
     )?;
-    let at = |costs: &[(StepCost, StepCost)], late_step: bool| {
-        let pick = |c: &(StepCost, StepCost)| if late_step { c.1 } else { c.0 };
-        let time = median(costs.iter().map(|c| pick(c).0).collect());
-        let mut bytes: Vec<u64> = costs.iter().map(|c| pick(c).1).collect();
-        bytes.sort_unstable();
-        (
-            per(time, 1),
-            bytes.get(bytes.len() / 2).copied().unwrap_or(0),
-        )
+    let at = |costs: &[[StepCost; 3]], i: usize| {
+        let time = median(costs.iter().map(|c| c[i].0).collect());
+        let bytes = middle(costs.iter().map(|c| c[i].1).collect());
+        (per(time, 1).round() as u64, bytes)
     };
-    let (ns_early, bytes_early) = at(&ours_steps, false);
-    let (ns_late, bytes_late) = at(&ours_steps, true);
-    let (floor_ns_early, floor_bytes_early) = at(&floor_steps, false);
-    let (floor_ns_late, floor_bytes_late) = at(&floor_steps, true);
     let steps = steps as u64;
-    let row = Row::new(
+    let mut row = Row::new(
         W,
         "sqlite-normal",
-        late as u64,
+        points[2] as u64,
         "step",
         per(ours, steps),
         Some(per(theirs, steps)),
-    )
-    .with(&format!("ns_at_step_{early}"), ns_early.round() as u64)
-    .with(&format!("ns_at_step_{late}"), ns_late.round() as u64)
-    .with(&format!("bytes_at_step_{early}"), bytes_early)
-    .with(&format!("bytes_at_step_{late}"), bytes_late)
-    .with(
-        &format!("floor_ns_at_step_{early}"),
-        floor_ns_early.round() as u64,
-    )
-    .with(
-        &format!("floor_ns_at_step_{late}"),
-        floor_ns_late.round() as u64,
-    )
-    .with(&format!("floor_bytes_at_step_{early}"), floor_bytes_early)
-    .with(&format!("floor_bytes_at_step_{late}"), floor_bytes_late);
+    );
+    for (i, point) in points.iter().enumerate() {
+        let (ns, bytes) = at(&ours_steps, i);
+        let (floor_ns, floor_bytes) = at(&floor_steps, i);
+        row = row
+            .with(&format!("ns_at_step_{point}"), ns)
+            .with(&format!("bytes_at_step_{point}"), bytes)
+            .with(&format!("floor_ns_at_step_{point}"), floor_ns)
+            .with(&format!("floor_bytes_at_step_{point}"), floor_bytes);
+    }
+    let load = median(loads);
+    row = row.with("mean_bytes_per_step", middle(ours_means)).with(
+        &format!("load_latest_ns_at_step_{}", points[2]),
+        per(load, 1).round() as u64,
+    );
     bench.emit(row);
     Ok(())
+}
+
+/// The median of `values`.
+fn middle(mut values: Vec<u64>) -> u64 {
+    values.sort_unstable();
+    values.get(values.len() / 2).copied().unwrap_or(0)
+}
+
+/// The bytes written per step over the whole run, the whole checkpoints among them.
+fn mean_bytes(marks: &[(Instant, u64)]) -> u64 {
+    match (marks.first(), marks.last()) {
+        (Some((_, first)), Some((_, last))) if marks.len() > 1 => {
+            last.saturating_sub(*first) / (marks.len() as u64 - 1)
+        }
+        _ => 0,
+    }
+}
+
+/// How long reading the newest run's latest state back takes, as a process picking the thread
+/// up would: its newest checkpoint, folded, and read as the state type (a median of five).
+fn load_latest(
+    bench: &Bench<'_>,
+    store: &Arc<SqliteCheckpointer>,
+    steps: usize,
+) -> Result<Duration, BenchError> {
+    use trellis::checkpoint::Checkpointer;
+    const W: &str = "growing_state";
+    let runs = bench
+        .rt
+        .block_on(store.list_runs(1, 0))
+        .map_err(store_error(W))?;
+    let Some(run) = runs.first() else {
+        return Err(BenchError::Wrong {
+            workload: W,
+            reason: "no run stored".to_owned(),
+        });
+    };
+    let mut times = Vec::with_capacity(5);
+    for _ in 0..5 {
+        let started = Instant::now();
+        let latest = bench
+            .rt
+            .block_on(store.latest_checkpoint(&run.run_id))
+            .map_err(store_error(W))?;
+        let state: Option<Chat> = latest.and_then(|c| c.state_as().ok());
+        times.push(started.elapsed());
+        expect_eq(W, state.map(|s| s.messages.len()), Some(steps))?;
+    }
+    Ok(median(times))
 }
 
 fn to_json(state: &Chat) -> String {
