@@ -330,6 +330,9 @@ pub(crate) fn growing_state(bench: &mut Bench<'_>) -> Result<(), BenchError> {
             ours_steps.push(points.map(|point| step_cost(&marks, point)));
             ours_means.push(mean_bytes(&marks));
             loads.push(load_latest(bench, &store, steps)?);
+            // Each sample's file goes when measured: the floor's hold gigabytes at 2,000 steps.
+            drop((graph, store));
+            bench.scratch.file(&format!("chat-{sample}.db"));
             Ok(time)
         },
         || {
@@ -349,8 +352,13 @@ pub(crate) fn growing_state(bench: &mut Bench<'_>) -> Result<(), BenchError> {
                 sqlite_insert(&mut connection, step as u64, &json).map_err(sqlite_error(W))?;
             }
             marks.push((Instant::now(), bytes_written().unwrap_or(0)));
+            let elapsed = started.elapsed();
             floor_steps.push(points.map(|point| step_cost(&marks, point)));
-            Ok(started.elapsed())
+            drop(connection);
+            bench
+                .scratch
+                .file(&format!("chat-floor-{}.db", sample.get()));
+            Ok(elapsed)
         },
     )?;
     let at = |costs: &[[StepCost; 3]], i: usize| {

@@ -43,23 +43,24 @@ fn whole_state(
 ) -> Result<serde_json::Value, CheckpointError> {
     let what = what.to_owned();
     let mut statement = connection.prepare_cached(CHAIN).map_err(backend)?;
+    // Each state parsed where SQLite holds it: the whole one is the state's size.
     let rows = statement
         .query_map(params![key], |row| {
-            Ok((
-                row.get::<_, i64>(0)?,
-                row.get::<_, Option<i64>>(1)?,
-                row.get::<_, String>(2)?,
-            ))
+            let at = row.get::<_, i64>(0)?;
+            let base = row.get::<_, Option<i64>>(1)?;
+            let state = row.get_ref(2)?.as_str()?;
+            Ok((|| {
+                let at = u64::try_from(at).map_err(|e| corrupt(what.clone(), e))?;
+                Ok(match base {
+                    None => Link::Whole(at, parse(&what, state)?),
+                    Some(_) => Link::Delta(at, parse(&what, state)?),
+                })
+            })())
         })
         .map_err(backend)?;
     let mut links = Vec::new();
     for row in rows {
-        let (at, base, state) = row.map_err(backend)?;
-        let at = u64::try_from(at).map_err(|e| corrupt(what.clone(), e))?;
-        links.push(match base {
-            None => Link::Whole(at, parse(&what, &state)?),
-            Some(_) => Link::Delta(at, parse(&what, &state)?),
-        });
+        links.push(row.map_err(backend)??);
     }
     let id = u64::try_from(key & i64::from(u32::MAX)).unwrap_or_default();
     fold_chain(&what, links, id, delta)
