@@ -41,7 +41,9 @@ async fn in_memory_checkpointer_passes_the_conformance_suite() {
 async fn delta_checkpoints_in_memory() {
     let store: Arc<dyn trellis::checkpoint::Checkpointer> = Arc::new(InMemoryCheckpointer::new());
     common::deltas::a_long_run_reads_back_step_by_step(Arc::clone(&store)).await;
-    common::deltas::a_run_ended_between_deltas_goes_on(Arc::clone(&store), store).await;
+    common::deltas::a_run_ended_between_deltas_goes_on(Arc::clone(&store), Arc::clone(&store))
+        .await;
+    common::deltas::a_thread_s_runs_go_on_from_each_other(store).await;
 }
 
 /// A store that announces its writes is the store it wraps, to every caller.

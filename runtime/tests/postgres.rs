@@ -95,6 +95,7 @@ async fn delta_checkpoints_in_postgres() {
     common::deltas::a_long_run_reads_back_step_by_step(open().await).await;
     // Another pool on the same schema: another process.
     common::deltas::a_run_ended_between_deltas_goes_on(open().await, open().await).await;
+    common::deltas::a_thread_s_runs_go_on_from_each_other(open().await).await;
 }
 
 #[cfg_attr(
@@ -463,7 +464,7 @@ async fn a_database_of_the_first_schema_is_brought_up_to_date_and_keeps_its_runs
         &url,
         &schema,
         "DROP TABLE trellis_threads;
-         ALTER TABLE trellis_checkpoints DROP COLUMN base;
+         ALTER TABLE trellis_checkpoints DROP COLUMN base, DROP COLUMN base_run;
          ALTER TABLE trellis_runs DROP COLUMN metadata;
          ALTER TABLE trellis_runs DROP COLUMN thread_id;
          ALTER TABLE trellis_runs DROP COLUMN parent_run, DROP COLUMN parent_checkpoint;

@@ -47,6 +47,33 @@ async fn delta_checkpoints_in_sqlite() {
     };
     common::deltas::a_long_run_reads_back_step_by_step(open()).await;
     common::deltas::a_run_ended_between_deltas_goes_on(open(), open()).await;
+    common::deltas::a_thread_s_runs_go_on_from_each_other(open()).await;
+}
+
+/// A thread's next run writes its first checkpoint as the changes since the run before's
+/// last: a thread of 21 runs has a whole checkpoint in eight, not one a run.
+#[tokio::test]
+async fn a_thread_s_next_run_goes_on_from_the_last_without_a_whole_state() {
+    let (_scratch, path) = fresh_path();
+    let store: Arc<dyn trellis::checkpoint::Checkpointer> =
+        Arc::new(SqliteCheckpointer::open(&path).expect("opens"));
+    let graph = common::deltas::journal_graph(store, 3, 0, Arc::default());
+    let thread = graph.create_thread(Default::default()).await.unwrap();
+    for _ in 0..21 {
+        thread.invoke(Default::default()).await.unwrap();
+    }
+    let connection = rusqlite::Connection::open(&path).expect("opens");
+    let count = |sql: &str| -> i64 { connection.query_row(sql, [], |row| row.get(0)).unwrap() };
+    let (all, across, whole) = (
+        count("SELECT count(*) FROM checkpoints"),
+        count("SELECT count(*) FROM checkpoints WHERE base_run IS NOT NULL"),
+        count("SELECT count(*) FROM checkpoints WHERE base IS NULL"),
+    );
+    // The first run: a start and three steps; then a start and a step a run.
+    assert_eq!(all, 4 + 2 * 20);
+    // One whole in eight, across runs: 44 checkpoints, 6 whole; the 15 runs that did not start
+    // with a whole one went on from the run before.
+    assert_eq!((whole, across), (6, 15));
 }
 
 /// A step stores what it changed: a checkpoint's row holds the changes since the one before,

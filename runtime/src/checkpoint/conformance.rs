@@ -81,7 +81,8 @@ where
     deleting::deleting_checkpoints_before_keeps_the_later_ones(&fresh().await).await?;
     deltas::deltas_read_back_whole(&fresh().await).await?;
     deltas::branches_and_retries_over_deltas(&fresh().await).await?;
-    deltas::deleting_before_a_delta_keeps_its_state(&fresh().await).await
+    deltas::deleting_before_a_delta_keeps_its_state(&fresh().await).await?;
+    deltas::a_run_going_on_from_another_survives_its_deletion(&fresh().await).await
 }
 
 fn thread_id(text: &str) -> ThreadId {
@@ -209,6 +210,7 @@ pub fn sample_checkpoint(run_id: &RunId, id: u64) -> Checkpoint {
         state_type: "support::Ticket".into(),
         created_at: at("2026-03-04T05:06:07.123456Z"),
         delta: None,
+        chain: 0,
     }
 }
 

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::CheckpointError;
+use crate::id::RunId;
 
 /// What a step changed in the state's JSON object: fields given a new value, and array fields
 /// that gained items at their end. A field is in one of the two, never both: a field's reducer
@@ -109,9 +110,14 @@ pub enum DeltaMismatch {
 /// step hands its store beside the whole state ([`Checkpoint::delta`](super::Checkpoint::delta)).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StateDelta {
-    /// The checkpoint of the same run (its id) whose state these changes apply to: the one
-    /// written just before.
+    /// The checkpoint (its id) whose state these changes apply to: the one written just before
+    /// in the same run, or, with `run`, the one of `run` a run on a thread went on from.
     pub base: u64,
+    /// The run of checkpoint `base` when it is not this checkpoint's own: a run started on a
+    /// thread writes its first checkpoint as the changes since the thread's state it started
+    /// from, in the run before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<RunId>,
     /// What changed since.
     #[serde(flatten)]
     pub changes: StateChanges,
@@ -124,14 +130,27 @@ pub(crate) enum Link {
     Delta(u64, StateDelta),
 }
 
+/// Where a chain read from a store goes on from another run (a run on a thread, from the run
+/// before): the run and checkpoint whose whole state goes before `links`, when the chain's
+/// first delta (or `delta`, when no row precedes it in its run) follows that run's.
+pub(crate) fn goes_on_from(links: &[Link], delta: &StateDelta) -> Option<(RunId, u64)> {
+    let first = match links.first() {
+        Some(Link::Delta(_, first)) => first,
+        Some(Link::Whole(..)) => return None,
+        None => delta,
+    };
+    first.run.clone().map(|run| (run, first.base))
+}
+
 /// The whole state of checkpoint `id`, which keeps `delta`, from the rows before it that its
-/// store read (`links`, in id order, from the last whole one). `what` names it in errors.
+/// store read (`links`, in id order, from the last whole one, or from the state of the run
+/// before, as a whole link), with how many deltas it folded. `what` names it in errors.
 pub(crate) fn fold_chain(
     what: &str,
     links: Vec<Link>,
     id: u64,
     delta: StateDelta,
-) -> Result<Value, CheckpointError> {
+) -> Result<(Value, u32), CheckpointError> {
     let mut links = links.into_iter();
     let Some(Link::Whole(mut at, mut state)) = links.next() else {
         return Err(corrupt_state(
@@ -139,14 +158,16 @@ pub(crate) fn fold_chain(
             "it keeps the changes since an earlier checkpoint, but no whole checkpoint precedes it",
         ));
     };
+    let mut folded = 0;
     for link in links.chain(std::iter::once(Link::Delta(id, delta))) {
         let (next, delta) = match link {
             Link::Whole(next, whole) => {
-                (at, state) = (next, whole);
+                (at, state, folded) = (next, whole, 0);
                 continue;
             }
             Link::Delta(next, delta) => (next, delta),
         };
+        folded += 1;
         if delta.base != at {
             return Err(corrupt_state(
                 what,
@@ -162,7 +183,7 @@ pub(crate) fn fold_chain(
             .map_err(|error| corrupt_state(what, format!("checkpoint {next}: {error}")))?;
         at = next;
     }
-    Ok(state)
+    Ok((state, folded))
 }
 
 fn corrupt_state(what: &str, reason: impl Into<String>) -> CheckpointError {
@@ -239,6 +260,7 @@ mod tests {
     fn a_chain_folds_in_order_and_a_gap_or_no_whole_start_is_corrupt() {
         let delta = |base, item: &str| StateDelta {
             base,
+            run: None,
             changes: changes(json!({ "append": { "log": [item] } })),
         };
         let start = || Link::Whole(1, json!({ "log": ["a"] }));
@@ -249,7 +271,7 @@ mod tests {
             delta(2, "c"),
         )
         .unwrap();
-        assert_eq!(folded, json!({ "log": ["a", "b", "c"] }));
+        assert_eq!(folded, (json!({ "log": ["a", "b", "c"] }), 2));
         let gap = fold_chain(
             "checkpoint 4",
             vec![start(), Link::Delta(2, delta(1, "b"))],
@@ -275,6 +297,7 @@ mod tests {
     fn a_delta_reads_back_as_written() {
         let delta = StateDelta {
             base: 7,
+            run: None,
             changes: changes(json!({ "set": { "n": 2 }, "append": { "log": ["b"] } })),
         };
         let text = serde_json::to_string(&delta).unwrap();

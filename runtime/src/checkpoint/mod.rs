@@ -33,7 +33,7 @@ pub use crate::name::Name;
 pub use announce::{Announced, Changes, ReadyWatch, RunWatch};
 pub use delta::{DeltaMismatch, StateChanges, StateDelta};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) use delta::{Link, fold_chain};
+pub(crate) use delta::{Link, fold_chain, goes_on_from};
 pub use memory::InMemoryCheckpointer;
 #[cfg(feature = "postgres")]
 pub use postgres::{PostgresCheckpointer, PostgresOptions};
@@ -261,6 +261,16 @@ pub struct Checkpoint {
     /// kept into the whole state.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delta: Option<Arc<StateDelta>>,
+    /// As read back: how many deltas its store folded to read its state (0 when it kept it
+    /// whole). A run that goes on from it on a thread counts its own deltas on from there, so
+    /// that one whole checkpoint in `snapshot_every` bounds a thread's chains too. 0 as a step
+    /// writes it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub chain: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Checkpoint {
@@ -294,6 +304,7 @@ impl Checkpoint {
     ///     state_type: "demo::Count".into(),
     ///     created_at: trellis::run::Timestamp::now(),
     ///     delta: None,
+    ///     chain: 0,
     /// };
     /// assert_eq!(checkpoint.state_as::<Count>().unwrap().n, 3);
     /// assert_eq!(checkpoint.frontier, ["add"]);

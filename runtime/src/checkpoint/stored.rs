@@ -89,6 +89,7 @@ impl<'c> Detail<'c> {
             state_type: self.state_type.into_owned(),
             created_at: columns.created_at,
             delta: None,
+            chain: 0,
         }
     }
 }
@@ -143,6 +144,8 @@ pub(crate) struct Unfolded<T> {
 /// What is read with a state a delta may stand for.
 pub(crate) trait HasState {
     fn state_mut(&mut self) -> &mut Arc<serde_json::Value>;
+    /// Records how many deltas were folded to read the state (a checkpoint's `chain`).
+    fn set_chain(&mut self, chain: u32);
     /// What to name in an error.
     fn describe(&self) -> String;
 }
@@ -150,6 +153,10 @@ pub(crate) trait HasState {
 impl HasState for Checkpoint {
     fn state_mut(&mut self) -> &mut Arc<serde_json::Value> {
         &mut self.state
+    }
+
+    fn set_chain(&mut self, chain: u32) {
+        self.chain = chain;
     }
 
     fn describe(&self) -> String {
@@ -161,6 +168,8 @@ impl HasState for RunRecord {
     fn state_mut(&mut self) -> &mut Arc<serde_json::Value> {
         &mut self.state
     }
+
+    fn set_chain(&mut self, _: u32) {}
 
     fn describe(&self) -> String {
         format!("state of run {}", self.run_id)
@@ -183,6 +192,7 @@ pub(crate) fn fold_onto(
                 .apply_to(&mut state)
                 .map_err(|e| corrupt(checkpoint.describe(), e))?;
             checkpoint.state = Arc::new(state);
+            checkpoint.chain = before.chain + 1;
             Ok(Ok(checkpoint))
         }
         (delta, _) => Ok(Err(Unfolded {

@@ -144,23 +144,29 @@ impl<S: GraphState> Run<S> {
         Ok(())
     }
 
-    /// This new run, started on `thread` from checkpoint `from` (whose state it holds): `input`
-    /// is folded in by the reducers as if the caller had written it before the first step
-    /// (START's edges then follow, seeing it), and `from` is its parent.
+    /// This new run, started on `thread` from checkpoint `from` (whose state it holds, as
+    /// `json`, read by folding `chain` deltas): `input` is folded in by the reducers as if the
+    /// caller had written it before the first step (START's edges then follow, seeing it), and
+    /// `from` is its parent. Its first checkpoint can then be the changes since `from`.
     pub(crate) fn on_thread(
         &mut self,
         thread: ThreadId,
-        from: Option<CheckpointRef>,
+        from: Option<(CheckpointRef, Arc<serde_json::Value>, u32)>,
         input: S::Update,
     ) -> Result<(), RunError> {
-        // Changed outside a step: the next checkpoint holds the whole state.
-        self.ledger.written.forget();
-        Arc::make_mut(&mut self.state)
-            .apply_one(crate::START, input)
-            .map_err(|conflict| RunError::MergeConflict {
-                step: self.progress.step,
-                conflict,
-            })?;
+        let from = match from {
+            Some((at, json, chain)) => {
+                if self.graph.checkpointer.is_some() && self.graph.snapshot_every > 1 {
+                    self.ledger.written.go_on_from(at.clone(), json, chain);
+                }
+                Some(at)
+            }
+            None => None,
+        };
+        self.merge(
+            super::algo::Updates::One(crate::START, input),
+            self.progress.step,
+        )?;
         self.place_on(thread, from);
         Ok(())
     }

@@ -204,6 +204,7 @@ impl<S: GraphState> Run<S> {
             state_type: self.graph.topology.state_type.clone(),
             created_at: now,
             delta,
+            chain: 0,
         };
         let record = self.record(status, state, now, error);
         // Kept, not formatted: `emit` builds the event only when someone sees it.

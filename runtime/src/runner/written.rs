@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::Run;
 use super::algo::{self, Updates};
-use crate::checkpoint::{StateChanges, StateDelta};
+use crate::checkpoint::{CheckpointRef, StateChanges, StateDelta};
 use crate::errors::RunError;
 use crate::state::GraphState;
 
@@ -24,6 +24,9 @@ pub(super) struct Written {
     /// The state said it cannot tell what a step changed (a `WholeState`, a hand-written
     /// `GraphState`): every checkpoint of the run is whole.
     untold: bool,
+    /// For a run started on a thread, before its first checkpoint: the checkpoint of the run
+    /// before whose state it went on from, which its first checkpoint's changes follow.
+    from: Option<CheckpointRef>,
 }
 
 impl Written {
@@ -32,6 +35,21 @@ impl Written {
     pub(super) fn forget(&mut self) {
         self.json = None;
         self.changes = StateChanges::default();
+        self.from = None;
+    }
+
+    /// A run on a thread goes on from checkpoint `from` of the run before, whose state is
+    /// `json` (read by folding `chain` deltas): its first checkpoint can be the changes since.
+    pub(super) fn go_on_from(
+        &mut self,
+        from: CheckpointRef,
+        json: Arc<serde_json::Value>,
+        chain: u32,
+    ) {
+        self.json = json.is_object().then_some(json);
+        self.changes = StateChanges::default();
+        self.deltas = chain;
+        self.from = Some(from);
     }
 
     fn knows(&self) -> bool {
@@ -52,6 +70,11 @@ impl Written {
     /// it makes, unless this one must be whole: the run's first, the first after the JSON was
     /// forgotten, and one in `every`.
     fn delta(&mut self, base: u64, every: u32) -> Option<(Arc<serde_json::Value>, StateDelta)> {
+        // A run's first checkpoint follows the run before's, on a thread; else none.
+        let (base, run) = match self.from.take() {
+            Some(from) if base == 0 => (from.checkpoint, Some(from.run_id)),
+            _ => (base, None),
+        };
         let json = self
             .json
             .as_ref()
@@ -59,7 +82,7 @@ impl Written {
         let json = Arc::clone(json);
         self.deltas += 1;
         let changes = std::mem::take(&mut self.changes);
-        Some((json, StateDelta { base, changes }))
+        Some((json, StateDelta { base, run, changes }))
     }
 
     /// After a whole checkpoint of `json`: deltas follow it when `deltas` (the run has a store

@@ -415,9 +415,12 @@ impl<S: GraphState + Default> Thread<S> {
                     }
                 },
             };
-            let (base, step) = match &from {
-                Some(at) => self.state_at(at).await?,
-                None => (S::default(), 0),
+            let (base, step, written) = match &from {
+                Some(at) => {
+                    let (state, step, json, chain) = self.state_at(at).await?;
+                    (state, step, Some((at.clone(), json, chain)))
+                }
+                None => (S::default(), 0, None),
             };
             // The thread's state, committed already: not an input to fold again.
             let mut run = Run::new(self.graph.clone(), base);
@@ -432,7 +435,7 @@ impl<S: GraphState + Default> Thread<S> {
                     .await
                     .map_err(|error| RunError::branch(run.run_id(), at, error.as_ref()))?;
             }
-            run.on_thread(self.thread_id.clone(), from, input.clone())?;
+            run.on_thread(self.thread_id.clone(), written, input.clone())?;
             if !self.moved_to(&record, run.run_id()).await? {
                 // Another run started first: it is now what this one is refused for, or waits
                 // for, or cancels.
@@ -547,7 +550,12 @@ impl<S: GraphState + Default> Thread<S> {
     }
 
     /// The state checkpoint `at` holds, and the step it stands after.
-    async fn state_at(&self, at: &CheckpointRef) -> Result<(S, u64), RunError> {
+    /// The state of checkpoint `at`, its step, its JSON and how many deltas its store folded
+    /// to read it.
+    async fn state_at(
+        &self,
+        at: &CheckpointRef,
+    ) -> Result<(S, u64, Arc<serde_json::Value>, u32), RunError> {
         let checkpoint = self
             .store
             .checkpoint(&at.run_id, at.checkpoint)
@@ -561,7 +569,7 @@ impl<S: GraphState + Default> Thread<S> {
             action: "read from",
             source,
         })?;
-        Ok((state, checkpoint.step))
+        Ok((state, checkpoint.step, checkpoint.state, checkpoint.chain))
     }
 
     /// Waits until `run_id` no longer runs: woken by the store's announcements when it makes

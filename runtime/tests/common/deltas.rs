@@ -182,3 +182,47 @@ async fn each_step_s_state(
     }
     checkpoints
 }
+
+/// A thread of 21 runs, each going on from the one before: every run's checkpoints read back
+/// the state after its step, through the store and the thread's history; pruning all but the
+/// last three runs leaves theirs readable, and the thread goes on.
+pub async fn a_thread_s_runs_go_on_from_each_other(store: Arc<dyn Checkpointer>) {
+    use trellis::retention::{Per, Pruner, Retention};
+    // Three entries in the first run; then one a run, the router ending each after it.
+    let graph = journal_graph(Arc::clone(&store), 3, 0, Arc::default());
+    let thread = graph.create_thread(Default::default()).await.unwrap();
+    let mut runs = Vec::new();
+    for turn in 0..21 {
+        let outcome = thread.invoke(JournalUpdate::default()).await.unwrap();
+        assert_eq!(*outcome.state(), after(3 + turn), "turn {turn}");
+        runs.push(outcome.run_id().clone());
+    }
+    for run_id in &runs {
+        for checkpoint in store.list_checkpoints(run_id).await.unwrap() {
+            let state: Journal = checkpoint.state_as().unwrap();
+            assert_eq!(state.entries.len(), state.total_count as usize);
+            assert_eq!(
+                state,
+                after(state.entries.len()),
+                "{run_id} #{}",
+                checkpoint.id
+            );
+        }
+    }
+    let pruned = Pruner::new(Arc::clone(&store))
+        .prune(
+            &Retention::keep_last(3).per(Per::Thread),
+            trellis::run::Timestamp::now(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(pruned.len(), 18);
+    for (turn, run_id) in runs.iter().enumerate().skip(18) {
+        let latest = store.latest_checkpoint(run_id).await.unwrap().unwrap();
+        assert_eq!(latest.state_as::<Journal>().unwrap(), after(3 + turn));
+        let first = store.checkpoint(run_id, 1).await.unwrap().unwrap();
+        assert_eq!(first.state_as::<Journal>().unwrap(), after(2 + turn));
+    }
+    let next = thread.invoke(JournalUpdate::default()).await.unwrap();
+    assert_eq!(*next.state(), after(24));
+}

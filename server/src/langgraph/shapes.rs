@@ -320,6 +320,7 @@ mod tests {
             state_type: "S".into(),
             created_at: Timestamp::now(),
             delta: None,
+            chain: 0,
         };
         let state = state("t", &checkpoint, None);
         assert_eq!(state["next"], json!(["review"]));

@@ -24,6 +24,7 @@ fn step(run: &RunRecord, id: u64, state: Value, delta: Option<Value>) -> (RunRec
     checkpoint.delta = delta.map(|changes| {
         Arc::new(StateDelta {
             base: id - 1,
+            run: None,
             changes: serde_json::from_value::<StateChanges>(changes)
                 .unwrap_or_else(|e| panic!("conformance suite constant: {e}")),
         })
@@ -261,4 +262,69 @@ pub(super) async fn deleting_before_a_delta_keeps_its_state(
         record.map(|r| r.state)
     );
     Ok(())
+}
+
+/// A run that goes on from another's checkpoint (a thread's next run) may write its first
+/// checkpoint as the changes since that one: it reads back whole, and stays whole once the run
+/// it went on from is deleted.
+pub(super) async fn a_run_going_on_from_another_survives_its_deletion(
+    store: &impl Checkpointer,
+) -> Result<(), ConformanceError> {
+    const CHECK: &str = "a_run_going_on_from_another_survives_its_deletion";
+    let mut before = running(5);
+    let steps = five_steps();
+    write_steps(CHECK, store, &before, &steps[..3]).await?;
+    before.status = RunStatus::Completed;
+    before.lease_until = None;
+    let (record, checkpoint) = step(&before, 4, steps[2].0.clone(), Some(json!({})));
+    backend(CHECK, store.save_step(record, checkpoint).await)?;
+    let next = running(6);
+    let first = json!({ "log": ["a", "b", "«c»", "next"], "n": 2, "text": "ü" });
+    let second = json!({ "log": ["a", "b", "«c»", "next", "more"], "n": 9, "text": "ü" });
+    let (record, mut checkpoint) = step(&next, 1, first.clone(), None);
+    checkpoint.delta = Some(Arc::new(StateDelta {
+        base: 4,
+        run: Some(before.run_id.clone()),
+        changes: serde_json::from_value(json!({ "append": { "log": ["next"] } }))
+            .unwrap_or_else(|e| panic!("conformance suite constant: {e}")),
+    }));
+    backend(CHECK, store.save_step(record, checkpoint).await)?;
+    let (record, checkpoint) = step(
+        &next,
+        2,
+        second.clone(),
+        Some(json!({ "set": { "n": 9 }, "append": { "log": ["more"] } })),
+    );
+    backend(CHECK, store.save_step(record, checkpoint).await)?;
+    let expect = async |when: &str| -> Result<(), ConformanceError> {
+        let listed = backend(CHECK, store.list_checkpoints(&next.run_id).await)?;
+        let states: Vec<&Value> = listed.iter().map(|c| &*c.state).collect();
+        ensure!(
+            CHECK,
+            states == [&first, &second],
+            "{when}: the run's list holds {states:?}"
+        );
+        let one = backend(CHECK, store.checkpoint(&next.run_id, 1).await)?;
+        ensure!(
+            CHECK,
+            one.as_ref().is_some_and(|c| *c.state == first),
+            "{when}: its first checkpoint reads {one:?}"
+        );
+        let record = backend(CHECK, store.load_run(&next.run_id).await)?;
+        ensure!(
+            CHECK,
+            record.as_ref().is_some_and(|r| *r.state == second),
+            "{when}: its record holds {:?}",
+            record.map(|r| r.state)
+        );
+        Ok(())
+    };
+    expect("before the deletion").await?;
+    let deleted = backend(CHECK, store.delete_runs(&[before.run_id.clone()]).await)?;
+    ensure!(
+        CHECK,
+        deleted == [before.run_id.clone()],
+        "deleted {deleted:?}, expected the run gone on from"
+    );
+    expect("once the run it went on from is deleted").await
 }

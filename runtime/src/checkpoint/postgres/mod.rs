@@ -101,8 +101,12 @@ const MIGRATIONS: &[&str] = &[
     // 4 → 5: what a run's starter said about it (LangGraph's run `metadata`); NULL for none.
     "ALTER TABLE trellis_runs ADD COLUMN metadata jsonb;",
     // 5 → 6: delta checkpoints. A row with `base` keeps in `state` the changes since its run's
-    // checkpoint `base`; rows written before keep their whole state, and read as they did.
-    "ALTER TABLE trellis_checkpoints ADD COLUMN base bigint;",
+    // checkpoint `base` (or `base_run`'s: a thread's next run goes on from the one before);
+    // rows written before keep their whole state, and read as they did.
+    "ALTER TABLE trellis_checkpoints ADD COLUMN base bigint;
+    ALTER TABLE trellis_checkpoints ADD COLUMN base_run text;
+    CREATE INDEX trellis_checkpoints_base_run ON trellis_checkpoints (base_run)
+        WHERE base_run IS NOT NULL;",
 ];
 
 /// How to connect: the pool's size, the schema the tables live in, timeouts.
@@ -453,6 +457,7 @@ impl Checkpointer for PostgresCheckpointer {
             &row.state,
             &row.detail,
             &row.base,
+            &row.base_run,
         ]);
         if self.execute(SAVE_STEP, &params).await? == 1 {
             return Ok(());

@@ -33,9 +33,15 @@ impl PostgresCheckpointer {
         run_ids: &[RunId],
     ) -> Result<Vec<RunId>, CheckpointError> {
         let ids: Vec<&str> = run_ids.iter().map(RunId::as_str).collect();
-        let rows = self
+        let mut connection = self.pool.get().await.map_err(super::pool_error)?;
+        let transaction = connection.transaction().await.map_err(super::backend)?;
+        // What goes on from a run about to go is made whole first (harmless for one kept).
+        super::chain::make_dependents_whole(&transaction, &ids).await?;
+        let rows = transaction
             .query(DELETE_RUNS, &[&ids as &(dyn ToSql + Sync)])
-            .await?;
+            .await
+            .map_err(super::backend)?;
+        transaction.commit().await.map_err(super::backend)?;
         let mut gone = std::collections::HashSet::with_capacity(rows.len());
         for row in &rows {
             let run_id: String = column(row, 0, &|c| format!("column `{c}` of a deleted run"))?;

@@ -144,11 +144,12 @@ pub(super) const SAVE_STEP: &str = concat!(
     "WITH run AS (",
     upsert_run!(),
     " WHERE trellis_runs.owner IS NOT DISTINCT FROM excluded.owner RETURNING run_id)
-    INSERT INTO trellis_checkpoints (run_id, id, step, label, created_at, state, detail, base)
-    SELECT run_id, $19, $20, $21, $22, $23, $24, $25 FROM run
+    INSERT INTO trellis_checkpoints
+        (run_id, id, step, label, created_at, state, detail, base, base_run)
+    SELECT run_id, $19, $20, $21, $22, $23, $24, $25, $26 FROM run
     ON CONFLICT (run_id, id) DO UPDATE SET step = excluded.step, label = excluded.label,
         created_at = excluded.created_at, state = excluded.state, detail = excluded.detail,
-        base = excluded.base"
+        base = excluded.base, base_run = excluded.base_run"
 );
 
 /// The oldest ready run of a graph, claimed; others claiming at the same moment skip it.
@@ -211,6 +212,7 @@ pub(super) struct CheckpointParams {
     /// The whole state, or (with `base`) the changes since checkpoint `base` (a `StateDelta`).
     pub(super) state: serde_json::Value,
     pub(super) base: Option<i64>,
+    pub(super) base_run: Option<String>,
     pub(super) detail: serde_json::Value,
 }
 
@@ -226,6 +228,10 @@ impl CheckpointParams {
                 None => (*checkpoint.state).clone(),
             },
             base: checkpoint.delta.as_ref().map(|delta| big(delta.base)),
+            base_run: checkpoint
+                .delta
+                .as_ref()
+                .and_then(|delta| delta.run.as_ref().map(|run| run.as_str().to_owned())),
             detail: json("checkpoint detail", &Detail::of(checkpoint))?,
         })
     }

@@ -67,6 +67,7 @@ impl SqliteCheckpointer {
                     else {
                         continue;
                     };
+                    super::chain::make_dependents_whole(&transaction, run_id.as_str())?;
                     delete_with_children(&transaction, &run_id, seq)?;
                     deleted.push(run_id);
                 }

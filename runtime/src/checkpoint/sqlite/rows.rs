@@ -134,6 +134,7 @@ pub(super) struct CheckpointRow {
     /// The whole state, or (with `base`) the changes since checkpoint `base` (a `StateDelta`).
     pub(super) state: String,
     pub(super) base: Option<i64>,
+    pub(super) base_run: Option<String>,
     pub(super) detail: String,
     /// With `save_step`: the run's last node and transitions as of this checkpoint.
     pub(super) progress: Option<(Option<String>, i64)>,
@@ -172,6 +173,10 @@ pub(super) fn checkpoint_row(
             .delta
             .as_ref()
             .map(|delta| i64::try_from(delta.base).unwrap_or(i64::MAX)),
+        base_run: checkpoint
+            .delta
+            .as_ref()
+            .and_then(|delta| delta.run.as_ref().map(|run| run.as_str().to_owned())),
         run_id: checkpoint.run_id.clone(),
         id: i64::try_from(checkpoint.id).unwrap_or(i64::MAX),
         step: i64::try_from(checkpoint.step).unwrap_or(i64::MAX),
@@ -227,8 +232,8 @@ pub(super) fn insert_checkpoint(
     connection
         .prepare_cached(
             "INSERT OR REPLACE INTO checkpoints (key, id, step, label, created_at, state, detail,
-                 run_last_node, run_transitions, base)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                 run_last_node, run_transitions, base, base_run)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
         )
         .and_then(|mut statement| {
             statement.execute(params![
@@ -242,6 +247,7 @@ pub(super) fn insert_checkpoint(
                 row.progress.as_ref().and_then(|(node, _)| node.as_deref()),
                 row.progress.as_ref().map(|&(_, transitions)| transitions),
                 row.base,
+                row.base_run,
             ])
         })
         .map_err(backend)?;

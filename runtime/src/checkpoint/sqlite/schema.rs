@@ -100,8 +100,11 @@ const MIGRATIONS: &[&str] = &[
     // none.
     "ALTER TABLE runs ADD COLUMN metadata TEXT;",
     // 8 → 9: delta checkpoints. A row with `base` keeps in `state` the changes since its run's
-    // checkpoint `base`; rows written before keep their whole state, and read as they did.
-    "ALTER TABLE checkpoints ADD COLUMN base INTEGER;",
+    // checkpoint `base` (or `base_run`'s: a thread's next run goes on from the one before);
+    // rows written before keep their whole state, and read as they did.
+    "ALTER TABLE checkpoints ADD COLUMN base INTEGER;
+    ALTER TABLE checkpoints ADD COLUMN base_run TEXT;
+    CREATE INDEX checkpoints_base_run ON checkpoints (base_run) WHERE base_run IS NOT NULL;",
 ];
 
 /// Before the migration to schema 5, which keys each checkpoint by its run's number and its
