@@ -177,6 +177,10 @@ impl Checkpointer for Announced {
         Ok(())
     }
 
+    fn writes_deltas(&self) -> bool {
+        self.inner.writes_deltas()
+    }
+
     async fn claim_run(
         &self,
         run: &RunRecord,

@@ -177,7 +177,7 @@ impl Checkpointer for InMemoryCheckpointer {
         run: RunRecord,
         mut checkpoint: Checkpoint,
     ) -> Result<(), CheckpointError> {
-        // Memory keeps the whole state, which costs no copy here: the delta is only a hint.
+        // Memory keeps the whole state (see `writes_deltas`): a delta is only a hint.
         checkpoint.delta = None;
         if run.run_id != checkpoint.run_id {
             return Err(CheckpointError::Corrupt {
@@ -218,6 +218,10 @@ impl Checkpointer for InMemoryCheckpointer {
         stored.record = run;
         stored.put(checkpoint);
         Ok(())
+    }
+
+    fn writes_deltas(&self) -> bool {
+        false
     }
 
     async fn load_run(&self, run_id: &RunId) -> Result<Option<RunRecord>, CheckpointError> {

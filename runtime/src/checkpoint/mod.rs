@@ -391,6 +391,13 @@ pub trait Checkpointer: Send + Sync {
         checkpoint: Checkpoint,
     ) -> Result<(), CheckpointError>;
 
+    /// Whether this store writes [`Checkpoint::delta`] when it is given one. A store that keeps
+    /// whole states answers `false` (the in-memory one), and its runs then skip working out
+    /// what each step changed: it would be a cost for nothing. The default is `true`.
+    fn writes_deltas(&self) -> bool {
+        true
+    }
+
     /// Replaces the run record only if the stored one has status `expected`; returns whether it
     /// did. This is how a resume claims a paused run: two claims, one winner.
     async fn claim_run(

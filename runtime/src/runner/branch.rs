@@ -156,7 +156,7 @@ impl<S: GraphState> Run<S> {
     ) -> Result<(), RunError> {
         let from = match from {
             Some((at, json, chain)) => {
-                if self.graph.checkpointer.is_some() && self.graph.snapshot_every > 1 {
+                if self.writes_deltas() {
                     self.ledger.written.go_on_from(at.clone(), json, chain);
                 }
                 Some(at)

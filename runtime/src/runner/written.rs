@@ -134,9 +134,22 @@ impl<S: GraphState> Run<S> {
         }
         let json = self.state_json()?;
         self.check_written(&json);
-        let deltas = every > 1 && self.graph.checkpointer.is_some();
+        let deltas = self.writes_deltas();
         self.ledger.written.whole(&json, deltas);
         Ok((json, None))
+    }
+
+    /// Whether the run writes deltas, and so works out what each of its steps changed: when it
+    /// has a store that writes them and `snapshot_every` leaves room for one. Debug builds do
+    /// for a store that keeps whole states too (which ignores them), so that every test on
+    /// every store checks `GraphState::changes`.
+    pub(super) fn writes_deltas(&self) -> bool {
+        self.graph.snapshot_every > 1
+            && self
+                .graph
+                .checkpointer
+                .as_ref()
+                .is_some_and(|store| store.writes_deltas() || cfg!(debug_assertions))
     }
 
     /// In debug builds (at every checkpoint written), that the JSON kept up to date by the
