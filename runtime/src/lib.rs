@@ -152,8 +152,10 @@ pub mod run {
 }
 
 /// Dynamic fan-out: a branch to run ([`SendTo`](send::SendTo)), returned by a send edge's
-/// function or in [`Command::Sends`].
+/// function or in [`Command::Sends`], and a node that only a typed input can be sent to
+/// ([`SentNode`](send::SentNode)).
 pub mod send {
+    pub use crate::builder::SentNode;
     pub use crate::node::SendTo;
 }
 

@@ -366,3 +366,147 @@ async fn a_sent_branch_resumes_to_itself_with_its_input_in_sqlite() {
     let (first, second) = common::sqlite_pair(&scratch);
     common::sends::a_sent_branch_resumes_to_itself_with_its_input(first, second).await;
 }
+
+/// The input of a typed send: a struct, so that its fields make the trip through JSON.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Job {
+    item: u32,
+    weight: u32,
+}
+
+#[tokio::test]
+async fn a_typed_send_runs_its_node_once_per_input_read_as_its_type() {
+    let running = Arc::new(AtomicUsize::new(0));
+    let most = Arc::new(AtomicUsize::new(0));
+    let (now, peak) = (Arc::clone(&running), Arc::clone(&most));
+    let mut builder = GraphBuilder::<Batch>::new("TypedBatch");
+    let work = builder.add_sent_node_fn_with(
+        "work",
+        move |_, job: Job, _| {
+            let (now, peak) = (Arc::clone(&now), Arc::clone(&peak));
+            async move {
+                let at_once = now.fetch_add(1, Ordering::SeqCst) + 1;
+                peak.fetch_max(at_once, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(1)).await;
+                now.fetch_sub(1, Ordering::SeqCst);
+                Ok(BatchUpdate::default()
+                    .done(job.item)
+                    .merged(job.weight)
+                    .into())
+            }
+        },
+        NodeOptions::new().max_concurrency(3),
+    );
+    assert_eq!(work.name(), "work");
+    builder
+        .add_send_to(START, &work, |batch: &Batch, _| {
+            (0..batch.items)
+                .map(|item| Job {
+                    item,
+                    weight: item * 10,
+                })
+                .collect()
+        })
+        .add_edge("work", END);
+    let graph = builder
+        .compile()
+        .unwrap()
+        .with_checkpointer(Arc::new(InMemoryCheckpointer::new()));
+    let done = graph
+        .invoke(Batch {
+            items: 20,
+            ..Batch::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(done.state().done, (0..20).collect::<Vec<u32>>());
+    assert_eq!(done.state().merged, (0..20).map(|i| i * 10).sum::<u32>());
+    assert_eq!(most.load(Ordering::SeqCst), 3, "its options hold");
+    // The blueprint names the input's type, as `input Job;` in a `.graph` file does, and the
+    // edge is a send edge to the node.
+    let blueprint = graph.blueprint();
+    let node = blueprint.nodes.iter().find(|n| n.id == "work").unwrap();
+    assert_eq!(node.input.as_deref(), Some("Job"));
+    assert!(
+        blueprint
+            .edges
+            .iter()
+            .any(|e| e.kind == trellis_graph::EdgeKind::Each && e.targets.len() == 1),
+        "{:?}",
+        blueprint.edges
+    );
+}
+
+#[tokio::test]
+async fn a_node_sends_typed_branches_by_command_and_a_wrong_input_fails_clearly() {
+    let build = |by_json: bool| {
+        let mut builder = GraphBuilder::<Ticket>::new("TypedCommands");
+        let write = builder.add_sent_node_fn("write", |_, word: String, _| async move {
+            Ok(TicketUpdate::default().log(format!("write {word}")).into())
+        });
+        let to_write = write.clone();
+        builder
+            .add_node_fn("plan", move |_, _| {
+                let write = to_write.clone();
+                async move {
+                    let sends = if by_json {
+                        // Past the types: JSON that is not a `String`.
+                        vec![SendTo::json("write", serde_json::json!({ "word": 1 }))]
+                    } else {
+                        vec![write.with(&"a".to_owned())?, write.with(&"b".to_owned())?]
+                    };
+                    Ok(NodeResult::UpdateThen(
+                        TicketUpdate::default().log("plan"),
+                        Command::Sends(sends),
+                    ))
+                }
+            })
+            .add_edge(START, "plan")
+            .add_send_to("plan", &write, |_: &Ticket, _| Vec::new())
+            .add_edge("write", END);
+        builder.compile().unwrap()
+    };
+    let done = build(false).invoke(Ticket::default()).await.unwrap();
+    assert_eq!(done.state().log, ["plan", "write a", "write b"]);
+    let error = build(true)
+        .invoke(Ticket::default())
+        .await
+        .unwrap_err()
+        .error;
+    let text = error.to_string();
+    assert!(
+        text.contains("the input sent to node `write` is not what it reads"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn an_input_that_cannot_be_json_fails_the_run_naming_the_edge() {
+    use std::collections::HashMap;
+    #[derive(Clone, Debug, Default, Serialize, Deserialize, GraphState)]
+    struct Keys {
+        #[reducer(sum)]
+        seen: u32,
+    }
+    let mut builder = GraphBuilder::<Keys>::new("Keys");
+    let count = builder.add_sent_node_fn("count", |_, keys: HashMap<(u8, u8), u8>, _| async move {
+        Ok(KeysUpdate::default().seen(keys.len() as u32).into())
+    });
+    builder
+        .add_send_to(START, &count, |_: &Keys, _| {
+            // A map keyed by tuples has no JSON form.
+            vec![HashMap::from([((1, 2), 3)])]
+        })
+        .add_edge("count", END);
+    let error = builder
+        .compile()
+        .unwrap()
+        .invoke(Keys::default())
+        .await
+        .unwrap_err()
+        .error;
+    assert!(
+        matches!(&error, RunError::SendInput { from, .. } if from == "START"),
+        "{error:?}"
+    );
+}

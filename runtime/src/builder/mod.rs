@@ -16,7 +16,9 @@ use crate::state::{ApplyResume, GraphState};
 
 mod help;
 mod resolve;
+mod sends;
 use crate::subgraph::{Subgraph, SubgraphMap, SubgraphNode};
+pub use sends::SentNode;
 
 pub use trellis_graph::{END, START};
 
@@ -452,6 +454,11 @@ impl<S: GraphState> GraphBuilder<S> {
     /// [`NodeOptions::max_concurrency`] bounds how many of its branches run at once. `from` may
     /// be [`START`]. A node can also send with [`Command::Sends`](crate::Command::Sends) toward
     /// these targets.
+    ///
+    /// The inputs here are JSON, read by the target with [`NodeContext::input`], so a branch
+    /// of the wrong shape fails at run time. To one node that takes a typed input, prefer
+    /// [`add_send_to`](Self::add_send_to) with a node from
+    /// [`add_sent_node_fn`](Self::add_sent_node_fn): then only its type compiles.
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
