@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use clap::{Subcommand, ValueEnum};
-use trellis::checkpoint::{Checkpoint, Name, StoreUrl};
+use trellis::checkpoint::{Checkpoint, Name, SqliteCheckpointer, StoreUrl, Vacuumed};
 use trellis::retention::{Per, PrunedRun, Pruner, Retention};
 use trellis::run::Timestamp;
 use trellis::versions::{self, Renames};
@@ -62,6 +62,10 @@ pub(crate) enum RunsCommand {
         /// runs' own).
         #[arg(long, value_name = "PATH")]
         transcripts: Option<std::path::PathBuf>,
+        /// Then rewrite the SQLite file without the space the deleted runs left, so that it
+        /// shrinks (needs the file to itself; not with `--dry-run`).
+        #[arg(long, conflicts_with = "dry_run")]
+        vacuum: bool,
     },
     /// Compacts a thread to its latest state: deletes its earlier runs and its newest run's
     /// checkpoints before its latest committed one. The thread, a pending question and what
@@ -75,6 +79,10 @@ pub(crate) enum RunsCommand {
         /// Also delete the earlier runs' agent transcripts, kept in this SQLite file.
         #[arg(long, value_name = "PATH")]
         transcripts: Option<std::path::PathBuf>,
+        /// Then rewrite the SQLite file without the space freed, so that it shrinks (needs the
+        /// file to itself; not with `--dry-run`).
+        #[arg(long, conflicts_with = "dry_run")]
+        vacuum: bool,
     },
     /// Moves a paused run onto a newer version of its graph whose nodes were renamed: writes
     /// its latest checkpoint again with the new names (`--rename OLD=NEW`). With `--graph`, first
@@ -140,6 +148,10 @@ pub(crate) enum RunsError {
     Graph(String),
     #[error("cannot open the transcripts: {0}")]
     Transcripts(#[from] trellis_agent::transcript::TranscriptError),
+    #[error(
+        "`--vacuum` rewrites an SQLite file; PostgreSQL reclaims the space of deleted rows itself (autovacuum)"
+    )]
+    VacuumNotSqlite,
 }
 
 /// `sqlite:PATH`, `postgres://…`, or a bare path (an SQLite file).
@@ -159,6 +171,16 @@ pub(crate) fn run(command: RunsCommand, db: &str, format: RunsFormat) -> Result<
     {
         return Err(RunsError::Missing(path.display().to_string()));
     }
+    let vacuum_asked = matches!(
+        command,
+        RunsCommand::Prune { vacuum: true, .. } | RunsCommand::Compact { vacuum: true, .. }
+    );
+    // Refused before anything is deleted.
+    let vacuum_path = match &url {
+        StoreUrl::Sqlite(path) if vacuum_asked => Some(path.clone()),
+        _ if vacuum_asked => return Err(RunsError::VacuumNotSqlite),
+        _ => None,
+    };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -203,6 +225,7 @@ pub(crate) fn run(command: RunsCommand, db: &str, format: RunsFormat) -> Result<
                 thread,
                 dry_run,
                 transcripts,
+                vacuum: _,
             } => {
                 let mut policy = match (keep_last, older_than) {
                     (Some(n), Some(age)) => Retention::keep_last(n).and_older_than(age),
@@ -227,7 +250,10 @@ pub(crate) fn run(command: RunsCommand, db: &str, format: RunsFormat) -> Result<
                 } else {
                     pruner.prune(&policy, now).await?
                 };
-                pruned(&runs, None, dry_run, format)
+                // The vacuum needs the file to itself: this connection goes first.
+                drop(pruner);
+                let vacuumed = vacuumed(vacuum_path.as_deref()).await?;
+                pruned(&runs, None, vacuumed, dry_run, format)
             }
             RunsCommand::Migrate {
                 id,
@@ -265,6 +291,7 @@ pub(crate) fn run(command: RunsCommand, db: &str, format: RunsFormat) -> Result<
                 thread,
                 dry_run,
                 transcripts,
+                vacuum: _,
             } => {
                 let thread = ThreadId::parse(&thread)?;
                 let pruner = pruner(store, transcripts.as_deref())?;
@@ -273,9 +300,12 @@ pub(crate) fn run(command: RunsCommand, db: &str, format: RunsFormat) -> Result<
                 } else {
                     pruner.compact_thread(&thread).await?
                 };
+                drop(pruner);
+                let vacuumed = vacuumed(vacuum_path.as_deref()).await?;
                 pruned(
                     &compacted.runs,
                     Some(compacted.checkpoints),
+                    vacuumed,
                     dry_run,
                     format,
                 )
@@ -323,11 +353,20 @@ fn pruner(
     Ok(pruner)
 }
 
-/// The runs a prune or a compaction deleted (or would), then a line saying how many; as JSON,
-/// one object a run, then one for the totals.
+/// The SQLite file at `path` vacuumed, when `--vacuum` gave one.
+async fn vacuumed(path: Option<&std::path::Path>) -> Result<Option<Vacuumed>, RunsError> {
+    match path {
+        Some(path) => Ok(Some(SqliteCheckpointer::open(path)?.vacuum().await?)),
+        None => Ok(None),
+    }
+}
+
+/// The runs a prune or a compaction deleted (or would), then a line saying how many, and one
+/// for the vacuum; as JSON, one object a run, then one for the totals.
 fn pruned(
     runs: &[PrunedRun],
     checkpoints: Option<u64>,
+    vacuumed: Option<Vacuumed>,
     dry_run: bool,
     format: RunsFormat,
 ) -> Result<String, RunsError> {
@@ -349,6 +388,12 @@ fn pruned(
             let mut total = serde_json::json!({ "dry_run": dry_run, "runs": runs.len() });
             if let Some(checkpoints) = checkpoints {
                 total["checkpoints"] = checkpoints.into();
+            }
+            if let Some(vacuumed) = vacuumed {
+                total["vacuumed"] = serde_json::json!({
+                    "bytes_before": vacuumed.bytes_before,
+                    "bytes_after": vacuumed.bytes_after,
+                });
             }
             text.push_str(&serde_json::to_string(&total)?);
             text.push('\n');
@@ -384,6 +429,12 @@ fn pruned(
                 ));
             }
             text.push('\n');
+            if let Some(vacuumed) = vacuumed {
+                text.push_str(&format!(
+                    "vacuumed: the file went from {} to {} bytes\n",
+                    vacuumed.bytes_before, vacuumed.bytes_after
+                ));
+            }
             Ok(text)
         }
     }

@@ -652,10 +652,42 @@ async fn runs_prune_and_compact_in_sqlite() {
         serde_json::from_str(&last).expect("a checkpoint as JSON")
     };
     let before = latest(&counted[2]);
-    let compacted = trellis(&["runs", "compact", thread.as_str(), "--db", &url]);
-    assert_eq!(compacted.status.code(), Some(0), "{}", stderr(&compacted));
+    // `--vacuum` is for SQLite files: refused for PostgreSQL before anything is deleted.
+    let refused = trellis(&[
+        "runs",
+        "compact",
+        thread.as_str(),
+        "--db",
+        "postgres://nobody@127.0.0.1:1/none",
+        "--vacuum",
+    ]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
     assert!(
-        stdout(&compacted).ends_with("deleted 2 runs and 1 earlier checkpoint of the newest run\n")
+        stderr(&refused).contains("autovacuum"),
+        "{}",
+        stderr(&refused)
+    );
+    let compacted = trellis(&["runs", "compact", thread.as_str(), "--db", &url, "--vacuum"]);
+    assert_eq!(compacted.status.code(), Some(0), "{}", stderr(&compacted));
+    let said = stdout(&compacted);
+    let (deleted, vacuumed) = said
+        .trim_end()
+        .rsplit_once('\n')
+        .expect("a line for the deletion, one for the vacuum");
+    assert!(
+        deleted.ends_with("deleted 2 runs and 1 earlier checkpoint of the newest run"),
+        "{said}"
+    );
+    let sizes: Vec<u64> = vacuumed
+        .strip_prefix("vacuumed: the file went from ")
+        .and_then(|rest| rest.strip_suffix(" bytes"))
+        .map(|sizes| sizes.split(" to ").filter_map(|n| n.parse().ok()).collect())
+        .unwrap_or_default();
+    assert!(sizes.len() == 2 && sizes[1] <= sizes[0], "{said}");
+    assert_eq!(
+        std::fs::metadata(&db).map(|m| m.len()).ok(),
+        Some(sizes[1]),
+        "the file is the size said"
     );
     assert_eq!(listed(&url), 5);
     let checkpoints = trellis(&[

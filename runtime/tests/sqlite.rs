@@ -605,3 +605,72 @@ async fn a_paused_run_is_migrated_onto_a_renamed_graph_and_completes() {
     let done = renamed.resume(&run_id, Answer::Approve).await.unwrap();
     assert_eq!(done.state().log, ["draft", "answered send@2", "last"]);
 }
+
+/// Pruning frees pages but leaves the file as large; `vacuum` gives them back, to the file on
+/// disk too, and the runs kept read back as they did.
+#[tokio::test]
+async fn a_vacuum_after_a_prune_shrinks_the_file_and_keeps_the_runs() {
+    use trellis::retention::{Pruner, Retention};
+    let (_scratch, path) = fresh_path();
+    let store = Arc::new(SqliteCheckpointer::open(&path).expect("opens"));
+    let mut builder = GraphBuilder::<Ticket>::new("Long");
+    builder
+        .add_node_fn("draft", |ticket: Arc<Ticket>, _| async move {
+            Ok(TicketUpdate::default()
+                .draft(Some(ticket.text.repeat(2)))
+                .into())
+        })
+        .add_edge(START, "draft")
+        .add_edge("draft", END);
+    let graph = builder
+        .compile()
+        .expect("compiles")
+        .with_checkpointer(store.clone());
+    let mut runs = Vec::new();
+    for at in 0..40 {
+        let text = format!("{at:03} {}", "x".repeat(4_000));
+        runs.push(
+            graph
+                .invoke(ticket(&text))
+                .await
+                .expect("runs")
+                .run_id()
+                .clone(),
+        );
+    }
+    let file_size = || std::fs::metadata(&path).expect("the file").len();
+    let pruned = Pruner::new(store.clone())
+        .prune(&Retention::keep_last(3), trellis::run::Timestamp::now())
+        .await
+        .expect("prunes");
+    assert_eq!(pruned.len(), 37);
+    // Checkpointed into the file, so that its size is the database's.
+    let vacuumed = store.vacuum().await.expect("vacuums");
+    assert!(
+        vacuumed.bytes_after * 4 < vacuumed.bytes_before,
+        "{vacuumed:?}"
+    );
+    assert_eq!(file_size(), vacuumed.bytes_after, "the file itself shrank");
+    let wal = path.with_extension("db-wal");
+    assert!(
+        std::fs::metadata(&wal).map_or(0, |m| m.len()) == 0,
+        "the log is truncated"
+    );
+    // The three kept read back whole, and the store writes on.
+    for run in &runs[37..] {
+        let record = store.load_run(run).await.expect("loads").expect("kept");
+        assert_eq!(record.status, RunStatus::Completed);
+        let state: Ticket = serde_json::from_value((*record.state).clone()).expect("a ticket");
+        assert_eq!(state.draft.map(|d| d.len()), Some(2 * state.text.len()));
+    }
+    assert!(store.load_run(&runs[0]).await.expect("loads").is_none());
+    graph
+        .invoke(ticket("after"))
+        .await
+        .expect("runs after a vacuum");
+    let again = store.vacuum().await.expect("vacuums again");
+    assert!(
+        again.bytes_after <= vacuumed.bytes_after + 16 * 4096,
+        "{again:?}"
+    );
+}

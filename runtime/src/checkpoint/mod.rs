@@ -38,7 +38,7 @@ pub use memory::InMemoryCheckpointer;
 #[cfg(feature = "postgres")]
 pub use postgres::{PostgresCheckpointer, PostgresOptions};
 #[cfg(feature = "sqlite")]
-pub use sqlite::{Durability, SqliteCheckpointer};
+pub use sqlite::{Durability, SqliteCheckpointer, Vacuumed};
 pub use store_url::StoreUrl;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use stored::{

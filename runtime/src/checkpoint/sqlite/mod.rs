@@ -19,6 +19,7 @@ use rows::{
 mod chain;
 mod prune;
 mod rows;
+pub use prune::Vacuumed;
 mod schema;
 mod threads;
 

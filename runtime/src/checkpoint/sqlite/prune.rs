@@ -1,9 +1,10 @@
 //! Deleting from SQLite: ended runs with their checkpoints and child runs, and a run's older
-//! checkpoints (retention and thread compaction).
+//! checkpoints (retention and thread compaction); and giving the freed space back
+//! ([`SqliteCheckpointer::vacuum`]).
 
 use rusqlite::{OptionalExtension, params};
 
-use super::{SqliteCheckpointer, backend, write_transaction};
+use super::{SqliteCheckpointer, backend, lock, write_transaction};
 use crate::checkpoint::CheckpointError;
 use crate::id::RunId;
 
@@ -39,7 +40,67 @@ pub(super) fn delete_with_children(
     Ok(())
 }
 
+/// What [`SqliteCheckpointer::vacuum`] did: the database's size before and after, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Vacuumed {
+    /// The size before, pages left free by deletes included.
+    pub bytes_before: u64,
+    /// The size after: what the runs kept take.
+    pub bytes_after: u64,
+}
+
 impl SqliteCheckpointer {
+    /// Rewrites the database without the pages that deleted runs left free, so that the file
+    /// shrinks: SQLite's `VACUUM`, then a checkpoint of the write-ahead log that truncates it.
+    /// Deleting runs (pruning, compacting a thread) frees pages for later writes but never
+    /// shrinks the file.
+    ///
+    /// It copies the whole database and needs it to itself meanwhile: run it when no other
+    /// process uses the file.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use trellis::checkpoint::SqliteCheckpointer;
+    ///
+    /// let store = SqliteCheckpointer::open_in_memory()?;
+    /// let vacuumed = store.vacuum().await?;
+    /// assert!(vacuumed.bytes_after <= vacuumed.bytes_before);
+    /// # Ok::<(), trellis::checkpoint::CheckpointError>(())
+    /// # }).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    /// [`CheckpointError::Backend`] when another connection holds the database past the busy
+    /// timeout (5 s), or the disk has no room for the copy; the database is then as it was.
+    pub async fn vacuum(&self) -> Result<Vacuumed, CheckpointError> {
+        let known = std::sync::Arc::clone(&self.known);
+        self.with(move |connection| {
+            let size = |connection: &rusqlite::Connection| -> Result<u64, CheckpointError> {
+                connection
+                    .query_row(
+                        "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()",
+                        [],
+                        |row| row.get::<_, i64>(0),
+                    )
+                    .map(|bytes| u64::try_from(bytes).unwrap_or_default())
+                    .map_err(backend)
+            };
+            let bytes_before = size(connection)?;
+            connection.execute_batch("VACUUM").map_err(backend)?;
+            // The rewritten pages are in the log until it is checkpointed into the file.
+            connection
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+                .map_err(backend)?;
+            // Rows are where they were, but nothing is assumed of the file after a rewrite.
+            *lock(&known) = None;
+            Ok(Vacuumed {
+                bytes_before,
+                bytes_after: size(connection)?,
+            })
+        })
+        .await
+    }
+
     pub(super) async fn delete_run_rows(
         &self,
         run_ids: &[RunId],
