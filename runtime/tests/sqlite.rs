@@ -253,6 +253,15 @@ async fn corrupt_rows_are_clear_errors_naming_the_row_and_column() {
             "stored column `label` of checkpoint {latest} of run {run_id} is unreadable: unknown checkpoint label `paused`: expected start, step, pause:<kind>, resume, complete, failed, retry, fork or update"
         )
     );
+    // A row whose shape is gone names no graph: refused, not read as some other graph's.
+    tamper(&path, "UPDATE checkpoints SET shape = NULL WHERE id = 1");
+    let error = store.checkpoint(&run_id, 1).await.unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "stored column `detail` of checkpoint 1 of run {run_id} is unreadable: it names no graph fingerprint and no state type"
+        )
+    );
 }
 
 #[test]
@@ -263,7 +272,7 @@ fn a_file_from_a_newer_schema_is_refused() {
     let error = SqliteCheckpointer::open(&path).unwrap_err();
     assert_eq!(
         error.to_string(),
-        "stored database schema is unreadable: schema version 99 is not one this build knows (it reads versions up to 9); use a newer trellis"
+        "stored database schema is unreadable: schema version 99 is not one this build knows (it reads versions up to 10); use a newer trellis"
     );
 }
 
@@ -340,8 +349,12 @@ async fn the_run_record_follows_every_step_though_a_step_writes_one_row() {
 
 /// Turns a file of this build back into one a build of schema 3 left: checkpoints in a
 /// `WITHOUT ROWID` table keyed by run id and id, runs without numbers, parents, threads or
-/// metadata.
-const BACK_TO_SCHEMA_3: &str = "ALTER TABLE runs DROP COLUMN metadata;
+/// metadata, each checkpoint's graph fingerprint and state type in its detail.
+const BACK_TO_SCHEMA_3: &str = "UPDATE checkpoints SET detail = json_set(detail,
+        '$.graph_fingerprint', s.graph_fingerprint, '$.state_type', s.state_type)
+        FROM shapes s WHERE s.id = checkpoints.shape;
+    DROP TABLE shapes;
+    ALTER TABLE runs DROP COLUMN metadata;
     DROP TABLE threads;
     DROP INDEX runs_thread;
     ALTER TABLE runs DROP COLUMN thread_id;
@@ -487,6 +500,53 @@ fn ticking(store: Arc<SqliteCheckpointer>) -> trellis::CompiledGraph<Ticket> {
         )
         .set_checkpointer(store);
     builder.compile().expect("valid graph")
+}
+
+/// A checkpoint's row names its graph fingerprint and state type by the number of a `shapes`
+/// row, kept once: two graphs' runs make two such rows however many steps they take, a store
+/// opened anew finds them rather than adding more, and every checkpoint reads back naming the
+/// graph that wrote it.
+#[tokio::test]
+async fn each_graph_s_fingerprint_is_kept_once_and_every_checkpoint_reads_its_own() {
+    let (_scratch, path) = fresh_path();
+    let store = Arc::new(SqliteCheckpointer::open(&path).expect("opens"));
+    let looping = ticking(Arc::clone(&store));
+    let approving = approval_graph(Arc::clone(&store));
+    let looped = looping.invoke(ticket("l")).await.unwrap();
+    let paused = approving.invoke(ticket("t")).await.unwrap();
+    let reopened = Arc::new(SqliteCheckpointer::open(&path).expect("opens again"));
+    let again = ticking(Arc::clone(&reopened))
+        .invoke(ticket("m"))
+        .await
+        .unwrap();
+    let connection = rusqlite::Connection::open(&path).expect("opens");
+    let count = |sql: &str| -> i64 { connection.query_row(sql, [], |r| r.get(0)).unwrap() };
+    assert_eq!(count("SELECT count(*) FROM shapes"), 2);
+    assert_eq!(
+        count(
+            "SELECT count(*) FROM checkpoints
+             WHERE shape IS NULL OR detail LIKE '%graph_fingerprint%' OR detail LIKE '%state_type%'"
+        ),
+        0,
+        "every row names its shape by number"
+    );
+    for (run, graph) in [
+        (looped.run_id(), looping.fingerprint()),
+        (paused.run_id(), approving.fingerprint()),
+        (again.run_id(), looping.fingerprint()),
+    ] {
+        let checkpoints = reopened.list_checkpoints(run).await.unwrap();
+        assert!(checkpoints.len() > 1);
+        for checkpoint in checkpoints {
+            assert_eq!(checkpoint.graph_fingerprint.as_str(), graph);
+            assert!(
+                checkpoint.state_type.as_str().ends_with("Ticket"),
+                "{}",
+                checkpoint.state_type
+            );
+        }
+    }
+    assert_ne!(looping.fingerprint(), approving.fingerprint());
 }
 
 /// A step that no longer owns its run is refused however the run was taken: the store keeps

@@ -42,7 +42,7 @@ pub use sqlite::{Durability, SqliteCheckpointer, Vacuumed};
 pub use store_url::StoreUrl;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use stored::{
-    CheckpointColumns, Detail, HasState, Unfolded, corrupt, fold_onto, parent_of,
+    CheckpointColumns, Detail, HasState, Shape, Unfolded, corrupt, fold_onto, parent_of,
 };
 pub use threads::ThreadRecord;
 

@@ -43,8 +43,13 @@ pub(crate) struct Detail<'c> {
     pub(crate) pending: Cow<'c, [PendingUpdate]>,
     #[serde(default, skip_serializing_if = "Breakpoints::is_empty")]
     pub(crate) breakpoints: Cow<'c, Breakpoints>,
-    pub(crate) graph_fingerprint: Cow<'c, Name>,
-    pub(crate) state_type: Cow<'c, Name>,
+    /// Both left out where the store keeps them beside the row, once for every checkpoint of
+    /// the same graph and state type (SQLite's `shapes` table, from schema 10): they were
+    /// a third of an ordinary step's row.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) graph_fingerprint: Option<Cow<'c, Name>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) state_type: Option<Cow<'c, Name>>,
 }
 
 impl<'c> Detail<'c> {
@@ -61,14 +66,38 @@ impl<'c> Detail<'c> {
             children: Cow::Borrowed(&checkpoint.children),
             pending: Cow::Borrowed(&checkpoint.pending),
             breakpoints: Cow::Borrowed(&checkpoint.breakpoints),
-            graph_fingerprint: Cow::Borrowed(&checkpoint.graph_fingerprint),
-            state_type: Cow::Borrowed(&checkpoint.state_type),
+            graph_fingerprint: Some(Cow::Borrowed(&checkpoint.graph_fingerprint)),
+            state_type: Some(Cow::Borrowed(&checkpoint.state_type)),
         }
     }
 
-    /// The checkpoint whose detail this is, with the columns stored beside it.
-    pub(crate) fn into_checkpoint(self, columns: CheckpointColumns) -> Checkpoint {
-        Checkpoint {
+    /// The detail without the graph fingerprint and state type, for a store that keeps them
+    /// apart (and gives them back in [`CheckpointColumns::shape`]).
+    pub(crate) fn without_shape(checkpoint: &'c Checkpoint) -> Self {
+        Detail {
+            graph_fingerprint: None,
+            state_type: None,
+            ..Detail::of(checkpoint)
+        }
+    }
+
+    /// The checkpoint whose detail this is, with the columns stored beside it; the reason
+    /// when neither says which graph and state type wrote it.
+    pub(crate) fn into_checkpoint(
+        self,
+        columns: CheckpointColumns,
+    ) -> Result<Checkpoint, &'static str> {
+        let (graph_fingerprint, state_type) = match (self.graph_fingerprint, self.state_type) {
+            (Some(fingerprint), Some(state_type)) => {
+                (fingerprint.into_owned(), state_type.into_owned())
+            }
+            (None, None) => match columns.shape {
+                Some(shape) => (shape.graph_fingerprint, shape.state_type),
+                None => return Err("it names no graph fingerprint and no state type"),
+            },
+            _ => return Err("it names one of its graph fingerprint and state type, not both"),
+        };
+        Ok(Checkpoint {
             id: columns.id,
             run_id: columns.run_id,
             step: columns.step,
@@ -85,12 +114,12 @@ impl<'c> Detail<'c> {
             children: self.children.into_owned(),
             pending: self.pending.into_owned(),
             breakpoints: self.breakpoints.into_owned(),
-            graph_fingerprint: self.graph_fingerprint.into_owned(),
-            state_type: self.state_type.into_owned(),
+            graph_fingerprint,
+            state_type,
             created_at: columns.created_at,
             delta: None,
             chain: 0,
-        }
+        })
     }
 }
 
@@ -102,6 +131,14 @@ pub(crate) struct CheckpointColumns {
     pub(crate) label: CheckpointLabel,
     pub(crate) state: serde_json::Value,
     pub(crate) created_at: Timestamp,
+    /// The graph and state type, where the store keeps them apart from the detail.
+    pub(crate) shape: Option<Shape>,
+}
+
+/// The graph fingerprint and state type of a checkpoint.
+pub(crate) struct Shape {
+    pub(crate) graph_fingerprint: Name,
+    pub(crate) state_type: Name,
 }
 
 /// A stored value that cannot be read back: `what` names the row and column.

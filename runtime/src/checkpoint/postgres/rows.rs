@@ -326,13 +326,16 @@ pub(super) fn decode_checkpoint(row: &Row) -> Result<Unfolded<Checkpoint>, Check
         }
         None => (state, None),
     };
-    let value = detail.into_checkpoint(CheckpointColumns {
-        id: u64::try_from(id).map_err(|e| corrupt(what("id"), e))?,
-        run_id: RunId::from(run_id.clone()),
-        step: u64::try_from(step).map_err(|e| corrupt(what("step"), e))?,
-        label: label.parse().map_err(|e| corrupt(what("label"), e))?,
-        state,
-        created_at: Timestamp::from_datetime(column(row, 4, &what)?),
-    });
+    let value = detail
+        .into_checkpoint(CheckpointColumns {
+            id: u64::try_from(id).map_err(|e| corrupt(what("id"), e))?,
+            run_id: RunId::from(run_id.clone()),
+            step: u64::try_from(step).map_err(|e| corrupt(what("step"), e))?,
+            label: label.parse().map_err(|e| corrupt(what("label"), e))?,
+            state,
+            created_at: Timestamp::from_datetime(column(row, 4, &what)?),
+            shape: None,
+        })
+        .map_err(|reason| corrupt(what("detail"), reason))?;
     Ok(Unfolded { value, delta })
 }

@@ -12,8 +12,8 @@ use super::{
 };
 use crate::id::{RunId, ThreadId, Timestamp};
 use rows::{
-    SELECT_CHECKPOINT, SELECT_RUN, SELECT_STORED, Stored, checkpoint_row, decode_checkpoint,
-    decode_run, decode_stored, insert_checkpoint, run_row, upsert_run,
+    SELECT_CHECKPOINT, SELECT_RUN, SELECT_STORED, ShapeIds, Stored, checkpoint_row,
+    decode_checkpoint, decode_run, decode_stored, insert_checkpoint, run_row, shape_id, upsert_run,
 };
 
 mod chain;
@@ -54,6 +54,8 @@ pub struct SqliteCheckpointer {
     /// The run row the last step read or left as it was, while nothing can have changed it
     /// (see [`KnownRow`]). Only touched with `connection` locked.
     known: Arc<Mutex<Option<KnownRow>>>,
+    /// The `shapes` rows this connection knows. Only touched with `connection` locked.
+    shapes: Arc<Mutex<ShapeIds>>,
     durability: Durability,
 }
 
@@ -243,6 +245,7 @@ impl SqliteCheckpointer {
         Ok(SqliteCheckpointer {
             connection: Arc::new(Mutex::new(connection)),
             known: Arc::new(Mutex::new(None)),
+            shapes: Arc::new(Mutex::new(ShapeIds::default())),
             durability: sync,
         })
     }
@@ -374,6 +377,7 @@ impl Checkpointer for SqliteCheckpointer {
             i64::try_from(run.transitions).unwrap_or(i64::MAX),
         ));
         let known = Arc::clone(&self.known);
+        let shapes = Arc::clone(&self.shapes);
         self.with(move |connection| {
             // Both or neither: a crash between them leaves the previous step intact.
             let transaction = write_transaction(connection)?;
@@ -412,8 +416,17 @@ impl Checkpointer for SqliteCheckpointer {
                 .map_err(backend)?
                 .flatten(),
             };
-            insert_checkpoint(&transaction, &row, seq)?;
+            let mut shapes = lock(&shapes);
+            let (fingerprint, state_type) = &row.shape;
+            let (shape, new_shape) = match shapes.get(fingerprint, state_type) {
+                Some(id) => (id, false),
+                None => (shape_id(&transaction, fingerprint, state_type)?, true),
+            };
+            insert_checkpoint(&transaction, &row, seq, shape)?;
             transaction.commit().map_err(backend)?;
+            if new_shape {
+                shapes.remember(fingerprint.clone(), state_type.clone(), shape);
+            }
             // The row is as read only when this step left it; else the next step reads it.
             if skip_row
                 && let Some(stored) = stored

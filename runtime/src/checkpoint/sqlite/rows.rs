@@ -8,7 +8,7 @@ use rusqlite::{Connection, Row, params};
 
 use super::{backend, json};
 use crate::checkpoint::{
-    Checkpoint, CheckpointColumns, CheckpointError, Detail, RunRecord, RunStatus, Unfolded,
+    Checkpoint, CheckpointColumns, CheckpointError, Detail, RunRecord, RunStatus, Shape, Unfolded,
     corrupt, parent_of,
 };
 use crate::id::{RunId, ThreadId, Timestamp};
@@ -135,7 +135,11 @@ pub(super) struct CheckpointRow {
     pub(super) state: String,
     pub(super) base: Option<i64>,
     pub(super) base_run: Option<String>,
+    /// The detail without the graph fingerprint and state type, which `shape` names.
     pub(super) detail: String,
+    /// The checkpoint's graph fingerprint and state type, which the row names by the number
+    /// of their `shapes` row (see [`ShapeIds`]).
+    pub(super) shape: (Name, Name),
     /// With `save_step`: the run's last node and transitions as of this checkpoint.
     pub(super) progress: Option<(Option<String>, i64)>,
 }
@@ -183,7 +187,11 @@ pub(super) fn checkpoint_row(
         label: checkpoint.label.text(),
         created_at: TimeText::of(checkpoint.created_at),
         state,
-        detail: serde_json::to_string(&Detail::of(checkpoint)).map_err(|source| {
+        shape: (
+            checkpoint.graph_fingerprint.clone(),
+            checkpoint.state_type.clone(),
+        ),
+        detail: serde_json::to_string(&Detail::without_shape(checkpoint)).map_err(|source| {
             CheckpointError::Serialize {
                 what: "checkpoint detail",
                 source,
@@ -227,8 +235,8 @@ pub(super) fn checkpoint_key(
 macro_rules! checkpoint_columns {
     () => {
         " INTO checkpoints (key, id, step, label, created_at, state, detail, run_last_node,
-             run_transitions, base, base_run)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+             run_transitions, base, base_run, shape)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
     };
 }
 const INSERT_CHECKPOINT: &str = concat!("INSERT", checkpoint_columns!());
@@ -238,6 +246,7 @@ pub(super) fn insert_checkpoint(
     connection: &Connection,
     row: &CheckpointRow,
     seq: Option<i64>,
+    shape: i64,
 ) -> Result<(), CheckpointError> {
     let key = checkpoint_key(row.run_id.as_str(), seq, row.id)?;
     let write = |sql: &str| {
@@ -254,6 +263,7 @@ pub(super) fn insert_checkpoint(
                 row.progress.as_ref().map(|&(_, transitions)| transitions),
                 row.base,
                 row.base_run,
+                shape,
             ])
         })
     };
@@ -391,8 +401,10 @@ pub(super) fn decode_run(
 /// The checkpoints of run `?1`, their keys one range (see [`checkpoint_key`]); more
 /// conditions follow with `AND`.
 pub(super) const SELECT_CHECKPOINT: &str =
-    "SELECT r.run_id, c.id, c.step, c.label, c.created_at, c.state, c.detail, c.base, c.key
+    "SELECT r.run_id, c.id, c.step, c.label, c.created_at, c.state, c.detail, c.base, c.key,
+        s.graph_fingerprint, s.state_type
     FROM runs r JOIN checkpoints c ON c.key >= r.seq << 32 AND c.key < (r.seq + 1) << 32
+    LEFT JOIN shapes s ON s.id = c.shape
     WHERE r.run_id = ?1";
 
 /// A checkpoint row, decoded; a delta's state is folded by [`fold`](super::chain::fold).
@@ -408,6 +420,16 @@ pub(super) fn decode_checkpoint(
     let detail: String = row.get(6)?;
     let base: Option<i64> = row.get(7)?;
     let key: i64 = row.get(8)?;
+    let shape = match (
+        row.get::<_, Option<String>>(9)?,
+        row.get::<_, Option<String>>(10)?,
+    ) {
+        (Some(fingerprint), Some(state_type)) => Some(Shape {
+            graph_fingerprint: fingerprint.into(),
+            state_type: state_type.into(),
+        }),
+        _ => None,
+    };
     Ok((|| {
         let what = |column: &str| format!("column `{column}` of checkpoint {id} of run {run_id}");
         let detail: Detail<'static> =
@@ -422,17 +444,63 @@ pub(super) fn decode_checkpoint(
                 None,
             ),
         };
-        let value = detail.into_checkpoint(CheckpointColumns {
-            id: u64::try_from(id).map_err(|e| corrupt(what("id"), e))?,
-            run_id: RunId::from(run_id.clone()),
-            step: u64::try_from(step).map_err(|e| corrupt(what("step"), e))?,
-            label: label.parse().map_err(|e| corrupt(what("label"), e))?,
-            state,
-            created_at: Timestamp::parse(&created_at)
-                .map_err(|e| corrupt(what("created_at"), e))?,
-        });
+        let value = detail
+            .into_checkpoint(CheckpointColumns {
+                id: u64::try_from(id).map_err(|e| corrupt(what("id"), e))?,
+                run_id: RunId::from(run_id.clone()),
+                step: u64::try_from(step).map_err(|e| corrupt(what("step"), e))?,
+                label: label.parse().map_err(|e| corrupt(what("label"), e))?,
+                state,
+                created_at: Timestamp::parse(&created_at)
+                    .map_err(|e| corrupt(what("created_at"), e))?,
+                shape,
+            })
+            .map_err(|reason| corrupt(what("detail"), reason))?;
         Ok(Unfolded { value, delta })
     })())
+}
+
+/// The `shapes` rows this connection has written or read, so that a step names its graph
+/// fingerprint and state type by number without asking SQLite: a store serves one graph, or
+/// a few. Only rows of committed transactions are kept (see [`ShapeIds::remember`]): a
+/// number whose insert was rolled back would name nothing.
+#[derive(Debug, Default)]
+pub(super) struct ShapeIds(Vec<(Name, Name, i64)>);
+
+impl ShapeIds {
+    pub(super) fn get(&self, fingerprint: &Name, state_type: &Name) -> Option<i64> {
+        self.0
+            .iter()
+            .find(|(f, s, _)| f == fingerprint && s == state_type)
+            .map(|&(_, _, id)| id)
+    }
+
+    /// Keeps `id`, once the transaction that wrote or read it has committed.
+    pub(super) fn remember(&mut self, fingerprint: Name, state_type: Name, id: i64) {
+        if self.get(&fingerprint, &state_type).is_none() {
+            self.0.push((fingerprint, state_type, id));
+        }
+    }
+}
+
+/// The number of the `shapes` row of a graph fingerprint and state type, the row written
+/// first when there is none.
+pub(super) fn shape_id(
+    connection: &Connection,
+    fingerprint: &str,
+    state_type: &str,
+) -> Result<i64, CheckpointError> {
+    connection
+        .prepare_cached(
+            "INSERT INTO shapes (graph_fingerprint, state_type) VALUES (?1, ?2)
+             ON CONFLICT DO NOTHING",
+        )
+        .and_then(|mut statement| statement.execute([fingerprint, state_type]))
+        .map_err(backend)?;
+    connection
+        .prepare_cached("SELECT id FROM shapes WHERE graph_fingerprint = ?1 AND state_type = ?2")
+        .and_then(|mut statement| statement.query_row([fingerprint, state_type], |r| r.get(0)))
+        .map_err(backend)
 }
 
 /// What `save_step` reads of the stored run row before writing.

@@ -7,7 +7,7 @@ use super::backend;
 use crate::checkpoint::{CheckpointError, corrupt};
 
 /// The schema this build writes and reads (`PRAGMA user_version`).
-const SCHEMA_VERSION: i64 = 9;
+const SCHEMA_VERSION: i64 = 10;
 
 /// Each step applied in order to bring a file from version `n` to `n + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -105,6 +105,16 @@ const MIGRATIONS: &[&str] = &[
     "ALTER TABLE checkpoints ADD COLUMN base INTEGER;
     ALTER TABLE checkpoints ADD COLUMN base_run TEXT;
     CREATE INDEX checkpoints_base_run ON checkpoints (base_run) WHERE base_run IS NOT NULL;",
+    // 9 → 10: each graph fingerprint and state type once, which a checkpoint names by `shape`
+    // instead of in its `detail` (a third of an ordinary step's row); rows written before keep
+    // both in their `detail`, and read as they did.
+    "CREATE TABLE shapes (
+        id INTEGER PRIMARY KEY,
+        graph_fingerprint TEXT NOT NULL,
+        state_type TEXT NOT NULL,
+        UNIQUE (graph_fingerprint, state_type)
+    );
+    ALTER TABLE checkpoints ADD COLUMN shape INTEGER;",
 ];
 
 /// Before the migration to schema 5, which keys each checkpoint by its run's number and its
