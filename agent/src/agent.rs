@@ -32,7 +32,7 @@ pub struct AgentCard {
     pub tools: Vec<ToolSpec>,
     /// The agents its blueprint hands work to.
     pub helpers: Vec<String>,
-    /// Whether a person approves every batch of tool calls.
+    /// Whether a person approves every batch of tool calls (once each).
     pub approve_tools: bool,
     /// Its system prompt.
     pub prompt: String,

@@ -30,8 +30,9 @@ pub struct AgentDefinition {
     pub blueprint: String,
     /// Its tools, by name.
     pub tools: Vec<String>,
-    /// Whether a person approves every batch of tool calls (`interrupt before` each `tools`
-    /// node), not only those with side effects.
+    /// Whether a person approves every batch of tool calls, not only those with side effects:
+    /// once, through the blueprint's `hitl` node, or an `interrupt before` each `tools` node
+    /// when no `hitl` node can ask for every batch.
     pub approve_tools: bool,
     /// The system prompt.
     pub prompt: String,

@@ -423,8 +423,10 @@ async fn read_only_calls_run_without_asking() {
     assert_eq!(look.calls().len(), 1);
 }
 
+/// `approve_tools` on a blueprint whose `stop_check` asks through a `hitl` node: that node
+/// asks before every batch, read-only ones too, naming the calls — and only it asks.
 #[tokio::test]
-async fn approve_tools_pauses_before_every_tools_step() {
+async fn approve_tools_asks_once_before_every_batch_naming_its_calls() {
     let look = recording("look", ToolEffect::ReadOnly, "seen");
     let model = ScriptedModel::new()
         .call(call("c1", "look", r#"{"to": "x"}"#))
@@ -434,16 +436,24 @@ async fn approve_tools_pauses_before_every_tools_step() {
     let agent =
         build(&catalogue("canonical_turn", [look.clone()], true), model).with_checkpointer(store);
     let first = agent.start("Look twice.").await.expect("runs");
-    assert_eq!(first.interrupts[0].node, "tools");
-    assert_eq!(first.interrupts[0].point, InterruptPoint::Before);
+    assert_eq!(first.interrupts.len(), 1);
+    assert_eq!(first.interrupts[0].node, "approve");
+    assert_eq!(
+        first.interrupts[0].request.question,
+        r#"Run look({"to": "x"})?"#
+    );
     assert!(look.calls().is_empty());
     let second = agent
         .resume(&first.run_id, TurnAnswer::Approve)
         .await
         .expect("resumes");
     assert_eq!(
-        second.interrupts[0].node, "tools",
-        "the next batch asks again"
+        second.interrupts[0].node, "approve",
+        "the next batch asks again, and the approved one ran without a second question"
+    );
+    assert_eq!(
+        second.interrupts[0].request.question,
+        r#"Run look({"to": "y"})?"#
     );
     assert_eq!(look.calls().len(), 1);
     let third = agent
@@ -452,6 +462,56 @@ async fn approve_tools_pauses_before_every_tools_step() {
         .expect("resumes");
     assert_eq!(third.answer.as_deref(), Some("ok"));
     assert_eq!(look.calls().len(), 1, "the rejected batch did not run");
+}
+
+/// A side-effecting call under `approve_tools` is asked about once, not by the `hitl` node and
+/// again by a pause before `tools`.
+#[tokio::test]
+async fn approve_tools_asks_once_for_a_side_effecting_call() {
+    let send = recording("send", ToolEffect::SideEffects, "sent");
+    let model = ScriptedModel::new()
+        .call(call("c1", "send", r#"{"to": "ops"}"#))
+        .answer("done");
+    let agent = build(&catalogue("canonical_turn", [send.clone()], true), model)
+        .with_checkpointer(Arc::new(InMemoryCheckpointer::new()));
+    let paused = agent.start("Tell ops.").await.expect("runs");
+    assert_eq!(paused.interrupts[0].node, "approve");
+    let done = agent
+        .resume(&paused.run_id, TurnAnswer::Approve)
+        .await
+        .expect("resumes");
+    assert!(
+        done.interrupts.is_empty(),
+        "asked again: {:?}",
+        done.interrupts
+    );
+    assert_eq!(done.answer.as_deref(), Some("done"));
+    assert_eq!(send.calls().len(), 1);
+}
+
+/// `approve_tools` on a blueprint with no `hitl` node: the run pauses before every `tools`
+/// step instead.
+#[tokio::test]
+async fn approve_tools_without_a_hitl_node_pauses_before_every_tools_step() {
+    let look = recording("look", ToolEffect::ReadOnly, "seen");
+    // The plan, then the call that carries it out.
+    let model =
+        ScriptedModel::new()
+            .answer("1. Look at x.")
+            .call(call("c1", "look", r#"{"to": "x"}"#));
+    let agent = build(
+        &catalogue("plan_execute_review", [look.clone()], true),
+        model,
+    )
+    .with_checkpointer(Arc::new(InMemoryCheckpointer::new()));
+    let paused = agent.start("Look.").await.expect("runs");
+    assert_eq!(paused.interrupts[0].node, "tools");
+    assert_eq!(paused.interrupts[0].point, InterruptPoint::Before);
+    assert_eq!(
+        paused.interrupts[0].request.question,
+        "Run the model's tool calls?"
+    );
+    assert!(look.calls().is_empty());
 }
 
 #[tokio::test]

@@ -233,8 +233,9 @@ pub(crate) struct Parts<F: AgentFields> {
 /// Builds the graph of an agent from its blueprint.
 pub(crate) fn build<F: AgentFields>(parts: Parts<F>) -> Result<AgentGraph<F>, AgentError> {
     let mut blueprint = parts.blueprint;
-    if parts.approve_tools {
-        // `interrupt before` on every tools node: a person approves each batch of calls.
+    let mut plan = Plan::read(&blueprint)?;
+    if parts.approve_tools && !plan.approve_every_batch(&blueprint) {
+        // No `hitl` node asks for every batch: `interrupt before` on every tools node.
         for node in &mut blueprint.nodes {
             if node.kind == Some(NodeKind::Tools) {
                 node.interrupt = Some(InterruptPoint::Before);
@@ -243,7 +244,6 @@ pub(crate) fn build<F: AgentFields>(parts: Parts<F>) -> Result<AgentGraph<F>, Ag
             }
         }
     }
-    let plan = Plan::read(&blueprint)?;
     let name = blueprint.name.clone();
     // Runs are recorded under the agent's name, not the blueprint's: agents sharing a blueprint
     // are different graphs to a store, a worker's queue and a UI.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use trellis::{Node, NodeContext, NodeError, NodeResult, interrupt::InterruptRequest};
 
 use super::live::{Bridge, LiveTurn};
-use super::plan::Role;
+use super::plan::{Approval, Role};
 use super::state::{AgentFields, Next, TurnAnswer, TurnState, TurnStateUpdate};
 use super::{AgentGraph, delegate, review, safety};
 use crate::message::{Body, Message, ToolCall};
@@ -243,7 +243,7 @@ fn stop_check<F: AgentFields>(
     live: &LiveTurn,
     state: &TurnState<F>,
     cap: Option<u32>,
-    approval: bool,
+    approval: Approval,
 ) -> NodeResult<TurnStateUpdate<F>> {
     let iterations = state.iterations + 1;
     let update = TurnStateUpdate::default().iterations(iterations);
@@ -257,7 +257,9 @@ fn stop_check<F: AgentFields>(
                 "the turn reached its cap of {cap} model answers and the model was still calling tools"
             )))
             .into();
-    } else if approval && safety::needs_approval(live, state) {
+    } else if approval != Approval::Never
+        && safety::needs_approval(live, state, approval == Approval::Every)
+    {
         Next::Approve
     } else {
         Next::Tools

@@ -20,7 +20,10 @@ pub(crate) enum Role {
     /// Reads the answer, trips the repeat breaker.
     Parse { repeat_limit: u32 },
     /// Ends the turn, asks first, or runs the tools.
-    StopCheck { cap: Option<u32>, approval: bool },
+    StopCheck {
+        cap: Option<u32>,
+        approval: Approval,
+    },
     /// Asks a person before side effects.
     Approve,
     /// Checks and runs tool calls.
@@ -38,6 +41,17 @@ pub(crate) enum Role {
     Delegate { agent: String },
 }
 
+/// Which batches of tool calls a `stop_check` sends to its `hitl` target before they run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Approval {
+    /// None: it has no `hitl` target, or the `tools` nodes pause before every batch.
+    Never,
+    /// Those with a call to a tool with side effects.
+    SideEffects,
+    /// Every batch with a call that would run (`approve_tools`).
+    Every,
+}
+
 /// A blueprint read for an agent turn.
 #[derive(Debug, Clone)]
 pub(crate) struct Plan {
@@ -48,6 +62,55 @@ pub(crate) struct Plan {
     pub(crate) delegates: Vec<String>,
     /// Whether a `tools` node runs the agent's tools (else none is advertised).
     pub(crate) runs_tools: bool,
+}
+
+impl Plan {
+    /// For `approve_tools`: a person approves every batch of calls once. When every
+    /// `stop_check` can ask through a `hitl` node and every way into a `tools` node is through
+    /// one of them, they ask for every batch, naming its calls (`true`). Otherwise none asks,
+    /// and the caller pauses the run before each `tools` node instead (`false`): asking in
+    /// both places would ask twice for one batch.
+    pub(crate) fn approve_every_batch(&mut self, blueprint: &Blueprint) -> bool {
+        let role_of = |endpoint: &Endpoint| match endpoint {
+            Endpoint::Node(name) => blueprint
+                .nodes
+                .iter()
+                .position(|n| &n.id == name)
+                .map(|at| &self.roles[at]),
+            Endpoint::Start | Endpoint::End => None,
+        };
+        let stop_checks = self
+            .roles
+            .iter()
+            .filter_map(|role| match role {
+                Role::StopCheck { approval, .. } => Some(*approval),
+                _ => None,
+            })
+            .collect::<Vec<_>>();
+        let all_ask = !stop_checks.is_empty()
+            && stop_checks.iter().all(|a| *a != Approval::Never)
+            && blueprint.edges.iter().all(|edge| {
+                !edge
+                    .targets
+                    .iter()
+                    .any(|to| matches!(role_of(to), Some(Role::Tools)))
+                    || matches!(
+                        role_of(&edge.from),
+                        Some(Role::StopCheck { .. } | Role::Approve)
+                    )
+            });
+        let approval = if all_ask {
+            Approval::Every
+        } else {
+            Approval::Never
+        };
+        for role in &mut self.roles {
+            if let Role::StopCheck { approval: a, .. } = role {
+                *a = approval;
+            }
+        }
+        all_ask
+    }
 }
 
 /// The kind a review node is written with: `kind "review";`.
@@ -125,8 +188,9 @@ impl Plan {
             if let Endpoint::Node(from) = &edge.from
                 && let Some(at) = blueprint.nodes.iter().position(|n| &n.id == from)
                 && let Role::StopCheck { approval, .. } = &mut roles[at]
+                && table.iter().any(|(next, _)| *next == Next::Approve)
             {
-                *approval = table.iter().any(|(next, _)| *next == Next::Approve);
+                *approval = Approval::SideEffects;
             }
         }
         let dispatchers: Vec<String> = blueprint
@@ -219,7 +283,7 @@ fn role(node: &Node) -> Result<Role, String> {
         },
         Some(NodeKind::StopCheck) => Role::StopCheck {
             cap: node.max_visits,
-            approval: false,
+            approval: Approval::Never,
         },
         Some(NodeKind::Hitl) => Role::Approve,
         Some(NodeKind::Tools) => Role::Tools,

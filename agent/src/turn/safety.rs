@@ -13,17 +13,22 @@ use crate::message::ToolCall;
 use crate::tool::{ToolEffect, ToolSet};
 use crate::tool_node::{StateTools, call_checked};
 
-/// Whether a pending call that passes the checks is to a tool with side effects (a call
-/// that will be refused needs nobody's approval).
-pub(super) fn needs_approval<F: AgentFields>(live: &LiveTurn, state: &TurnState<F>) -> bool {
+/// Whether a pending call that passes the checks is to a tool with side effects, or with
+/// `every`, whether any is (a call that will be refused needs nobody's approval).
+pub(super) fn needs_approval<F: AgentFields>(
+    live: &LiveTurn,
+    state: &TurnState<F>,
+    every: bool,
+) -> bool {
     live.last_calls().is_some_and(|(calls, advertised)| {
         calls.iter().any(|call| {
             state.pending.contains(&call.id)
                 && matches!(check(&live.tools, call, advertised), Checked::Run(_))
-                && live
-                    .tools
-                    .get(&call.name)
-                    .is_some_and(|t| t.spec.effect == ToolEffect::SideEffects)
+                && (every
+                    || live
+                        .tools
+                        .get(&call.name)
+                        .is_some_and(|t| t.spec.effect == ToolEffect::SideEffects))
         })
     })
 }

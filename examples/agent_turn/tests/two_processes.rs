@@ -67,9 +67,13 @@ fn a_turn_paused_before_its_tools_is_approved_from_a_second_process() {
         "no tool ran before the answer:\n{paused}"
     );
     let run_id = waiting_run(&paused);
-    assert!(paused.contains(&format!(
-        "run {run_id} is waiting: Run the model's tool calls?"
-    )));
+    // Asked once, naming the calls the answer lets run.
+    assert!(
+        paused.contains(&format!(
+            "run {run_id} is waiting: Run list_files({{\"path\": \"notes\"}}), calculator({{\"expression\": \"12 * 7\"}})?"
+        )),
+        "{paused}"
+    );
 
     let (ok, done, stderr) = agent_turn(&["approve", &run_id, "--db", db]);
     assert!(ok, "{stderr}");
