@@ -505,11 +505,23 @@ impl<S: GraphState> GraphBuilder<S> {
         I::Item: Into<String>,
     {
         let targets = endpoints(targets);
-        self.fans.insert(
-            self.blueprint.edges.len(),
+        self.push_send(
+            from.into(),
+            targets,
             Box::new(move |state, visits| Ok(fan(state, visits))),
-        );
-        self.push_edge(from.into(), EdgeKind::Each, targets);
+        )
+    }
+
+    /// A send edge from `from` to `targets`, whose branches `fan` makes: the one place a
+    /// builder's send edge is added (`add_send`, `add_send_to`).
+    pub(super) fn push_send(
+        &mut self,
+        from: String,
+        targets: Vec<Endpoint>,
+        fan: FanFn<S>,
+    ) -> &mut Self {
+        self.fans.insert(self.blueprint.edges.len(), fan);
+        self.push_edge(from, EdgeKind::Each, targets);
         self.routers.push(None);
         self
     }

@@ -10,7 +10,6 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use trellis_graph::EdgeKind;
 
 use super::GraphBuilder;
 use crate::graph::Visits;
@@ -151,22 +150,16 @@ impl<S: GraphState> GraphBuilder<S> {
         F: Fn(&S, &Visits<'_>) -> Vec<T> + Send + Sync + 'static,
     {
         let node = Arc::clone(&to.name);
-        self.fans.insert(
-            self.blueprint.edges.len(),
+        self.push_send(
+            from.into(),
+            super::endpoints([String::from(&*to.name)]),
             Box::new(move |state, visits| {
                 fan(state, visits)
                     .iter()
                     .map(|input| SendTo::new(String::from(&*node), input))
                     .collect()
             }),
-        );
-        self.push_edge(
-            from.into(),
-            EdgeKind::Each,
-            super::endpoints([String::from(&*to.name)]),
-        );
-        self.routers.push(None);
-        self
+        )
     }
 }
 
