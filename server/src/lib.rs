@@ -137,7 +137,6 @@ impl ServerBuilder {
                 agents: self.agents,
                 store: self.store,
                 started: trellis::run::Timestamp::now(),
-                stopping: CancellationToken::new(),
             }),
             workers: self.workers,
         })
@@ -281,7 +280,7 @@ impl Server {
                 }),
                 doors::check,
             ));
-        let stop = self.app.stopping.clone();
+        let stop = CancellationToken::new();
         let mut tasks = Vec::new();
         for graph in self.app.graphs.values() {
             for _ in 0..self.workers {
