@@ -114,6 +114,8 @@ pub(crate) enum AttrKind<'a> {
     /// `graph Research;`: the node runs that graph.
     Graph(RustPath<'a>),
     MaxConcurrency(Literal<'a>),
+    /// `writes notes, sources;`: the state fields the node may write.
+    Writes(Vec<Ident<'a>>),
     Unknown,
 }
 

@@ -77,6 +77,8 @@ pub struct NodeSpans {
     pub input: Vec<(String, Span)>,
     /// The graph a subgraph node names (`graph Research;`).
     pub graph: Option<Span>,
+    /// Each field `writes` names, in the order of `Node::writes`.
+    pub writes: Vec<Span>,
 }
 
 /// Where an edge's source and targets are written.

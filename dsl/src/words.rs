@@ -123,6 +123,14 @@ pub const ATTRIBUTES: &[Word] = &[
         hint: "write `max_concurrency N;`",
     },
     Word {
+        name: "writes",
+        rule: Rule::kw_writes,
+        reserved: false,
+        forms: "`writes field, …;`",
+        meaning: "the state fields the node may write: its generated handler returns an update that sets only these (see [Write sets](#write-sets))",
+        hint: "write `writes field_a, field_b;` (fields of the graph's state)",
+    },
+    Word {
         name: "graph",
         rule: Rule::kw_graph,
         reserved: true,

@@ -156,22 +156,29 @@ fn every_zero_limit_is_reported_at_its_value() {
     }
 }
 
+/// One node `a` declared with `attributes` in a graph that names its state: the check, its
+/// text, and each diagnostic's code with the text its span covers.
+fn one_node(attributes: &str) -> (trellis_dsl::Checked, String, Vec<(String, String)>) {
+    let text = format!("graph G {{ state S; node a {{ {attributes} }} START -> a -> END; }}");
+    let checked = check(&text);
+    let found = checked
+        .diagnostics
+        .iter()
+        .map(|d| {
+            (
+                d.code.as_str().to_owned(),
+                text[d.span.start..d.span.end].to_owned(),
+            )
+        })
+        .collect();
+    (checked, text, found)
+}
+
 /// A retry policy reads as written; its mistakes are reported where they are written.
 #[test]
 fn a_retry_policy_and_its_mistakes() {
     let node = |attributes: &str| {
-        let text = format!("graph G {{ node a {{ {attributes} }} START -> a -> END; }}");
-        let checked = check(&text);
-        let found: Vec<(String, String)> = checked
-            .diagnostics
-            .iter()
-            .map(|d| {
-                (
-                    d.code.as_str().to_owned(),
-                    text[d.span.start..d.span.end].to_owned(),
-                )
-            })
-            .collect();
+        let (checked, _, found) = one_node(attributes);
         (checked.module.graphs[0].nodes[0].retry, found)
     };
     let (retry, found) = node("retry 3 backoff 200ms max 5s jitter; retry_on panic, timeout;");
@@ -215,4 +222,31 @@ fn a_retry_policy_and_its_mistakes() {
     );
     // `max` and `jitter` follow a backoff, as the grammar says.
     assert_eq!(mistake("retry 2 jitter;")[0].0, "E0001");
+}
+
+/// A write set reads in order, each field where it is written; a field named twice, or a
+/// second `writes`, is E0104 at the repeat.
+#[test]
+fn a_write_set_and_its_mistakes() {
+    let node = |attributes: &str| {
+        let (checked, text, found) = one_node(attributes);
+        let spans: Vec<String> = checked.module.spans[0].nodes[0]
+            .writes
+            .iter()
+            .map(|span| text[span.start..span.end].to_owned())
+            .collect();
+        let writes = checked.module.graphs[0].nodes[0].writes.clone();
+        (writes, spans, found)
+    };
+    let (writes, spans, found) = node("writes notes, type, sources;");
+    assert_eq!(found, []);
+    assert_eq!(writes.unwrap(), ["notes", "type", "sources"]);
+    assert_eq!(spans, ["notes", "type", "sources"]);
+    let (writes, _, found) = node("writes notes, sources, notes;");
+    assert_eq!(writes.unwrap(), ["notes", "sources"]);
+    assert_eq!(found, [("E0104".to_owned(), "notes".to_owned())]);
+    let (_, _, found) = node("writes notes; writes sources;");
+    assert_eq!(found, [("E0104".to_owned(), "writes sources;".to_owned())]);
+    // A node without `writes` may write anything: `None`, not an empty set.
+    assert_eq!(node("defer;").0, None);
 }

@@ -44,12 +44,15 @@ module.exports = grammar({
       $.meta,
       $.input,
       $.max_concurrency,
+      $.writes,
       $.subgraph,
     ),
     // `graph Research;`: the node runs another graph (this file's, or a path to another's).
     subgraph: $ => seq('graph', $.rust_path, ';'),
     input: $ => seq('input', $.rust_path, ';'),
     max_concurrency: $ => seq('max_concurrency', $.number, ';'),
+    // `writes notes, sources;`: the state fields the node may write.
+    writes: $ => seq('writes', $.identifier, repeat(seq(',', $.identifier)), ';'),
     retry: $ => seq(
       'retry',
       $.number,

@@ -104,6 +104,10 @@ pub struct Node {
     /// (`Research`, or a path to another module's, `research::Research`). The child runs as
     /// this one node, with steps, checkpoints and pauses of its own.
     pub graph: Option<String>,
+    /// The state fields the node may write (`writes notes, sources;`), in declaration order;
+    /// `None` when undeclared: the node may write any field. Generated code gives such a node
+    /// an update type that sets only these fields.
+    pub writes: Option<Vec<String>>,
 }
 
 impl Node {

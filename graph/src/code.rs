@@ -95,6 +95,7 @@ codes! {
     E0211 => Error, Language, "a subgraph node naming a graph the file does not declare";
     E0212 => Error, Language, "a graph that runs itself through its subgraph nodes";
     E0213 => Error, Topology, "a subgraph node sent to (`each`): a child graph takes no branch input";
+    E0215 => Error, Language, "a `writes` generated code cannot type: on a subgraph node, or in a graph that names no `state`";
     W0301 => Warning, Topology, "a node that START cannot reach";
     W0302 => Warning, Topology, "a node from which END cannot be reached";
     W0303 => Warning, Topology, "a cycle in which no node has `max_visits`";

@@ -122,13 +122,14 @@ impl Serialize for Node {
             max_concurrency: self.max_concurrency,
             input: &self.input,
             graph: &self.graph,
+            writes: &self.writes,
         }
         .serialize(serializer)
     }
 }
 
 /// A node as written, borrowed from the blueprint. The keys added since format 1 was first
-/// written (a retry's `max_backoff_ms`, `jitter` and `retry_on`; the last three) are written
+/// written (a retry's `max_backoff_ms`, `jitter` and `retry_on`; the last four) are written
 /// only when set, so that the export of a graph without them is unchanged.
 #[derive(Serialize)]
 struct NodeOut<'a> {
@@ -157,6 +158,8 @@ struct NodeOut<'a> {
     input: &'a Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     graph: &'a Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    writes: &'a Option<Vec<String>>,
 }
 
 /// A node as read: a missing or null key is unset.
@@ -181,6 +184,7 @@ pub(crate) struct NodeIn {
     max_concurrency: Option<u32>,
     input: Option<String>,
     graph: Option<String>,
+    writes: Option<Vec<String>>,
 }
 
 /// The failures `retry_on` names, read by the names `RetryOn` knows.
@@ -242,6 +246,7 @@ impl From<NodeIn> for Node {
             max_concurrency: node.max_concurrency,
             input: node.input,
             graph: node.graph,
+            writes: node.writes,
         }
     }
 }
@@ -445,6 +450,7 @@ mod tests {
         let mut graph = sample();
         graph.nodes[0].max_concurrency = Some(8);
         graph.nodes[0].input = Some("Doc".into());
+        graph.nodes[0].writes = Some(vec!["notes".into(), "sources".into()]);
         graph.nodes[1].graph = Some("Review".into());
         graph.nodes.push(Node {
             kind: Some(NodeKind::Custom("mine".into())),
@@ -483,7 +489,7 @@ mod tests {
         );
     }
 
-    const PINNED: &str = r#"{"format":1,"name":"Support","doc":"Answers tickets.","state":"Ticket","max_steps":25,"entry":"classify","finish":["send"],"nodes":[{"id":"classify","doc":null,"kind":{"delegate":"Triage"},"retry":3,"backoff_ms":200,"timeout_ms":10000,"max_visits":null,"interrupt":null,"question":null,"defer":false,"on_error":null,"meta":{"owner":"support","pages":3,"live":true},"max_concurrency":8,"input":"Doc"},{"id":"send","doc":null,"kind":"hitl","retry":null,"backoff_ms":null,"timeout_ms":null,"max_visits":2,"interrupt":"before","question":"Send it?","defer":true,"on_error":"classify","meta":{},"graph":"Review"},{"id":"tail","doc":null,"kind":{"custom":"mine"},"retry":null,"backoff_ms":null,"timeout_ms":null,"max_visits":null,"interrupt":"after","question":null,"defer":false,"on_error":null,"meta":{}}],"edges":[{"kind":"static","from":"__start__","to":"classify"},{"kind":"conditional","from":"classify","targets":["send","__end__"]},{"kind":"static","from":"send","to":"__end__"},{"kind":"join","from":"a","to":"send"},{"kind":"join","from":"b","to":"send"},{"kind":"send","from":"classify","targets":["a"]},{"kind":"conditional","from":"a","targets":["b","__end__"]},{"kind":"fork","from":"b","targets":["a","tail"]}]}"#;
+    const PINNED: &str = r#"{"format":1,"name":"Support","doc":"Answers tickets.","state":"Ticket","max_steps":25,"entry":"classify","finish":["send"],"nodes":[{"id":"classify","doc":null,"kind":{"delegate":"Triage"},"retry":3,"backoff_ms":200,"timeout_ms":10000,"max_visits":null,"interrupt":null,"question":null,"defer":false,"on_error":null,"meta":{"owner":"support","pages":3,"live":true},"max_concurrency":8,"input":"Doc","writes":["notes","sources"]},{"id":"send","doc":null,"kind":"hitl","retry":null,"backoff_ms":null,"timeout_ms":null,"max_visits":2,"interrupt":"before","question":"Send it?","defer":true,"on_error":"classify","meta":{},"graph":"Review"},{"id":"tail","doc":null,"kind":{"custom":"mine"},"retry":null,"backoff_ms":null,"timeout_ms":null,"max_visits":null,"interrupt":"after","question":null,"defer":false,"on_error":null,"meta":{}}],"edges":[{"kind":"static","from":"__start__","to":"classify"},{"kind":"conditional","from":"classify","targets":["send","__end__"]},{"kind":"static","from":"send","to":"__end__"},{"kind":"join","from":"a","to":"send"},{"kind":"join","from":"b","to":"send"},{"kind":"send","from":"classify","targets":["a"]},{"kind":"conditional","from":"a","targets":["b","__end__"]},{"kind":"fork","from":"b","targets":["a","tail"]}]}"#;
 
     /// A retry policy's keys are written when set, and read back to the same policy.
     #[test]

@@ -7,6 +7,7 @@ mod names;
 mod rules;
 mod sends;
 mod subgraphs;
+mod writes;
 
 use trellis_graph::{Violation, check as graph_rules};
 
@@ -20,6 +21,7 @@ pub(crate) fn check(module: &Module, facts: &[GraphFacts], diagnostics: &mut Dia
     for ((graph, spans), facts) in module.graphs.iter().zip(&module.spans).zip(facts) {
         names::check_graph(graph, spans, diagnostics);
         sends::check_graph(graph, spans, diagnostics);
+        writes::check_graph(graph, spans, diagnostics);
         let language_errors = diagnostics.has_error_within(facts.extent);
         for violation in graph_rules(graph) {
             if reported(&violation, graph, facts, language_errors) {

@@ -183,6 +183,24 @@ fn lower_attr<'a>(
                 node.meta.push((key.text.to_owned(), value));
             }
         }
+        AttrKind::Writes(fields) => {
+            let mut writes: Vec<String> = Vec::with_capacity(fields.len());
+            for field in fields {
+                if let Some(at) = writes.iter().position(|known| known == field.text) {
+                    diagnostics.push(given_twice(
+                        &format!("field `{}`", field.text),
+                        "in the `writes` of node",
+                        &node.id,
+                        spans.writes[at],
+                        field.span,
+                    ));
+                    continue;
+                }
+                writes.push(field.text.to_owned());
+                spans.writes.push(field.span);
+            }
+            node.writes = Some(writes);
+        }
         AttrKind::Unknown => {
             let word = attr.keyword;
             let unknown = Diagnostic::new(

@@ -261,6 +261,12 @@ pub(super) fn build_attr(pair: Pair<'_, Rule>, base: usize) -> Attr<'_> {
                 .map(|p| ident(p, base))
                 .collect(),
         )),
+        Rule::writes_attr => Some(AttrKind::Writes(
+            rest.iter()
+                .filter(|p| p.as_rule() == Rule::ident)
+                .map(|p| ident(p, base))
+                .collect(),
+        )),
         Rule::timeout_attr => lit(0).map(AttrKind::Timeout),
         Rule::max_visits_attr => lit(0).map(AttrKind::MaxVisits),
         Rule::max_concurrency_attr => lit(0).map(AttrKind::MaxConcurrency),

@@ -21,6 +21,7 @@
   "meta"
   "input"
   "max_concurrency"
+  "writes"
   "each"
 ] @keyword
 
