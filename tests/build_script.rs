@@ -360,8 +360,82 @@ fn graph_mistakes_reach_cargo_check_where_they_are_and_edits_rebuild() {
         );
         edit(&dir, file, &misspelt.replace("pyy", "pay"));
     }
+
+    // A node's `writes` through build.rs: the handler's own update type compiles; a `writes`
+    // entry naming no field is an error whose message names the `.graph` place; setting a
+    // field the node does not declare is an error on the user's line.
+    edit(&dir, "graphs/built.graph", WRITES);
+    edit(&dir, "graphs/included.graph", INCLUDED);
+    edit(&dir, "src/main.rs", WRITES_MAIN);
+    assert!(
+        cargo_check(&dir, true).success,
+        "the write-set fixture checks: {}",
+        cargo_check(&dir, false).stderr
+    );
+    edit(
+        &dir,
+        "graphs/built.graph",
+        &WRITES.replace("writes notes, pages;", "writes notes, pages, answr;"),
+    );
+    the_one(
+        &cargo_check(&dir, true),
+        "error",
+        &[
+            "node `web` writes `answr`, but the state `Research` has no field `answr` (at graphs/built.graph:3:37)",
+        ],
+    );
+    edit(&dir, "graphs/built.graph", WRITES);
+    edit(
+        &dir,
+        "src/main.rs",
+        &WRITES_MAIN.replace(".pages(3)", ".pages(3).answer(\"done\")"),
+    );
+    let undeclared = cargo_check(&dir, true);
+    the_one(
+        &undeclared,
+        "error",
+        &["no method named `answer` found for struct `WebWrites`"],
+    );
+    assert_eq!(
+        primary_places(&undeclared.json, "error"),
+        ["src/main.rs:17:177"]
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A graph whose node declares what it writes.
+const WRITES: &str = "\
+graph Built {
+    state Research;
+    node web { writes notes, pages; }
+    START -> web -> END;
+}
+";
+
+/// Its handler, returning the node's own update type.
+const WRITES_MAIN: &str = r#"
+trellis::include_generated!("built");
+trellis::include_graph!("graphs/included.graph");
+
+#[derive(Clone, Default, serde::Serialize, serde::Deserialize, trellis::GraphState)]
+struct Research {
+    #[reducer(append)]
+    notes: Vec<String>,
+    #[reducer(sum)]
+    pages: u32,
+    answer: Option<String>,
+}
+
+struct Desk;
+
+impl built::Handlers for Desk {
+    async fn web(&self, _: std::sync::Arc<Research>, _: &mut trellis::NodeContext) -> built::Written<built::WebWrites> { Ok(built::WebWrites::default().notes("found").pages(3).into()) }
+}
+
+fn main() {
+    let _ = (built::build(Desk), included::NAME);
+}
+"#;
 
 /// A graph with a router, for code that implements its handlers.
 const ROUTED: &str = "\

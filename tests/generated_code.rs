@@ -14,10 +14,15 @@ struct Ticket {
     log: Vec<String>,
 }
 
+/// The fields `research.graph`'s nodes write (`writes`).
 #[derive(Clone, Default, Serialize, Deserialize, GraphState)]
 struct ResearchState {
+    queries: Vec<String>,
     #[reducer(append)]
-    log: Vec<String>,
+    findings: Vec<String>,
+    #[reducer(append)]
+    missing: Vec<String>,
+    summary: Option<String>,
 }
 
 trellis::include_graph!("../examples/graphs/support.graph");

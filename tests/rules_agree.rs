@@ -9,6 +9,9 @@
 //!
 //! Before the rules were shared, (a) failed on `node review { on_error fallbak; }`: the language
 //! never checked `on_error`, the builder did, and the "infallible" `build()` panicked.
+//!
+//! Nodes declare `writes` now and then (the graph names its state, as `writes` needs): the
+//! compiled graph's blueprint keeps each write set.
 
 use std::time::Duration;
 
@@ -23,6 +26,9 @@ impl WholeState for Blank {}
 
 /// Names a graph declares (and, now and then, END, which the rules reserve).
 const DECLARABLE: &[&str] = &["plan", "draft", "review", "send", "fallback", "lookup"];
+/// Fields a node's `writes` may name (the state is `Blank`: the front end does not read
+/// field types, generated code does).
+const FIELDS: &[&str] = &["notes", "draft", "score"];
 /// Names edges and handlers may use: declared ones, typos of them, START and END.
 const NAMED: &[&str] = &[
     "plan", "draft", "review", "send", "fallback", "drfat", "fallbak", "START", "END",
@@ -37,6 +43,8 @@ struct NodeSpec {
     retry: Option<u32>,
     defer: bool,
     interrupt_before: bool,
+    /// `writes …;`: fields the node declares it writes.
+    writes: Option<Vec<&'static str>>,
 }
 
 #[derive(Debug, Clone)]
@@ -77,16 +85,20 @@ fn node(name: &'static str, declared: Vec<&'static str>) -> impl Strategy<Value 
         limit(0u32, 2),
         prop::bool::weighted(0.1),
         prop::bool::weighted(0.1),
+        prop::option::weighted(0.3, prop::sample::subsequence(FIELDS, 1..=FIELDS.len())),
     )
         .prop_map(
-            move |(on_error, max_visits, timeout_ms, retry, defer, interrupt_before)| NodeSpec {
-                name,
-                on_error,
-                max_visits,
-                timeout_ms,
-                retry,
-                defer,
-                interrupt_before,
+            move |(on_error, max_visits, timeout_ms, retry, defer, interrupt_before, writes)| {
+                NodeSpec {
+                    name,
+                    on_error,
+                    max_visits,
+                    timeout_ms,
+                    retry,
+                    defer,
+                    interrupt_before,
+                    writes,
+                }
             },
         )
 }
@@ -168,7 +180,7 @@ fn graph() -> impl Strategy<Value = GraphSpec> {
 
 /// The graph as `.graph` source.
 fn source(spec: &GraphSpec) -> String {
-    let mut text = String::from("graph Random {\n");
+    let mut text = String::from("graph Random {\n    state Blank;\n");
     if let Some(max) = spec.max_steps {
         text.push_str(&format!("    max_steps {max};\n"));
     }
@@ -191,6 +203,9 @@ fn source(spec: &GraphSpec) -> String {
         }
         if node.interrupt_before {
             attributes.push("interrupt before;".to_owned());
+        }
+        if let Some(fields) = &node.writes {
+            attributes.push(format!("writes {};", fields.join(", ")));
         }
         if attributes.is_empty() {
             text.push_str(&format!("    node {};\n", node.name));

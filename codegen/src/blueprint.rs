@@ -136,6 +136,13 @@ fn node(code: &mut Lines<'_>, node: &Node) {
     if let Some(input) = &node.input {
         put!(code, "input: Some({}.into()),", Lit(input));
     }
+    if let Some(fields) = &node.writes {
+        let fields: Vec<String> = fields
+            .iter()
+            .map(|field| format!("{}.into()", Lit(field)))
+            .collect();
+        put!(code, "writes: Some(vec![{}]),", fields.join(", "));
+    }
     if let Some(point) = node.interrupt {
         let point = match point {
             InterruptPoint::Before => "Before",

@@ -30,6 +30,9 @@ pub(crate) struct Lines<'o> {
     /// For the macros: how many groups deep a path's stand-in is written at most (`None` when
     /// not looked for), so that replacing them walks no deeper.
     stand_ins: Option<usize>,
+    /// A build script's way to name a place of the source (`graphs/a.graph:3:24`) in messages
+    /// rustc prints from the generated file; the macros' errors stand at the place itself.
+    locate: Option<&'o dyn Fn(trellis_dsl::Span) -> String>,
 }
 
 /// How much text is gathered before it is handed on.
@@ -63,6 +66,7 @@ impl<'o> Lines<'o> {
             notes: Vec::new().into_iter(),
             out: None,
             stand_ins: None,
+            locate: None,
         }
     }
 
@@ -87,6 +91,20 @@ impl<'o> Lines<'o> {
             out: Some(out),
             ..Lines::with_capacity(CHUNK + 4096)
         }
+    }
+
+    /// Names places of the source with `locate` (see [`Lines::located`]).
+    pub(crate) fn locating(mut self, locate: &'o dyn Fn(trellis_dsl::Span) -> String) -> Self {
+        self.locate = Some(locate);
+        self
+    }
+
+    /// ` (at graphs/a.graph:3:24)` for a build script's code; nothing for the macros, whose
+    /// errors are reported at the place itself.
+    pub(crate) fn located(&self, span: trellis_dsl::Span) -> String {
+        self.locate
+            .map(|locate| format!(" (at {})", locate(span)))
+            .unwrap_or_default()
     }
 
     /// Marks the line just written as a state alias: its note, if any, goes at its end.

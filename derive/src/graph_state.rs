@@ -7,7 +7,7 @@ use syn::spanned::Spanned;
 use syn::{Data, DeriveInput, Fields, GenericArgument, Ident, Path, PathArguments, Type};
 
 /// How one field merges the updates of a super-step.
-enum Reducer {
+pub(crate) enum Reducer {
     Overwrite,
     Append(Type),
     Extend,
@@ -15,10 +15,10 @@ enum Reducer {
     With(Path),
 }
 
-struct Field<'a> {
-    name: &'a Ident,
-    ty: &'a Type,
-    reducer: Reducer,
+pub(crate) struct Field<'a> {
+    pub(crate) name: &'a Ident,
+    pub(crate) ty: &'a Type,
+    pub(crate) reducer: Reducer,
     /// How the update serializes it, following the state's serde attributes.
     shape: FieldShape,
     /// The field's own documentation, which the update's field repeats (and its schema shows).
@@ -138,6 +138,7 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             named.into_iter().flatten().map(|field| &field.attrs[..]),
         );
     let mut tokens = generate(input, &krate, &update, &fields, schema, deltas);
+    tokens.extend(crate::fields::expand(input, &krate, &fields));
     if let Some(answer) = answer {
         tokens.extend(apply_resume(input, &krate, &update, &answer, schema));
     }

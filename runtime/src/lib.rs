@@ -120,6 +120,7 @@ pub mod thread;
 mod travel;
 pub mod versions;
 pub mod worker;
+pub mod writes;
 
 // What a first program needs, at the root; everything else in one module, by one path: a
 // pause and its answers in `interrupt`, sends in `send`, subgraph mappings in `subgraph`.
@@ -188,6 +189,7 @@ pub mod __private {
     pub use crate::state::reducers;
     #[cfg(feature = "schema")]
     pub use crate::state::schema_of;
+    pub use crate::writes::field_of;
     #[cfg(feature = "schema")]
     pub use schemars;
     pub use serde;

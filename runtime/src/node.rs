@@ -186,6 +186,21 @@ impl<U> From<U> for NodeResult<U> {
 }
 
 impl<U> NodeResult<U> {
+    /// The same result with each update turned into another type by `f`: what code generated
+    /// for a node's `writes` calls to make its own update type the state's.
+    pub fn map_update<V>(self, mut f: impl FnMut(U) -> V) -> NodeResult<V> {
+        match self {
+            NodeResult::None => NodeResult::None,
+            NodeResult::Update(update) => NodeResult::Update(f(update)),
+            NodeResult::Command(command) => NodeResult::Command(command),
+            NodeResult::UpdateThen(update, command) => NodeResult::UpdateThen(f(update), command),
+            NodeResult::Interrupt(request) => NodeResult::Interrupt(request),
+            NodeResult::Updates(updates, command) => {
+                NodeResult::Updates(updates.into_iter().map(f).collect(), command)
+            }
+        }
+    }
+
     /// Go to one declared target (a node, or [`END`](crate::END)) instead of following the
     /// edges.
     pub fn goto(target: impl Into<Cow<'static, str>>) -> Self {

@@ -22,6 +22,9 @@ pub struct NodeOptions {
     doc: Option<String>,
     kind: Option<NodeKind>,
     meta: Vec<(String, MetaValue)>,
+    /// A `.graph` node's `writes`, kept so that the compiled graph's blueprint shows it (its
+    /// generated update type is what enforces it).
+    writes: Option<Vec<String>>,
 }
 
 /// How a node retries: how often, how long it waits, and which failures.
@@ -272,6 +275,7 @@ impl NodeOptions {
             // A type name is the language's to give (the builder's inputs are JSON).
             input: None,
             graph: None,
+            writes: self.writes.clone(),
         }
     }
 
@@ -297,6 +301,7 @@ impl NodeOptions {
             doc: node.doc.clone(),
             kind: node.kind.clone(),
             meta: node.meta.clone(),
+            writes: node.writes.clone(),
         }
     }
 }

@@ -60,6 +60,13 @@ pub(super) fn adapter(code: &mut Lines<'_>, names: &Names<'_>, nodes: &[NodeName
                 put!(code, "}}");
                 continue;
             }
+            // A node with `writes` returns its own update type: made the state's here.
+            let run = |call: &str| match &n.writes {
+                Some(ty) => format!(
+                    "::std::boxed::Box::pin(async move {{ {call}.await.map(|result| result.map_update({ty}::into_update)) }})"
+                ),
+                None => format!("::std::boxed::Box::pin({call})"),
+            };
             match &n.input {
                 // A sent branch's input, read as the declared type; a mismatch fails the
                 // branch.
@@ -67,7 +74,8 @@ pub(super) fn adapter(code: &mut Lines<'_>, names: &Names<'_>, nodes: &[NodeName
                     put!(code, "Node::{variant} => match ctx.input::<{ty}>() {{");
                     put!(
                         code,
-                        "::core::result::Result::Ok(input) => ::std::boxed::Box::pin(self.0.{method}(state, input, ctx)),"
+                        "::core::result::Result::Ok(input) => {},",
+                        run(&format!("self.0.{method}(state, input, ctx)"))
                     );
                     put!(code, "::core::result::Result::Err(error) => {{");
                     put!(
@@ -79,7 +87,8 @@ pub(super) fn adapter(code: &mut Lines<'_>, names: &Names<'_>, nodes: &[NodeName
                 }
                 None => put!(
                     code,
-                    "Node::{variant} => ::std::boxed::Box::pin(self.0.{method}(state, ctx)),"
+                    "Node::{variant} => {},",
+                    run(&format!("self.0.{method}(state, ctx)"))
                 ),
             }
         }

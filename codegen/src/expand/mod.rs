@@ -4,6 +4,7 @@ mod build;
 mod enums;
 mod shape;
 mod traits;
+mod writes;
 
 use std::collections::HashSet;
 
@@ -19,6 +20,7 @@ use build::{adapter, build_body};
 use enums::{node_enum, route_enum, send_enum};
 use shape::{Declared, Route, SendEdge, SubgraphNode, routes, sends, subgraph_nodes};
 use traits::{handlers, mappings};
+use writes::writes_types;
 
 /// Whether the blueprint is valid (full code) or has errors (a skeleton of the same shape, so
 /// code that names the module does not drown the real error in follow-on errors).
@@ -115,9 +117,14 @@ pub(super) const UNREACHABLE: &str =
 /// type of the input its sent branches carry (`input T;`), where the source writes it.
 pub(super) struct NodeNames<'a> {
     pub(super) node: &'a Node,
+    /// Its position in the blueprint.
+    pub(super) at: usize,
     pub(super) method: String,
     pub(super) variant: String,
     pub(super) input: Option<String>,
+    /// Its own update type (`WebWrites`) when it declares `writes` (a handler's node, in a
+    /// graph that names its state).
+    pub(super) writes: Option<String>,
 }
 
 /// How the module names things that depend on whether the source names a state type.
@@ -189,6 +196,7 @@ pub(crate) fn graph(
     for send in &sends {
         send_enum(code, send);
     }
+    writes_types(code, blueprint, spans, &nodes, krate, paths);
     handlers(
         code, blueprint, &names, &nodes, &routes, &sends, &subgraphs, mode,
     );
@@ -224,11 +232,16 @@ fn node_names<'b>(
                 let written = spans.nodes.get(at).map_or(&[][..], |s| s.input.as_slice());
                 paths.place(path, written)
             });
+            let writes =
+                (node.writes.is_some() && node.graph.is_none() && blueprint.state.is_some())
+                    .then(|| format!("{variant}Writes"));
             Some(NodeNames {
                 node,
+                at,
                 method,
                 variant,
                 input,
+                writes,
             })
         })
         .collect()

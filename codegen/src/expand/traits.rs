@@ -77,6 +77,15 @@ pub(super) fn handlers(
         // Short on purpose (`Arc`, `Context`, `NodeOutput` are the module's own names): the
         // generated code stays readable however many nodes the graph has.
         let method_name = &n.method;
+        // A node with `writes` returns its own update type, which sets only those fields.
+        let own_output;
+        let output = match &n.writes {
+            Some(ty) => {
+                own_output = format!("Written<{ty}>");
+                own_output.as_str()
+            }
+            None => output,
+        };
         match &n.input {
             Some(ty) => node_method(
                 code,

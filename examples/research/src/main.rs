@@ -31,73 +31,87 @@ struct Researcher {
 }
 
 impl Researcher {
+    /// What searching `source` found. Each search node writes it into `findings`, its only
+    /// field (`writes findings;`).
     async fn search(
         &self,
         source: &str,
         delay_ms: u64,
         state: &ResearchState,
-    ) -> research::NodeOutput {
+    ) -> Result<String, NodeError> {
         // Sources answer at different speeds; the merge is in declaration order regardless.
         tokio::time::sleep(Duration::from_millis(delay_ms)).await;
         if self.failing.as_deref() == Some(source) {
             return Err(NodeError::msg(format!("{source} search is unavailable")));
         }
-        let finding = format!(
+        Ok(format!(
             "{source}: {} result(s) for {:?}",
             state.queries.len(),
             state.question
-        );
-        Ok(ResearchStateUpdate::default().findings(finding).into())
+        ))
     }
 }
 
 impl research::Handlers for Researcher {
-    async fn plan(&self, state: Arc<ResearchState>, _: &mut NodeContext) -> research::NodeOutput {
+    async fn plan(
+        &self,
+        state: Arc<ResearchState>,
+        _: &mut NodeContext,
+    ) -> research::Written<research::PlanWrites> {
         let queries = vec![state.question.clone(), format!("{} survey", state.question)];
-        Ok(ResearchStateUpdate::default().queries(queries).into())
+        Ok(research::PlanWrites::default().queries(queries).into())
     }
 
     async fn search_web(
         &self,
         state: Arc<ResearchState>,
         _: &mut NodeContext,
-    ) -> research::NodeOutput {
-        self.search("web", 30, &state).await
+    ) -> research::Written<research::SearchWebWrites> {
+        let finding = self.search("web", 30, &state).await?;
+        Ok(research::SearchWebWrites::default()
+            .findings(finding)
+            .into())
     }
 
     async fn search_papers(
         &self,
         state: Arc<ResearchState>,
         _: &mut NodeContext,
-    ) -> research::NodeOutput {
-        self.search("papers", 5, &state).await
+    ) -> research::Written<research::SearchPapersWrites> {
+        let finding = self.search("papers", 5, &state).await?;
+        Ok(research::SearchPapersWrites::default()
+            .findings(finding)
+            .into())
     }
 
     async fn search_code(
         &self,
         state: Arc<ResearchState>,
         _: &mut NodeContext,
-    ) -> research::NodeOutput {
-        self.search("code", 15, &state).await
+    ) -> research::Written<research::SearchCodeWrites> {
+        let finding = self.search("code", 15, &state).await?;
+        Ok(research::SearchCodeWrites::default()
+            .findings(finding)
+            .into())
     }
 
     async fn search_failed(
         &self,
         _: Arc<ResearchState>,
         ctx: &mut NodeContext,
-    ) -> research::NodeOutput {
+    ) -> research::Written<research::SearchFailedWrites> {
         let what = ctx.failure().map_or_else(
             || "a search".to_owned(),
             |f| format!("{} ({})", f.node, f.message),
         );
-        Ok(ResearchStateUpdate::default().missing(what).into())
+        Ok(research::SearchFailedWrites::default().missing(what).into())
     }
 
     async fn summarize(
         &self,
         state: Arc<ResearchState>,
         _: &mut NodeContext,
-    ) -> research::NodeOutput {
+    ) -> research::Written<research::SummarizeWrites> {
         let mut summary = format!(
             "{} finding(s): {}",
             state.findings.len(),
@@ -106,7 +120,9 @@ impl research::Handlers for Researcher {
         if !state.missing.is_empty() {
             summary.push_str(&format!("; missing: {}", state.missing.join(", ")));
         }
-        Ok(ResearchStateUpdate::default().summary(Some(summary)).into())
+        Ok(research::SummarizeWrites::default()
+            .summary(Some(summary))
+            .into())
     }
 }
 
