@@ -1,6 +1,6 @@
 //! The REST resources, in the style of the LangGraph Agent Server: graph definitions, agents,
 //! runs (create, list, get, cancel, wait, resume, retry), a run's checkpoints and its event
-//! stream.
+//! stream, and the stream of writes to any run.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -35,6 +35,7 @@ pub(crate) fn routes() -> Router<Arc<App>> {
         .route("/runs/{id}/retry", post(retry_run))
         .route("/runs/{id}/checkpoints", get(list_checkpoints))
         .route("/runs/{id}/stream", get(stream_run))
+        .route("/changes", get(changes))
 }
 
 /// A JSON body, or a 400 that says what is wrong with it (axum's own rejection is plain text).
@@ -49,6 +50,10 @@ pub(crate) fn body(json: Result<Json<Value>, JsonRejection>) -> Result<Value, Ap
             ))
         }
     })
+}
+
+async fn changes(State(app): Shared) -> Response {
+    events::changes(app).into_response()
 }
 
 async fn list_graphs(State(app): Shared) -> Json<Value> {

@@ -28,6 +28,10 @@ pub(crate) const LOOK_AGAIN: Duration = Duration::from_secs(5);
 /// How often the store is read while a run goes on when it does not announce its writes.
 const POLL: Duration = Duration::from_millis(50);
 
+/// At most one `changed` event this often on `GET /changes`: a busy store writes hundreds of
+/// times a second, and a page showing a list reads it again once per event.
+const CHANGED_EVERY: Duration = Duration::from_millis(250);
+
 /// The event a checkpoint is sent as: its label's kind (`start`, `step`, `pause`, `resume`, `retry`,
 /// `complete`, `failed`), and its step, nodes, label and state.
 fn event(checkpoint: &Checkpoint) -> Event {
@@ -130,6 +134,10 @@ pub(crate) async fn follow(
             follow.read().await?;
             if follow.queue.is_empty() && !follow.ended {
                 follow.wait().await;
+                if follow.app.stopping.is_cancelled() {
+                    // The server stops: the client may rejoin another (`Last-Event-ID`).
+                    return None;
+                }
             }
         }
     });
@@ -186,13 +194,47 @@ impl Follow {
         Some(())
     }
 
-    /// Until the run's next write (or, unheard, a while).
+    /// Until the run's next write (or, unheard, a while), or the server stops.
     async fn wait(&mut self) {
-        match &mut self.watch {
-            Some(watch) => {
-                let _ = tokio::time::timeout(LOOK_AGAIN, watch.changed()).await;
+        let written = async {
+            match &mut self.watch {
+                Some(watch) => {
+                    let _ = tokio::time::timeout(LOOK_AGAIN, watch.changed()).await;
+                }
+                None => tokio::time::sleep(POLL).await,
             }
-            None => tokio::time::sleep(POLL).await,
+        };
+        tokio::select! {
+            () = written => {}
+            () = self.app.stopping.cancelled() => {}
         }
     }
+}
+
+/// `GET /changes`: an event `changed` (`data: {}`) each time runs were written since the last
+/// one, at most one per [`CHANGED_EVERY`] — the first at once — so that a page showing lists
+/// of runs reads them again then, and not on a timer. Writes this process makes are heard at
+/// once, and other processes' where the store tells of them (PostgreSQL's `LISTEN`); a store
+/// that announces nothing gives an event every [`LOOK_AGAIN`].
+pub(crate) fn changes(app: Arc<App>) -> Sse<impl Stream<Item = Result<Event, Infallible>> + use<>> {
+    let watch = app.store.changes().map(|changes| changes.watch_all());
+    let events =
+        futures_util::stream::unfold((app, watch, false), |(app, mut watch, sent)| async move {
+            let written = async {
+                if sent {
+                    tokio::time::sleep(CHANGED_EVERY).await;
+                }
+                match &mut watch {
+                    Some(watch) => watch.changed().await,
+                    None => tokio::time::sleep(LOOK_AGAIN).await,
+                }
+            };
+            tokio::select! {
+                () = written => {}
+                () = app.stopping.cancelled() => return None,
+            }
+            let changed = Event::default().event("changed").data("{}");
+            Some((Ok(changed), (app, watch, true)))
+        });
+    Sse::new(events).keep_alive(KeepAlive::default())
 }

@@ -137,6 +137,7 @@ impl ServerBuilder {
                 agents: self.agents,
                 store: self.store,
                 started: trellis::run::Timestamp::now(),
+                stopping: CancellationToken::new(),
             }),
             workers: self.workers,
         })
@@ -280,7 +281,7 @@ impl Server {
                 }),
                 doors::check,
             ));
-        let stop = CancellationToken::new();
+        let stop = self.app.stopping.clone();
         let mut tasks = Vec::new();
         for graph in self.app.graphs.values() {
             for _ in 0..self.workers {

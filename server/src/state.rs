@@ -21,6 +21,9 @@ pub(crate) struct App {
     pub(crate) store: Arc<dyn RunQueue>,
     /// When the server was built: its assistants' creation time.
     pub(crate) started: trellis::run::Timestamp,
+    /// Cancelled when the server stops: its event streams end then, rather than hold its
+    /// shutdown open for as long as a page stays open.
+    pub(crate) stopping: trellis::run::CancellationToken,
 }
 
 /// A graph definition, as listed.

@@ -248,6 +248,86 @@ fn events(text: &str) -> Vec<(u64, String, Value)> {
         .collect()
 }
 
+/// The next event of a server-sent stream, as its text (keep-alive comments skipped); `None`
+/// when the stream ends.
+async fn next_event(response: &mut reqwest::Response, buffer: &mut String) -> Option<String> {
+    loop {
+        if let Some(end) = buffer.find("\n\n") {
+            let event: String = buffer.drain(..end + 2).collect();
+            if event.lines().any(|line| line.starts_with("event:")) {
+                return Some(event);
+            }
+            continue;
+        }
+        let chunk = response.chunk().await.ok()??;
+        buffer.push_str(&String::from_utf8_lossy(&chunk));
+    }
+}
+
+/// `GET /changes` tells a page that runs were written when they are, not on a timer, and a
+/// burst of writes as a few events (at most one a quarter second); it ends when the server
+/// stops.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_changes_stream_tells_of_writes_as_they_happen_and_few_at_a_time() {
+    use std::time::{Duration, Instant};
+    let running = serve(store(), ServeOptions::default()).await;
+    let client = Client::new(&running);
+    let mut changes = client
+        .http
+        .get(format!("{}/changes", client.base))
+        .send()
+        .await
+        .expect("a stream");
+    assert_eq!(changes.status(), 200);
+    assert_eq!(changes.headers()["content-type"], "text/event-stream");
+    let mut buffer = String::new();
+    let quiet = tokio::time::timeout(
+        Duration::from_millis(500),
+        next_event(&mut changes, &mut buffer),
+    )
+    .await;
+    assert!(quiet.is_err(), "an event with nothing written: {quiet:?}");
+
+    // A run of many steps: a burst of writes.
+    let started = Instant::now();
+    let (code, _) = client
+        .post("/runs", &json!({"graph": "Jobs", "input": {"rounds": 40}}))
+        .await;
+    assert_eq!(code, 201);
+    let first = tokio::time::timeout(
+        Duration::from_secs(3),
+        next_event(&mut changes, &mut buffer),
+    )
+    .await
+    .expect("told of the new run before the studio's fallback would look (5 s)")
+    .expect("the stream goes on");
+    assert_eq!(first, "event: changed\ndata: {}\n\n");
+    let mut count = 1;
+    while let Ok(Some(_)) = tokio::time::timeout(
+        Duration::from_millis(600),
+        next_event(&mut changes, &mut buffer),
+    )
+    .await
+    {
+        count += 1;
+    }
+    // The quiet wait that ended the loop is 600 ms of the elapsed time.
+    let most = started.elapsed().as_millis() / 250 + 1;
+    assert!(
+        count <= most,
+        "{count} events in {:?}: more than one a quarter second",
+        started.elapsed()
+    );
+    let (_, run) = client.get("/runs?graph=Jobs").await;
+    assert_eq!(run[0]["status"], "completed", "the burst is over: {run}");
+    // The server stops with the stream open (a studio left open): the stream ends, and does
+    // not hold the shutdown.
+    tokio::time::timeout(Duration::from_secs(10), running.shutdown())
+        .await
+        .expect("the server stops with a page open");
+    assert_eq!(next_event(&mut changes, &mut buffer).await, None);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn events_arrive_in_order_and_a_rejoin_resumes_after_the_last_id() {
     let running = serve(store(), ServeOptions::default()).await;

@@ -16,16 +16,20 @@ In a 1280×800 window it:
   its question again);
 - lists the threads and opens one: its runs as a conversation;
 - chats: starts the chat graph with a message, sees its subgraph run under it in the list and
-  in the run, opens the subgraph run, and continues the thread with a second message.
+  in the run, opens the subgraph run, and continues the thread with a second message;
+- sees a run started by another client appear in the list within 2.5 s (the server's `changes`
+  stream; the page's own look is every 5 s).
 A screenshot of each state goes into SHOTS_DIR. It prints `studio: N passed, N failed` and
 exits non-zero when a step failed.
 """
 
+import json
 import os
 import re
 import sys
 import time
 import traceback
+import urllib.request
 
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
@@ -224,6 +228,23 @@ def main(url, shots):
         users = driver.find_elements(By.CSS_SELECTOR, "#chat li.user")
         assert len(users) == 2, [u.text for u in users]
         shot("10-chat-thread")
+
+        # A run started by another client shows in the list as soon as it is written: the
+        # server's `changes` stream says so, well before the page's own look every 5 s.
+        driver.get(url)
+        choose_graph("Support")
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#runs tr"))
+        request = urllib.request.Request(
+            url.rstrip("/") + "/runs",
+            data=json.dumps({"graph": "Support", "input": {"text": "Where is my parcel?"}}).encode(),
+            headers={"content-type": "application/json"},
+            method="POST")
+        other = json.load(urllib.request.urlopen(request))["run_id"]
+        WebDriverWait(driver, 2.5).until(
+            lambda d: d.find_elements(By.CSS_SELECTOR, f'#runs tr[data-run="{other}"]'))
+        driver.execute_script(
+            "document.querySelector(arguments[0]).scrollIntoView()", f'#runs tr[data-run="{other}"]')
+        shot("11-live-list")
         print("studio: 1 passed, 0 failed")
         return 0
     except Exception:  # noqa: BLE001 - any failure is reported with a screenshot

@@ -19,7 +19,8 @@ use super::{
 };
 use crate::id::{RunId, ThreadId, Timestamp};
 
-/// Who to wake on a store's writes: the watchers of each run, and the workers of each graph.
+/// Who to wake on a store's writes: the watchers of each run, the workers of each graph, and
+/// whoever watches every run (a list on screen).
 ///
 /// A watcher subscribes *before* it reads what it waits on, so that a write landing between its
 /// read and its wait still wakes it ([`tokio::sync::watch`] remembers what was seen).
@@ -27,6 +28,7 @@ use crate::id::{RunId, ThreadId, Timestamp};
 pub struct Changes {
     runs: Mutex<FxHashMap<RunId, watch::Sender<u64>>>,
     ready: Mutex<FxHashMap<String, watch::Sender<u64>>>,
+    any: watch::Sender<u64>,
 }
 
 /// Wakes on each write to one run ([`Changes::watch_run`]).
@@ -40,6 +42,12 @@ pub struct RunWatch {
 /// Wakes when a run of one graph is left ready ([`Changes::watch_ready`]).
 #[derive(Debug)]
 pub struct ReadyWatch {
+    receiver: watch::Receiver<u64>,
+}
+
+/// Wakes on each write to any run ([`Changes::watch_all`]).
+#[derive(Debug)]
+pub struct AnyWatch {
     receiver: watch::Receiver<u64>,
 }
 
@@ -71,6 +79,14 @@ impl Changes {
         ReadyWatch { receiver }
     }
 
+    /// Watches writes to every run from now on: many writes before the watcher looks wake it
+    /// once.
+    pub fn watch_all(&self) -> AnyWatch {
+        AnyWatch {
+            receiver: self.any.subscribe(),
+        }
+    }
+
     /// Wakes the watchers of `run`, and the workers of its graph when it is left ready.
     pub fn announce(&self, run: &RunRecord) {
         self.wrote(&run.run_id, &run.graph, is_ready(run));
@@ -82,6 +98,10 @@ impl Changes {
         }
         if ready && let Some(sender) = lock(&self.ready).get(graph) {
             sender.send_modify(|writes| *writes = writes.wrapping_add(1));
+        }
+        if self.any.receiver_count() > 0 {
+            self.any
+                .send_modify(|writes| *writes = writes.wrapping_add(1));
         }
     }
 }
@@ -109,6 +129,17 @@ impl Drop for RunWatch {
             .is_some_and(|sender| sender.receiver_count() <= 1)
         {
             runs.remove(&self.run_id);
+        }
+    }
+}
+
+impl AnyWatch {
+    /// Waits for a write to any run since this watch last woke (at once if one came
+    /// meanwhile).
+    pub async fn changed(&mut self) {
+        if self.receiver.changed().await.is_err() {
+            // The store is gone: it writes no more.
+            std::future::pending::<()>().await;
         }
     }
 }
@@ -350,6 +381,25 @@ mod tests {
     /// Whether `wait` is done at its first poll (it was woken, or had been), with no clock.
     async fn woken(wait: impl std::future::Future<Output = ()>) -> bool {
         futures_util::FutureExt::now_or_never(wait).is_some()
+    }
+
+    #[tokio::test]
+    async fn a_watch_of_every_run_wakes_once_for_the_writes_it_has_not_seen() {
+        let changes = Arc::new(Changes::default());
+        // Nobody watches: a write costs no wake-up of anyone.
+        changes.announce(&sample_record(&RunId::from("a"), "G"));
+        let mut all = changes.watch_all();
+        assert!(
+            !woken(all.changed()).await,
+            "nothing written since it watched"
+        );
+        changes.announce(&sample_record(&RunId::from("a"), "G"));
+        changes.announce(&sample_record(&RunId::from("b"), "H"));
+        assert!(woken(all.changed()).await, "a write to any run");
+        assert!(
+            !woken(all.changed()).await,
+            "two writes before it looked wake it once"
+        );
     }
 
     #[tokio::test]

@@ -30,7 +30,7 @@ use crate::interrupt::Interrupt;
 use crate::node::NodeFailure;
 
 pub use crate::name::Name;
-pub use announce::{Announced, Changes, ReadyWatch, RunWatch};
+pub use announce::{Announced, AnyWatch, Changes, ReadyWatch, RunWatch};
 pub use delta::{DeltaMismatch, StateChanges, StateDelta};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use delta::{Link, fold_chain, goes_on_from};
