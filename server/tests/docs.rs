@@ -96,7 +96,18 @@ async fn the_documented_methods_and_routes_are_the_servers() {
             }
             .expect("the server answers");
             let status = response.status().as_u16();
-            let body = response.text().await.unwrap_or_default();
+            // A stream that stays open (`/changes`) is not read to an end it never reaches:
+            // a 200 with its content type says the route is there.
+            let body = if response
+                .headers()
+                .get("content-type")
+                .is_some_and(|kind| kind == "text/event-stream")
+                && path == "/changes"
+            {
+                String::new()
+            } else {
+                response.text().await.unwrap_or_default()
+            };
             assert!(
                 status != 404 || body.contains("\"error\""),
                 "{route}: the router knows no {path}"
