@@ -34,6 +34,7 @@ import urllib.request
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
@@ -45,7 +46,8 @@ def main(url, shots):
         options.add_argument(flag)
     options.binary_location = "/usr/bin/chromium"
     driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-    wait = WebDriverWait(driver, 30)
+    # A list rebuilt under a wait is looked at again, not a failure.
+    wait = WebDriverWait(driver, 30, ignored_exceptions=(StaleElementReferenceException,))
     by_id = lambda name: driver.find_element(By.ID, name)
     shot = lambda name: driver.save_screenshot(os.path.join(shots, name + ".png"))
     status = lambda: by_id("run-status").text
@@ -202,9 +204,10 @@ def main(url, shots):
         chat_run = shown_run()
         wait.until(lambda d: by_id("children-box").get_attribute("hidden") is None)
         assert "lookup@2 · Lookup" in by_id("children").text, by_id("children").text
-        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#runs tr.child"))
-        child_row = driver.find_element(By.CSS_SELECTOR, "#runs tr.child")
-        assert "lookup@2 · Lookup" in child_row.text and "completed" in child_row.text, child_row.text
+        # The list is rebuilt when runs are written: its row is read whole, in the page.
+        child_row = wait.until(lambda d: d.execute_script(
+            "const row = document.querySelector('#runs tr.child'); return row && row.innerText;"))
+        assert "lookup@2 · Lookup" in child_row and "completed" in child_row, child_row
         assert "was refunded" in by_id("state").text
         shot("9-chat-run")
         by_id("children").find_element(By.TAG_NAME, "a").click()
@@ -240,7 +243,7 @@ def main(url, shots):
             headers={"content-type": "application/json"},
             method="POST")
         other = json.load(urllib.request.urlopen(request))["run_id"]
-        WebDriverWait(driver, 2.5).until(
+        WebDriverWait(driver, 2.5, ignored_exceptions=(StaleElementReferenceException,)).until(
             lambda d: d.find_elements(By.CSS_SELECTOR, f'#runs tr[data-run="{other}"]'))
         driver.execute_script(
             "document.querySelector(arguments[0]).scrollIntoView()", f'#runs tr[data-run="{other}"]')
