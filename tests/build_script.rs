@@ -384,6 +384,31 @@ fn graph_mistakes_reach_cargo_check_where_they_are_and_edits_rebuild() {
             "node `web` writes `answr`, but the state `Research` has no field `answr` (at graphs/built.graph:3:37)",
         ],
     );
+    // Two writers of one step and an overwriting field: the message names both places.
+    edit(
+        &dir,
+        "graphs/built.graph",
+        &WRITES
+            .replace(
+                "node web { writes notes, pages; }",
+                "node web { writes notes, answer; }\n    node more { writes answer; }",
+            )
+            .replace(
+                "START -> web -> END;",
+                "START -> web & more;\n    web -> END;\n    more -> END;",
+            ),
+    );
+    // (The handlers have no `more`, which is an error of its own.)
+    let conflicts: Vec<String> = compiler_messages(&cargo_check(&dir, true).json, "error")
+        .into_iter()
+        .filter(|message| message.contains("E0214"))
+        .collect();
+    assert_eq!(conflicts.len(), 1, "{conflicts:#?}");
+    assert!(
+        conflicts[0].contains("E0214: nodes `web` (at graphs/built.graph:3:30) and `more` (at graphs/built.graph:4:24) can run in one super-step and both write `answer`, whose reducer in `Research` overwrites"),
+        "{}",
+        conflicts[0]
+    );
     edit(&dir, "graphs/built.graph", WRITES);
     edit(
         &dir,

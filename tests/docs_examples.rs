@@ -96,7 +96,12 @@ fn graph_examples_in_the_docs_check_as_they_claim() {
         }
     }
     assert!(checked >= 20, "only {checked} examples found");
-    for code in trellis_dsl::Code::ALL {
+    // A code the compiler reports from the state's types is shown by a Rust example that does
+    // not compile (a doctest of `tests/src/lib.rs`).
+    let graph_codes = trellis_dsl::Code::ALL
+        .iter()
+        .filter(|code| code.scope() != trellis_dsl::Scope::Types);
+    for code in graph_codes {
         assert!(
             codes_shown.contains(code.as_str()),
             "the language reference shows no example of {code}"

@@ -85,7 +85,7 @@ pub use position::{LineColumn, LineIndex, LineTable};
 /// The graph rules' types, re-exported: the blueprint IR and the diagnostic codes.
 pub use trellis_graph::{
     Blueprint, Code, Edge, EdgeKind, Endpoint, InterruptPoint, JSON_FORMAT, MetaValue, Node,
-    NodeKind, Retry, RetryOn, Severity, did_you_mean,
+    NodeKind, Retry, RetryOn, Scope, Severity, did_you_mean,
 };
 
 /// The Rust names generated code gives graphs and nodes (the names E0106 keeps apart).

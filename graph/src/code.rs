@@ -34,6 +34,9 @@ pub enum Scope {
     /// language or declared with the runtime's `GraphBuilder`. (E0002 and E0103 also have a
     /// language-only part: bad literals, and names the language or Rust reserves.)
     Topology,
+    /// What the state's types decide (a field's reducer, which only `#[derive(GraphState)]`
+    /// knows): the compiler reports it, through the code generated for the graph.
+    Types,
 }
 
 macro_rules! codes {
@@ -95,6 +98,7 @@ codes! {
     E0211 => Error, Language, "a subgraph node naming a graph the file does not declare";
     E0212 => Error, Language, "a graph that runs itself through its subgraph nodes";
     E0213 => Error, Topology, "a subgraph node sent to (`each`): a child graph takes no branch input";
+    E0214 => Error, Types, "two nodes that can run in one super-step both write a field whose reducer overwrites";
     E0215 => Error, Language, "a `writes` generated code cannot type: on a subgraph node, or in a graph that names no `state`";
     W0301 => Warning, Topology, "a node that START cannot reach";
     W0302 => Warning, Topology, "a node from which END cannot be reached";

@@ -54,7 +54,7 @@ pub use blueprint::{
     Blueprint, END, Edge, EdgeKind, Endpoint, InterruptPoint, MetaValue, Node, NodeKind, Retry,
     RetryOn, START,
 };
-pub use check::check;
+pub use check::{SameStepWrite, check, same_step_writes};
 pub use code::{Code, Scope, Severity};
 pub use diff::{AttributeChange, Change, DiffError, GraphDiff, NodeChange, Renamed};
 pub use hash::Fnv;

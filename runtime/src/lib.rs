@@ -189,7 +189,7 @@ pub mod __private {
     pub use crate::state::reducers;
     #[cfg(feature = "schema")]
     pub use crate::state::schema_of;
-    pub use crate::writes::field_of;
+    pub use crate::writes::{field_of, must_combine};
     #[cfg(feature = "schema")]
     pub use schemars;
     pub use serde;

@@ -77,6 +77,16 @@ pub const fn field_of<S: Fields>(name: &str, missing: &str) -> usize {
     field_index(S::NAMES, name, missing)
 }
 
+/// Nothing when `combines`; else a compile-time panic saying `conflict`: generated code calls it
+/// in a `const`, placed at a `writes` entry, for two nodes that can run in one super-step and
+/// both write one field (E0214).
+#[doc(hidden)]
+pub const fn must_combine(combines: bool, conflict: &str) {
+    if !combines {
+        panic!("{}", conflict)
+    }
+}
+
 /// `a == b`, in a `const fn` (`str`'s `==` is not one).
 const fn same(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());

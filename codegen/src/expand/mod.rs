@@ -20,7 +20,7 @@ use build::{adapter, build_body};
 use enums::{node_enum, route_enum, send_enum};
 use shape::{Declared, Route, SendEdge, SubgraphNode, routes, sends, subgraph_nodes};
 use traits::{handlers, mappings};
-use writes::writes_types;
+use writes::{same_step_checks, writes_types};
 
 /// Whether the blueprint is valid (full code) or has errors (a skeleton of the same shape, so
 /// code that names the module does not drown the real error in follow-on errors).
@@ -197,6 +197,9 @@ pub(crate) fn graph(
         send_enum(code, send);
     }
     writes_types(code, blueprint, spans, &nodes, krate, paths);
+    if mode == Mode::Full {
+        same_step_checks(code, blueprint, spans, &nodes, krate, paths);
+    }
     handlers(
         code, blueprint, &names, &nodes, &routes, &sends, &subgraphs, mode,
     );

@@ -107,3 +107,89 @@ pub(super) fn writes_types(
         put!(code, "}}");
     }
 }
+
+/// E0214: for each pair of nodes that can run in one super-step and both write a field
+/// (`trellis_graph::same_step_writes`), a `const` that fails when that field's reducer
+/// overwrites, placed at the second node's `writes` entry. Only the derive knows reducers, so
+/// the compiler decides.
+pub(super) fn same_step_checks(
+    code: &mut Lines<'_>,
+    blueprint: &Blueprint,
+    spans: &GraphSpans,
+    nodes: &[NodeNames<'_>],
+    krate: &str,
+    paths: &mut Paths<'_>,
+) {
+    if blueprint.state.is_none() {
+        return;
+    }
+    let state_path = blueprint.state.as_deref().unwrap_or("State");
+    let typed = |at: usize| nodes.iter().any(|n| n.at == at && n.writes.is_some());
+    // One check a field: its reducer combines or not, whichever pair meets; the first pair
+    // names it (a wide fork makes many pairs of one field).
+    let mut checked: Vec<String> = Vec::new();
+    for (check, pair) in trellis_graph::same_step_writes(blueprint)
+        .into_iter()
+        .enumerate()
+    {
+        if !typed(pair.first) || !typed(pair.second) || checked.contains(&pair.field) {
+            continue;
+        }
+        checked.push(pair.field.clone());
+        let entry = |at: usize| {
+            let k = blueprint.nodes[at]
+                .writes
+                .as_deref()
+                .and_then(|fields| fields.iter().position(|f| *f == pair.field))?;
+            Some((k, spans.nodes.get(at)?.writes.get(k).copied()))
+        };
+        let (Some((k, second_at)), Some((_, first_at))) = (entry(pair.second), entry(pair.first))
+        else {
+            continue;
+        };
+        let (first, second, field) = (
+            &blueprint.nodes[pair.first].id,
+            &blueprint.nodes[pair.second].id,
+            &pair.field,
+        );
+        let place =
+            |at: Option<trellis_dsl::Span>| at.map(|at| code.located(at)).unwrap_or_default();
+        // In pieces, one a line: a build script's lines stay short enough for rustc to quote.
+        let mut pieces = if pair.first == pair.second {
+            vec![
+                format!(
+                    "E0214: the branches sent to node `{first}`{}",
+                    place(first_at)
+                ),
+                format!(" run in one super-step and each writes `{field}`,"),
+            ]
+        } else {
+            vec![
+                format!("E0214: nodes `{first}`{}", place(first_at)),
+                format!(" and `{second}`{}", place(second_at)),
+                format!(" can run in one super-step and both write `{field}`,"),
+            ]
+        };
+        pieces.push(format!(
+            " whose reducer in `{state_path}` overwrites (a conflict);"
+        ));
+        pieces.push(format!(
+            " give `{field}` a reducer that combines (`#[reducer(append)]`, `extend`, `sum` or `with = …`), or split it"
+        ));
+        let name = format!("__SAME_STEP_{check}");
+        code.boundary();
+        put!(code, "const {name}: &str = ::core::concat!(");
+        for piece in &pieces {
+            put!(code, "{},", Lit(piece));
+        }
+        put!(code, ");");
+        let fails = paths.place_at(
+            &format!(
+                "{krate}::__private::must_combine(<State as {krate}::writes::Field<{{ __WRITES_{}_{k} }}>>::COMBINES, {name})",
+                pair.second
+            ),
+            second_at,
+        );
+        put!(code, "const _: () = {fails};");
+    }
+}

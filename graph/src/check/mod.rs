@@ -7,10 +7,12 @@
 mod adjacency;
 mod flow;
 mod joins;
+mod same_step;
 
 use std::collections::{HashMap, HashSet};
 
 use adjacency::Adjacency;
+pub use same_step::{SameStepWrite, same_step_writes};
 
 use rustc_hash::FxBuildHasher;
 
