@@ -1,7 +1,9 @@
 //! `.graph` sources of any size, in the shapes the front end must stay linear on: a plain
 //! chain; a mixed graph where every rule has work to do; forks whose branches never join (the
-//! worst case of the join warning's search); and, with diagnostics to report, forks that
-//! rejoin unevenly (a warning every ten nodes) and one line of thousands of targets.
+//! worst case of the join warning's search); the mixed graph with every node declaring what it
+//! writes (every fork's branches checked for writers of one step); and, with diagnostics to
+//! report, forks that rejoin unevenly (a warning every ten nodes) and one line of thousands of
+//! targets.
 
 use std::fmt::Write as _;
 
@@ -9,7 +11,12 @@ use std::fmt::Write as _;
 pub(crate) type Shape = fn(usize) -> String;
 
 /// The shapes, by name.
-pub(crate) const SHAPES: &[(&str, Shape)] = &[("chain", chain), ("mixed", mixed), ("forks", forks)];
+pub(crate) const SHAPES: &[(&str, Shape)] = &[
+    ("chain", chain),
+    ("mixed", mixed),
+    ("forks", forks),
+    ("written", written),
+];
 
 fn header() -> String {
     String::from(
@@ -63,6 +70,31 @@ pub(crate) fn mixed(nodes: usize) -> String {
         };
     }
     let _ = writeln!(text, "    n{} -> END;\n}}", nodes - 1);
+    text
+}
+
+/// The mixed shape with `writes log;` on every node: every fork's two branches write `log` in
+/// the same steps, from the fork to the graph's end (the write-set check's work; the code
+/// generated checks `log`'s reducer once).
+pub(crate) fn written(nodes: usize) -> String {
+    let mut text = String::new();
+    for line in mixed(nodes).lines() {
+        match line.strip_prefix("    node ") {
+            Some(rest) => match rest.strip_suffix(" }") {
+                Some(open) => {
+                    let _ = writeln!(text, "    node {open} writes log; }}");
+                }
+                None => {
+                    let name = rest.trim_end_matches(';');
+                    let _ = writeln!(text, "    node {name} {{ writes log; }}");
+                }
+            },
+            None => {
+                text.push_str(line);
+                text.push('\n');
+            }
+        }
+    }
     text
 }
 

@@ -85,7 +85,9 @@ fn every_workload_measures_something_sensible() {
     );
     assert_eq!(
         variants("compile"),
-        ["chain", "chain", "mixed", "mixed", "forks", "forks"]
+        [
+            "chain", "chain", "mixed", "mixed", "forks", "forks", "written", "written"
+        ]
     );
     assert_eq!(
         variants("tooling"),

@@ -9,6 +9,21 @@ use syn::{DeriveInput, Path};
 
 use crate::graph_state::{Field, Reducer};
 
+/// `GraphState::fields`: each field's name and whether its reducer combines, for the
+/// builder's `compile()` to check write sets against.
+pub(crate) fn listed(fields: &[Field<'_>]) -> TokenStream {
+    let each = fields.iter().map(|f| {
+        let name = f.name.unraw().to_string();
+        let combines = !matches!(f.reducer, Reducer::Overwrite);
+        quote!((#name, #combines))
+    });
+    quote! {
+        fn fields() -> ::core::option::Option<&'static [(&'static str, bool)]> {
+            ::core::option::Option::Some(&[#(#each),*])
+        }
+    }
+}
+
 /// The impls, for a state without generic parameters: generated code names a field's position
 /// in a `const`, which cannot depend on a generic parameter. (A generic state used with
 /// `writes` is told so by `Fields`' `on_unimplemented`.)

@@ -512,6 +512,7 @@ fn generate(
         (quote!(), quote!())
     };
     let changes = deltas.then(|| changes(krate, &serde_crate, &container_serde, fields));
+    let fields = crate::fields::listed(fields);
     let update_doc = format!(
         "Changes to [`{state}`] that a node returns; the super-step's changes are merged field \
          by field by each field's reducer."
@@ -581,6 +582,8 @@ fn generate(
             #changes
 
             #schemas
+
+            #fields
         }
     }
 }

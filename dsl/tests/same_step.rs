@@ -1,6 +1,6 @@
 //! Which writers can run in one super-step (`trellis_graph::same_step_writes`), by the
-//! language's semantics: each case a graph as users write it, and the pairs of nodes that share
-//! a step and a field.
+//! language's semantics: each case a graph as users write it, and for each field written twice
+//! in one step, the first pair of nodes found doing it.
 
 use trellis_dsl::check;
 
@@ -177,10 +177,16 @@ fn an_error_handler_runs_a_step_after_its_node() {
 #[test]
 fn nested_forks_and_their_outer_branches() {
     let source = "graph G { state S;
-        node a; node b; node x { writes n; } node y { writes n; } node c; node c2 { writes n; }
+        node a; node b; node x { writes n, m; } node y { writes n; } node c; node c2 { writes m; }
         START -> a -> b & c; b -> x & y; c -> c2; x -> END; y -> END; c2 -> END;
     }";
-    assert_eq!(pairs(source), ["x+y:n", "x+c2:n", "y+c2:n"]);
+    assert_eq!(pairs(source), ["x+y:n", "x+c2:m"]);
+    // One pair a field is enough: the field's reducer combines or not.
+    let wide = "graph G { state S;
+        node a; node b { writes n; } node c { writes n; } node d { writes n; }
+        START -> a -> b & c & d; b -> END; c -> END; d -> END;
+    }";
+    assert_eq!(pairs(wide), ["b+c:n"]);
 }
 
 #[test]

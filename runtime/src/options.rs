@@ -22,8 +22,7 @@ pub struct NodeOptions {
     doc: Option<String>,
     kind: Option<NodeKind>,
     meta: Vec<(String, MetaValue)>,
-    /// A `.graph` node's `writes`, kept so that the compiled graph's blueprint shows it (its
-    /// generated update type is what enforces it).
+    /// The fields the node declares it writes ([`NodeOptions::writes`]).
     writes: Option<Vec<String>>,
 }
 
@@ -237,6 +236,22 @@ impl NodeOptions {
     #[must_use]
     pub fn kind(mut self, kind: NodeKind) -> Self {
         self.kind = Some(kind);
+        self
+    }
+
+    /// Declares the state fields the node writes (a `.graph` node's `writes notes, sources;`):
+    /// [`compile`](crate::GraphBuilder::compile) refuses a field the state does not have
+    /// (E0216), and two nodes that can run in one super-step writing a field whose reducer
+    /// overwrites (E0214), for a state that lists its fields (`#[derive(GraphState)]` does). A
+    /// closure node still returns the state's whole update: generated code is what restricts a
+    /// node's update to its fields.
+    #[must_use]
+    pub fn writes<I>(mut self, fields: I) -> Self
+    where
+        I: IntoIterator,
+        I::Item: Into<String>,
+    {
+        self.writes = Some(fields.into_iter().map(Into::into).collect());
         self
     }
 

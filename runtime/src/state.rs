@@ -79,6 +79,18 @@ pub trait GraphState: Clone + Serialize + DeserializeOwned + Send + Sync + 'stat
         Ok(None)
     }
 
+    /// The state's fields, each with whether its reducer combines two writes of one super-step
+    /// (`append`, `extend`, `sum`, `with`) rather than overwrite: what
+    /// [`compile`](crate::GraphBuilder::compile) checks the nodes' declared write sets
+    /// ([`NodeOptions::writes`](crate::NodeOptions::writes)) against. The derive lists them;
+    /// `None` by default, which checks nothing.
+    fn fields() -> Option<&'static [(&'static str, bool)]>
+    where
+        Self: Sized,
+    {
+        None
+    }
+
     /// The JSON Schemas of the state and of its update, for clients that build forms (what
     /// LangGraph's `/assistants/{id}/schemas` answers). `None` by default;
     /// `#[graph_state(schema)]` gives them (feature `schema`).

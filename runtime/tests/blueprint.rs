@@ -194,3 +194,56 @@ async fn a_topology_loaded_as_json_runs_with_behaviour_given_by_name() {
         "node `fallbak` is not declared in graph `Loaded`"
     );
 }
+
+/// Write sets through the builder: `compile` checks them against the state's fields and
+/// reducers, with the language's codes; fork siblings appending to one field build and run.
+#[tokio::test]
+async fn write_sets_are_checked_against_the_state_s_fields() {
+    let fork = |left: &[&str], right: &[&str]| {
+        let mut builder = GraphBuilder::<Ticket>::new("Desk");
+        builder
+            .add_node("plan", noop())
+            .add_node_with(
+                "left",
+                trellis::node_fn(|_, _| async { Ok(log("left")) }),
+                NodeOptions::new().writes(left.iter().copied()),
+            )
+            .add_node_with(
+                "right",
+                trellis::node_fn(|_, _| async { Ok(log("right")) }),
+                NodeOptions::new().writes(right.iter().copied()),
+            )
+            .add_edge(START, "plan")
+            .add_fork("plan", ["left", "right"])
+            .add_edge("left", END)
+            .add_edge("right", END);
+        builder.compile()
+    };
+    // `log` appends: both siblings may write it in one step.
+    let graph = fork(&["log"], &["log", "reviews"]).expect("builds");
+    assert_eq!(
+        graph
+            .blueprint()
+            .node("right")
+            .and_then(|n| n.writes.clone()),
+        Some(vec!["log".to_owned(), "reviews".to_owned()])
+    );
+    let outcome = graph.invoke(ticket("")).await.expect("runs");
+    assert_eq!(outcome.state().log, ["left", "right"]);
+
+    // `draft` overwrites: two values in one step would be a merge conflict.
+    let error = fork(&["log", "draft"], &["draft"]).expect_err("two writers of `draft`");
+    assert_eq!(error.codes(), [Code::E0214]);
+    assert_eq!(
+        error.diagnostics[0].message,
+        "nodes `left` and `right` can run in one super-step and both write `draft`, whose reducer overwrites"
+    );
+
+    // A field the state does not have.
+    let error = fork(&["logs"], &["log"]).expect_err("no field `logs`");
+    assert_eq!(error.codes(), [Code::E0216]);
+    assert_eq!(
+        error.diagnostics[0].message,
+        "node `left` writes `logs`, but the state has no field `logs`"
+    );
+}

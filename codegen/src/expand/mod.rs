@@ -196,9 +196,9 @@ pub(crate) fn graph(
     for send in &sends {
         send_enum(code, send);
     }
-    writes_types(code, blueprint, spans, &nodes, krate, paths);
+    let defining = writes_types(code, blueprint, spans, &nodes, krate, paths);
     if mode == Mode::Full {
-        same_step_checks(code, blueprint, spans, &nodes, krate, paths);
+        same_step_checks(code, blueprint, spans, &defining, krate, paths);
     }
     handlers(
         code, blueprint, &names, &nodes, &routes, &sends, &subgraphs, mode,

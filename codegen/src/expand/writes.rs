@@ -4,6 +4,9 @@
 //! position found from its name by a `const` placed at the `writes` entry: an entry naming no
 //! field of the state is a compile error there.
 
+use std::collections::HashMap;
+
+use rustc_hash::FxBuildHasher;
 use trellis_dsl::{Blueprint, GraphSpans};
 
 use crate::paths::Paths;
@@ -19,7 +22,7 @@ pub(super) fn writes_types(
     nodes: &[NodeNames<'_>],
     krate: &str,
     paths: &mut Paths<'_>,
-) {
+) -> Vec<usize> {
     let state_path = blueprint.state.as_deref().unwrap_or("State");
     if nodes.iter().any(|n| n.writes.is_some()) {
         code.doc(
@@ -31,6 +34,10 @@ pub(super) fn writes_types(
             "pub type Written<W> = ::core::result::Result<{krate}::NodeResult<W>, {krate}::NodeError>;"
         );
     }
+    // Nodes that write the very same fields share one type (and its checks): a large graph's
+    // nodes mostly repeat a few write sets.
+    let mut defined: HashMap<&[String], (usize, &str, &str), FxBuildHasher> = HashMap::default();
+    let mut defining = vec![usize::MAX; blueprint.nodes.len()];
     for n in nodes {
         let (Some(ty), Some(fields)) = (&n.writes, &n.node.writes) else {
             continue;
@@ -42,6 +49,16 @@ pub(super) fn writes_types(
             .map(|field| format!("`{field}`"))
             .collect::<Vec<_>>()
             .join(", ");
+        if let Some(&(at, first_ty, first_id)) = defined.get(fields.as_slice()) {
+            defining[n.at] = at;
+            code.doc_line(format_args!(
+                " What node `{id}` may change: {listed}, as node `{first_id}` (their `writes`)."
+            ));
+            put!(code, "pub type {ty} = {first_ty};");
+            continue;
+        }
+        defined.insert(fields.as_slice(), (n.at, ty.as_str(), id.as_str()));
+        defining[n.at] = n.at;
         code.doc_line(format_args!(
             " What node `{id}` may change: {listed} (its `writes`). Its handler returns it: `Ok({ty}::default()….into())`."
         ));
@@ -63,7 +80,7 @@ pub(super) fn writes_types(
             .map(|(k, field)| {
                 let at = written.get(k).copied();
                 let missing = format!(
-                    "node `{id}` writes `{field}`, but the state `{state_path}` has no field `{field}`{}",
+                    "E0216: node `{id}` writes `{field}`, but the state `{state_path}` has no field `{field}`{}",
                     at.map(|at| code.located(at)).unwrap_or_default()
                 );
                 let name = format!("__WRITES_{}_{k}", n.at);
@@ -106,6 +123,7 @@ pub(super) fn writes_types(
         put!(code, "}}");
         put!(code, "}}");
     }
+    defining
 }
 
 /// E0214: for each pair of nodes that can run in one super-step and both write a field
@@ -116,7 +134,7 @@ pub(super) fn same_step_checks(
     code: &mut Lines<'_>,
     blueprint: &Blueprint,
     spans: &GraphSpans,
-    nodes: &[NodeNames<'_>],
+    defining: &[usize],
     krate: &str,
     paths: &mut Paths<'_>,
 ) {
@@ -124,7 +142,7 @@ pub(super) fn same_step_checks(
         return;
     }
     let state_path = blueprint.state.as_deref().unwrap_or("State");
-    let typed = |at: usize| nodes.iter().any(|n| n.at == at && n.writes.is_some());
+    let typed = |at: usize| defining.get(at).is_some_and(|&first| first != usize::MAX);
     // One check a field: its reducer combines or not, whichever pair meets; the first pair
     // names it (a wide fork makes many pairs of one field).
     let mut checked: Vec<String> = Vec::new();
@@ -186,7 +204,7 @@ pub(super) fn same_step_checks(
         let fails = paths.place_at(
             &format!(
                 "{krate}::__private::must_combine(<State as {krate}::writes::Field<{{ __WRITES_{}_{k} }}>>::COMBINES, {name})",
-                pair.second
+                defining[pair.second]
             ),
             second_at,
         );

@@ -35,10 +35,15 @@
 //! allows is still reported.
 //!
 //! Cost: only origins whose branches can reach a writer are followed, and only through nodes
-//! that can; each node's set grows at most 64 times, so one branch costs at most 64 passes over
-//! the edges it reaches.
+//! that can; an origin's branches are followed together, one offset at a time, and no further
+//! than two of them can still meet (62 offsets at most); a field is looked for until one pair
+//! writes it, and the search ends once every field two nodes declare has its pair. The
+//! `written` shape of `trellis-bench compile` (a fork and a loop every ten nodes, every node
+//! writing one field) measures it.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use rustc_hash::FxBuildHasher;
 
 use super::{NodeIndex, Shape, declarations, edges, whole_graph};
 use crate::blueprint::{Blueprint, EdgeKind};
@@ -74,14 +79,11 @@ fn latest(x: Offsets, y: Offsets) -> Offsets {
     (x & from(y)) | (y & from(x))
 }
 
-/// Whether two sets share an offset known exactly.
-fn meet(x: Offsets, y: Offsets) -> bool {
-    x & y & !BEYOND != 0
-}
-
-/// The pairs of nodes with `writes` that can run in one super-step and name a common field,
-/// sorted and each once. Empty for a graph the rules refuse (its shape is not whole), and for
-/// one whose nodes declare no writes.
+/// For each field that two nodes with `writes` (or the branches of one sent node) can write in
+/// one super-step, the first such pair found; sorted. One pair a field is all a check needs
+/// (the field's reducer combines or not), and it keeps the work linear on wide forks. Empty
+/// for a graph the rules refuse (its shape is not whole), and for one whose nodes declare no
+/// writes.
 ///
 /// ```
 /// use trellis_graph::{Blueprint, Edge, EdgeKind, Endpoint, Node, same_step_writes};
@@ -125,12 +127,40 @@ pub fn same_step_writes(blueprint: &Blueprint) -> Vec<SameStepWrite> {
     let shape = Shape::new(blueprint, &index, &outgoing);
     let graph = Graph::new(blueprint, &shape, &writes);
 
-    let mut found = BTreeSet::new();
+    // Only fields two nodes declare, or a send's target, can be written twice in one step;
+    // once each has its pair, nothing more can be found.
+    let mut declared: HashMap<&str, usize, FxBuildHasher> = HashMap::default();
+    for fields in &graph.writes {
+        for field in fields.iter() {
+            *declared.entry(field.as_str()).or_insert(0) += 1;
+        }
+    }
+    let sent_to = blueprint
+        .edges
+        .iter()
+        .filter(|edge| edge.kind == EdgeKind::Each)
+        .flat_map(|edge| edge.targets.iter())
+        .filter_map(|target| match target {
+            crate::blueprint::Endpoint::Node(id) => index.get(id),
+            _ => None,
+        });
+    let mut open: BTreeSet<&str> = declared
+        .iter()
+        .filter(|(_, writers)| **writers >= 2)
+        .map(|(field, _)| *field)
+        .collect();
+    for node in sent_to {
+        open.extend(graph.writes[node].iter().map(String::as_str));
+    }
+
+    let mut found: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     let origins = std::iter::once(outgoing.entry)
         .chain(outgoing.of_node.iter().copied())
         .flatten();
-    let mut walk = Walk::new(n);
     for edge in origins {
+        if found.len() == open.len() {
+            break;
+        }
         let kind = blueprint.edges[edge].kind;
         if !matches!(kind, EdgeKind::Fork | EdgeKind::Each) {
             continue;
@@ -146,16 +176,18 @@ pub fn same_step_writes(blueprint: &Blueprint) -> Vec<SameStepWrite> {
         if targets.is_empty() || (!send && targets.len() < 2) {
             continue;
         }
-        origin(&graph, &mut walk, &targets, send, &mut found);
+        origin(&graph, &targets, send, open.len(), &mut found);
     }
-    found
+    let mut pairs: Vec<SameStepWrite> = found
         .into_iter()
-        .map(|(first, second, field)| SameStepWrite {
+        .map(|(field, (first, second))| SameStepWrite {
             first,
             second,
             field: field.to_owned(),
         })
-        .collect()
+        .collect();
+    pairs.sort();
+    pairs
 }
 
 /// The shape as this analysis reads it.
@@ -228,238 +260,271 @@ impl<'b> Graph<'b> {
     }
 }
 
-/// One branch followed from its start: the offsets of each node it reaches (dense, reset after
-/// each branch through `touched`).
-struct Walk {
-    offsets: Vec<Offsets>,
-    touched: Vec<usize>,
-    queue: Vec<usize>,
+/// One branch of an origin: which of the origin's branches it stands for (one, or those a
+/// join merged), the offsets of each node it reached, and the nodes still to follow, by offset.
+struct Branch {
+    labels: Vec<usize>,
+    offsets: HashMap<usize, Offsets, FxBuildHasher>,
+    pending: Vec<Vec<usize>>,
 }
 
-impl Walk {
-    fn new(n: usize) -> Self {
-        Walk {
-            offsets: vec![0; n],
-            touched: Vec::new(),
-            queue: Vec::new(),
+impl Branch {
+    fn new(labels: Vec<usize>) -> Self {
+        Branch {
+            labels,
+            offsets: HashMap::default(),
+            pending: vec![Vec::new(); OFFSETS + 1],
         }
     }
 
+    /// Marks `node` reached at `offsets` (exact ones only: later ones are not compared).
     fn reach(&mut self, graph: &Graph<'_>, node: usize, offsets: Offsets) {
-        let offsets = offsets & graph.horizon;
+        let offsets = offsets & graph.horizon & !BEYOND;
         if !graph.relevant[node] || offsets == 0 {
             return;
         }
-        let known = self.offsets[node];
-        let grown = known | offsets;
-        if grown != known {
-            if known == 0 {
-                self.touched.push(node);
-            }
-            self.offsets[node] = grown;
-            self.queue.push(node);
+        let known = self.offsets.entry(node).or_insert(0);
+        let new = offsets & !*known;
+        *known |= offsets;
+        let mut bits = new;
+        while bits != 0 {
+            let at = bits.trailing_zeros() as usize;
+            self.pending[at].push(node);
+            bits &= bits - 1;
         }
     }
 
-    /// Follows the edges from what was reached until nothing grows: joins whose sources were
-    /// all reached in this branch included. Deferred nodes are reached but not followed.
-    fn run(&mut self, graph: &Graph<'_>) {
-        loop {
-            while let Some(node) = self.queue.pop() {
+    fn alive_after(&self, offset: usize) -> bool {
+        self.pending[offset + 1..]
+            .iter()
+            .any(|nodes| !nodes.is_empty())
+    }
+
+    fn at(&self, node: usize) -> Offsets {
+        self.offsets.get(&node).copied().unwrap_or(0)
+    }
+}
+
+/// Exact offsets: 1 to 62.
+const OFFSETS: usize = 62;
+
+/// The pairs one origin (a fork or a send from one node) makes. Its branches are followed
+/// together, one offset at a time: writers met at one offset are paired then, and the walk
+/// stops once no two branches can meet any more (a fork whose other branches all ended costs
+/// nothing past their end).
+fn origin<'b>(
+    graph: &Graph<'b>,
+    targets: &[usize],
+    send: bool,
+    open: usize,
+    found: &mut BTreeMap<&'b str, (usize, usize)>,
+) {
+    let mut branches: Vec<Branch> = targets
+        .iter()
+        .enumerate()
+        .map(|(label, &target)| {
+            let mut branch = Branch::new(vec![label]);
+            branch.reach(graph, target, 1 << 1);
+            branch
+        })
+        .collect();
+    // Deferred writers reached, by branch: they run beside each other at the end.
+    let mut deferred: Vec<(usize, usize)> = Vec::new();
+    // Joins already started as a branch of their own.
+    let mut merged: Vec<usize> = Vec::new();
+    let sent = |node: usize| send && targets.contains(&node);
+    for offset in 1..=OFFSETS {
+        // The writers running at this offset, by branch.
+        let mut running: Vec<(usize, usize)> = Vec::new();
+        for (at, branch) in branches.iter_mut().enumerate() {
+            let nodes = std::mem::take(&mut branch.pending[offset]);
+            let next = 1u64 << (offset + 1).min(63);
+            for &node in &nodes {
                 if graph.deferred(node) {
+                    if !graph.writes[node].is_empty() {
+                        deferred.push((at, node));
+                    }
                     continue;
                 }
-                let next = later(self.offsets[node]);
+                if !graph.writes[node].is_empty() {
+                    running.push((at, node));
+                }
                 for successor in graph.shape.next.of(node) {
                     if graph.blueprint.edges[successor.edge].kind != EdgeKind::Join {
-                        self.reach(graph, successor.node, next);
+                        branch.reach(graph, successor.node, next);
                     }
                 }
                 if let Some(handler) = graph.shape.handler[node] {
-                    self.reach(graph, handler, next);
+                    branch.reach(graph, handler, next);
                 }
             }
-            // Joins: once all their sources are reached here, the later of them, plus one.
-            let joins: Vec<(usize, Offsets)> = self
-                .touched
-                .iter()
-                .flat_map(|&source| graph.shape.next.of(source))
-                .filter(|successor| graph.blueprint.edges[successor.edge].kind == EdgeKind::Join)
-                .filter_map(|successor| {
-                    let sources = &graph.join_sources[successor.node];
-                    let done = sources.iter().try_fold(Offsets::MAX, |all, &source| {
-                        let at = self.offsets[source];
-                        (at != 0).then(|| {
-                            if all == Offsets::MAX {
-                                at
-                            } else {
-                                latest(all, at)
-                            }
+            // Joins whose last source ran now, all sources in this branch.
+            for &node in &nodes {
+                for successor in graph.shape.next.of(node) {
+                    if graph.blueprint.edges[successor.edge].kind != EdgeKind::Join {
+                        continue;
+                    }
+                    let done = graph.join_sources[successor.node]
+                        .iter()
+                        .map(|&source| branch.at(source))
+                        .try_fold(None, |all: Option<Offsets>, at| {
+                            (at != 0).then(|| Some(all.map_or(at, |all| latest(all, at))))
                         })
-                    })?;
-                    Some((successor.node, later(done)))
-                })
-                .collect();
-            for (join, offsets) in joins {
-                self.reach(graph, join, offsets);
-            }
-            if self.queue.is_empty() {
-                return;
-            }
-        }
-    }
-
-    /// The writers reached, with their offsets; then forgets the branch.
-    fn take(&mut self, graph: &Graph<'_>) -> Vec<(usize, Offsets)> {
-        let mut reached = Vec::new();
-        for &node in &self.touched {
-            if !graph.writes[node].is_empty() {
-                reached.push((node, self.offsets[node]));
-            }
-        }
-        self.reset();
-        reached
-    }
-
-    /// The offsets at which each join source was reached, for joins across branches.
-    fn sources(&self, graph: &Graph<'_>) -> Vec<(usize, Offsets)> {
-        self.touched
-            .iter()
-            .filter(|&&node| {
-                graph
-                    .shape
-                    .next
-                    .of(node)
-                    .iter()
-                    .any(|s| graph.blueprint.edges[s.edge].kind == EdgeKind::Join)
-            })
-            .map(|&node| (node, self.offsets[node]))
-            .collect()
-    }
-
-    fn reset(&mut self) {
-        for node in self.touched.drain(..) {
-            self.offsets[node] = 0;
-        }
-        self.queue.clear();
-    }
-}
-
-/// A writer reached by a branch of an origin: which branches it stands for (one, or those a
-/// join merged), and when.
-struct Reached {
-    branches: Vec<usize>,
-    node: usize,
-    offsets: Offsets,
-}
-
-/// The pairs one origin (a fork or a send from one node) makes.
-fn origin<'b>(
-    graph: &Graph<'b>,
-    walk: &mut Walk,
-    targets: &[usize],
-    send: bool,
-    found: &mut BTreeSet<(usize, usize, &'b str)>,
-) {
-    let mut reached: Vec<Reached> = Vec::new();
-    // Per branch: the join sources it reached, with when.
-    let mut sources: Vec<Vec<(usize, Offsets)>> = Vec::with_capacity(targets.len());
-    for (branch, &target) in targets.iter().enumerate() {
-        walk.reach(graph, target, 1 << 1);
-        walk.run(graph);
-        sources.push(walk.sources(graph));
-        reached.extend(walk.take(graph).into_iter().map(|(node, offsets)| Reached {
-            branches: vec![branch],
-            node,
-            offsets,
-        }));
-    }
-    // Joins of several branches: each starts a branch of its own, for the branches it joins.
-    let mut joins: BTreeSet<usize> = BTreeSet::new();
-    for branch in &sources {
-        for &(source, _) in branch {
-            for successor in graph.shape.next.of(source) {
-                joins.insert(successor.node);
-            }
-        }
-    }
-    for join in joins {
-        let mut done = Offsets::MAX;
-        let mut branches = Vec::new();
-        for &source in &graph.join_sources[join] {
-            let mut at = 0;
-            for (branch, reached_sources) in sources.iter().enumerate() {
-                if let Some(&(_, offsets)) = reached_sources.iter().find(|(s, _)| *s == source) {
-                    at |= offsets;
-                    branches.push(branch);
+                        .flatten();
+                    if let Some(done) = done {
+                        branch.reach(graph, successor.node, later(done) & (next | (next - 1)));
+                    }
                 }
             }
-            done = if at == 0 {
-                0
-            } else if done == Offsets::MAX {
-                at
-            } else {
-                latest(done, at)
-            };
         }
-        branches.sort_unstable();
-        branches.dedup();
-        // A join one branch reaches whole was followed in that branch.
-        let whole_in_one = sources.iter().any(|reached_sources| {
-            graph.join_sources[join]
+        pair(graph, &branches, &running, &sent, send, found);
+        // Joins of several branches: a branch of their own, once every source ran somewhere.
+        start_joins(graph, &mut branches, &mut merged, offset);
+        let alive = branches.iter().filter(|b| b.alive_after(offset)).count();
+        // One branch left: it meets nothing more, unless a deferred writer waits for it or a
+        // join of branches may still start.
+        let lone = alive < 2 && deferred.is_empty() && !joins_may_start(graph, &branches, &merged);
+        if alive == 0 || (!send && lone) || found.len() == open {
+            break;
+        }
+        // Branches that run the very same nodes from here on (they met, at one step) pair
+        // nothing more: each node they reach runs once.
+        if !send && deferred.is_empty() && !joins_may_start(graph, &branches, &merged) {
+            let mut next = branches
                 .iter()
-                .all(|source| reached_sources.iter().any(|(s, _)| s == source))
-        });
-        if whole_in_one {
-            continue;
+                .filter(|branch| branch.alive_after(offset))
+                .map(|branch| {
+                    let mut nodes = branch.pending[offset + 1].clone();
+                    nodes.sort_unstable();
+                    nodes.dedup();
+                    nodes
+                });
+            if let Some(first) = next.next()
+                && next.all(|nodes| nodes == first)
+            {
+                break;
+            }
         }
-        // Waiting on a node no branch reaches, or joined within one branch (followed there).
-        if done == 0 || done == Offsets::MAX || branches.len() < 2 {
-            continue;
-        }
-        walk.reach(graph, join, later(done));
-        walk.run(graph);
-        reached.extend(walk.take(graph).into_iter().map(|(node, offsets)| Reached {
-            branches: branches.clone(),
-            node,
-            offsets,
-        }));
     }
+    pair(graph, &branches, &deferred, &sent, send, found);
+}
 
-    let sent = |node: usize| send && targets.contains(&node);
-    for (at, one) in reached.iter().enumerate() {
-        for other in &reached[at..] {
-            let same_entry = std::ptr::eq(one, other);
-            let apart = one.branches.iter().all(|b| !other.branches.contains(b));
+/// Pairs the writers of `running` that can run together: from branches apart (or copies of
+/// one send target's branch), each pair of different nodes (a sent node with itself too),
+/// sharing a field.
+fn pair<'b>(
+    graph: &Graph<'b>,
+    branches: &[Branch],
+    running: &[(usize, usize)],
+    sent: &dyn Fn(usize) -> bool,
+    send: bool,
+    found: &mut BTreeMap<&'b str, (usize, usize)>,
+) {
+    // Writers of a field with no pair yet: the first pair of each field is kept.
+    let running: Vec<(usize, usize)> = running
+        .iter()
+        .copied()
+        .filter(|&(_, node)| {
+            graph.writes[node]
+                .iter()
+                .any(|field| !found.contains_key(field.as_str()))
+        })
+        .collect();
+    for (at, &(one_branch, one)) in running.iter().enumerate() {
+        for &(other_branch, other) in &running[at..] {
+            let (a, b) = (&branches[one_branch].labels, &branches[other_branch].labels);
+            let apart = a.iter().all(|label| !b.contains(label));
             // A send's branches are copies: what one target's branch reaches, another copy of
-            // it may reach too.
-            let copies = send && one.branches == other.branches && one.branches.len() == 1;
+            // it may reach at the same offset.
+            let copies = send && one_branch == other_branch && a.len() == 1;
             if !(apart || copies) {
                 continue;
             }
             // One node at one step runs once, unless its activations were sent.
-            if one.node == other.node && !sent(one.node) {
+            if one == other && !sent(one) {
                 continue;
             }
-            if same_entry && !sent(one.node) {
-                continue;
-            }
-            let together = match (graph.deferred(one.node), graph.deferred(other.node)) {
-                (true, true) => true,
-                (false, false) => meet(one.offsets, other.offsets),
-                _ => false,
-            };
-            if !together {
-                continue;
-            }
-            let (first, second) = (one.node.min(other.node), one.node.max(other.node));
-            for field in graph.writes[one.node] {
-                if graph.writes[other.node].contains(field) {
-                    found.insert((first, second, field.as_str()));
+            let (first, second) = (one.min(other), one.max(other));
+            for field in graph.writes[one] {
+                if graph.writes[other].contains(field) {
+                    found.entry(field.as_str()).or_insert((first, second));
                 }
             }
         }
     }
+}
+
+/// Starts a branch for each join whose sources all ran, not all in one branch: at the later of
+/// their offsets plus one, standing for the branches it joins.
+fn start_joins(
+    graph: &Graph<'_>,
+    branches: &mut Vec<Branch>,
+    merged: &mut Vec<usize>,
+    offset: usize,
+) {
+    let candidates: Vec<usize> = branches
+        .iter()
+        .flat_map(|branch| branch.offsets.keys().copied())
+        .flat_map(|node| graph.shape.next.of(node).iter())
+        .filter(|successor| graph.blueprint.edges[successor.edge].kind == EdgeKind::Join)
+        .map(|successor| successor.node)
+        .filter(|join| !merged.contains(join))
+        .collect();
+    for join in candidates {
+        if merged.contains(&join) {
+            continue;
+        }
+        let sources = &graph.join_sources[join];
+        // A join one branch reaches whole is followed in that branch.
+        if branches
+            .iter()
+            .any(|branch| sources.iter().all(|&source| branch.at(source) != 0))
+        {
+            continue;
+        }
+        let upto = (1u64 << (offset + 1)) - 1;
+        let mut done: Option<Offsets> = None;
+        let mut labels = Vec::new();
+        for &source in sources {
+            let mut at = 0;
+            for branch in branches.iter() {
+                let offsets = branch.at(source) & upto;
+                if offsets != 0 {
+                    at |= offsets;
+                    labels.extend(branch.labels.iter().copied());
+                }
+            }
+            if at == 0 {
+                done = None;
+                break;
+            }
+            done = Some(done.map_or(at, |all| latest(all, at)));
+        }
+        let Some(done) = done else { continue };
+        labels.sort_unstable();
+        labels.dedup();
+        merged.push(join);
+        let mut branch = Branch::new(labels);
+        branch.reach(graph, join, later(done));
+        branches.push(branch);
+    }
+}
+
+/// Whether a join of several branches may still start a branch: one with a source reached,
+/// not started yet, and not reached whole by one branch.
+fn joins_may_start(graph: &Graph<'_>, branches: &[Branch], merged: &[usize]) -> bool {
+    branches
+        .iter()
+        .flat_map(|branch| branch.offsets.keys().copied())
+        .flat_map(|node| graph.shape.next.of(node).iter())
+        .filter(|successor| graph.blueprint.edges[successor.edge].kind == EdgeKind::Join)
+        .any(|successor| {
+            let sources = &graph.join_sources[successor.node];
+            !merged.contains(&successor.node)
+                && !branches
+                    .iter()
+                    .any(|branch| sources.iter().all(|&source| branch.at(source) != 0))
+        })
 }
 
 #[cfg(test)]
@@ -474,7 +539,5 @@ mod tests {
         // {1, 3} and {2}: the later of each pair is 2 or 3.
         assert_eq!(latest(0b1010, 0b100), 0b1100);
         assert_eq!(latest(0b10, 0), 0);
-        assert!(meet(0b110, 0b100));
-        assert!(!meet(BEYOND | 0b10, BEYOND | 0b100));
     }
 }

@@ -17,6 +17,7 @@ use crate::state::{ApplyResume, GraphState};
 mod help;
 mod resolve;
 mod sends;
+mod writes;
 use crate::subgraph::{Subgraph, SubgraphMap, SubgraphNode};
 pub use sends::SentNode;
 
@@ -615,6 +616,12 @@ impl<S: GraphState> GraphBuilder<S> {
         if !errors.is_empty() {
             return Err(CompileError {
                 diagnostics: errors.into_iter().map(describe).collect(),
+            });
+        }
+        let write_errors = writes::errors::<S>(&self.blueprint);
+        if !write_errors.is_empty() {
+            return Err(CompileError {
+                diagnostics: write_errors,
             });
         }
         let warnings: Vec<BuildDiagnostic> = warnings.into_iter().map(describe).collect();

@@ -1,0 +1,66 @@
+//! The builder's check of declared write sets against the state's fields (E0216) and their
+//! reducers (E0214): what generated code has the compiler check, for a graph built by calls.
+
+use trellis_graph::{Blueprint, Code, same_step_writes};
+
+use crate::errors::BuildDiagnostic;
+use crate::state::GraphState;
+
+/// Each `writes` entry naming no field of `S`, then each field two nodes of one super-step
+/// write and whose reducer overwrites. Nothing for a state that lists no fields.
+pub(super) fn errors<S: GraphState>(blueprint: &Blueprint) -> Vec<BuildDiagnostic> {
+    let Some(fields) = S::fields() else {
+        return Vec::new();
+    };
+    let combines = |name: &str| {
+        fields
+            .iter()
+            .find(|(field, _)| *field == name)
+            .map(|&(_, combines)| combines)
+    };
+    let mut errors = Vec::new();
+    for node in &blueprint.nodes {
+        for field in node.writes.iter().flatten() {
+            if combines(field).is_none() {
+                errors.push(BuildDiagnostic {
+                    code: Code::E0216,
+                    message: format!(
+                        "node `{}` writes `{field}`, but the state has no field `{field}`",
+                        node.id
+                    ),
+                    help: Some("name a field of the state, or remove it from `writes`".to_owned()),
+                });
+            }
+        }
+    }
+    let mut reported: Vec<&str> = Vec::new();
+    let pairs = same_step_writes(blueprint);
+    for pair in &pairs {
+        let field = pair.field.as_str();
+        if combines(field) != Some(false) || reported.contains(&field) {
+            continue;
+        }
+        reported.push(field);
+        let (first, second) = (
+            &blueprint.nodes[pair.first].id,
+            &blueprint.nodes[pair.second].id,
+        );
+        let together = if pair.first == pair.second {
+            format!(
+                "the branches sent to node `{first}` run in one super-step and each writes `{field}`"
+            )
+        } else {
+            format!(
+                "nodes `{first}` and `{second}` can run in one super-step and both write `{field}`"
+            )
+        };
+        errors.push(BuildDiagnostic {
+            code: Code::E0214,
+            message: format!("{together}, whose reducer overwrites"),
+            help: Some(format!(
+                "give `{field}` a reducer that combines (`#[reducer(append)]`, `extend`, `sum` or `with = …`), or split it"
+            )),
+        });
+    }
+    errors
+}
