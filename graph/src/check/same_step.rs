@@ -6,9 +6,9 @@
 //! Two activations share a step when they come from different branches of one *origin* — a
 //! fork (`a -> b & c`: both targets one step later) or a send (`a -> each b`: any number of
 //! `b` at once, each with its input) — at the same distance from it. For each origin, each
-//! branch is followed on its own from its target, and every node it reaches gets the set of
-//! distances (in super-steps after the origin's) at which it can run, as a bit set: offsets 1 to
-//! 62 exactly, and one bit for "63 or later". Following an edge adds one; a router picks one
+//! branch is followed from its target, and every node it reaches gets the set of distances (in
+//! super-steps after the origin's) at which it can run, as a bit set of offsets 1 to 62.
+//! Following an edge adds one; a router picks one
 //! target, so a conditional edge leads to each target at the next distance; an `on_error`
 //! handler runs one step after its node, instead of its edges. Two writers of one field in
 //! different branches whose sets share an exact offset can run together: routers choose freely,
@@ -28,7 +28,9 @@
 //!   distances, and what follows a deferred node is not followed further.
 //!
 //! What this leaves unchecked (a run still fails with a merge conflict if it happens): two
-//! writers that only meet 63 or more steps after their origin; what runs after a deferred node,
+//! writers that only meet 63 or more steps after their origin; branches that met (the same
+//! nodes at one step) and part again through a join only one of them reached the sources of;
+//! what runs after a deferred node,
 //! or after a join that waits on a node outside the origin's branches; a `Command::Fork` that a
 //! node returns on a conditional edge (the language's router picks one target). A node's
 //! `max_visits` is not counted: a pair reached only by going around a loop more often than it
