@@ -194,3 +194,28 @@ fn graphs_without_write_sets_cost_nothing_and_say_nothing() {
     let source = "graph G { node a; node b; node c; START -> a -> b & c; b -> END; c -> END; }";
     assert_eq!(pairs(source), [] as [String; 0]);
 }
+
+#[test]
+fn branches_that_meet_run_their_next_node_once() {
+    // `b` and `c` meet at `r` (step 2), which runs once and picks one of `x` and `y`, while
+    // `e`'s branch still runs: `x` and `y` never run together.
+    let merged = "graph G { state S;
+        node a; node b; node c; node e; node e2; node e3; node e4;
+        node r; node x { writes f; } node y { writes f; }
+        START -> a -> b & c & e; b -> r; c -> r; r -> x | y; x -> END; y -> END;
+        e -> e2 -> e3 -> e4 -> END;
+    }";
+    assert_eq!(pairs(merged), [] as [String; 0]);
+    // A send's copies meet likewise.
+    let sent = "graph G { state S;
+        node plan; node worker { input Doc; } node r; node x { writes f; } node y { writes f; }
+        START -> plan -> each worker; worker -> r; r -> x | y; x -> END; y -> END;
+    }";
+    assert_eq!(pairs(sent), [] as [String; 0]);
+    // But a branch whose router may go elsewhere runs beside the one that reaches `r`.
+    let apart = "graph G { state S;
+        node a; node b; node c; node r { writes f; } node s { writes f; }
+        START -> a -> b & c; b -> r | s; c -> r; r -> END; s -> END;
+    }";
+    assert_eq!(pairs(apart), ["r+s:f"]);
+}

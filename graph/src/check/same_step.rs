@@ -5,45 +5,40 @@
 //!
 //! Two activations share a step when they come from different branches of one *origin* — a
 //! fork (`a -> b & c`: both targets one step later) or a send (`a -> each b`: any number of
-//! `b` at once, each with its input) — at the same distance from it. For each origin, each
-//! branch is followed from its target, and every node it reaches gets the set of distances (in
-//! super-steps after the origin's) at which it can run, as a bit set of offsets 1 to 62.
-//! Following an edge adds one; a router picks one
-//! target, so a conditional edge leads to each target at the next distance; an `on_error`
-//! handler runs one step after its node, instead of its edges. Two writers of one field in
-//! different branches whose sets share an exact offset can run together: routers choose freely,
-//! so each path the edges allow is one a run can take.
+//! `b` at once, each with its input). For each origin, the walk goes one offset (super-step
+//! after the origin's) at a time: the activations of that offset, and which pairs of them can
+//! happen in one run at once. The origin's targets can (a send's: two copies of each, which is
+//! enough to pair what any number of copies do); after that, two activations can when they
+//! come from two that could. Following an edge moves one offset on; a router picks one target,
+//! so two targets of one activation never run together; an `on_error` handler runs one step
+//! after its node, instead of its edges. Routers choose freely, so each path the edges allow is
+//! one a run can take.
 //!
 //! The language's other rules, as the runtime applies them:
-//! - one node reached by two branches at one distance runs once (the frontier is a set): a node
-//!   is never paired with itself, but for a send's target, whose branches run side by side;
-//! - a send's branches are copies of one another: two different nodes at one distance of one
-//!   target's branch can run together (two copies took different routes);
-//! - a waiting join (`a & b -> j`) runs `j` once every source is done, one step after the last:
-//!   a join whose sources one branch reaches is followed in that branch (its distance the later
-//!   of its sources', plus one); a join of several branches starts a branch of its own, which
-//!   runs beside the origin's other branches only (it consumed those it joins);
-//! - a deferred node runs when nothing else is left to run, so only beside other deferred
-//!   nodes: two deferred writers reached by different branches run together, whatever their
-//!   distances, and what follows a deferred node is not followed further.
+//! - a node reached by several activations at one step runs once (the frontier is a set): they
+//!   are one activation, and what it leads to comes from one run of it; only a send's targets,
+//!   each with its own input, stay apart (so a sent node pairs with itself);
+//! - a waiting join (`a & b -> j`) runs `j` one step after the last of its sources, and then
+//!   waits for all of them again;
+//! - a deferred node runs when nothing else is left to run: it waits, unexpanded, and two
+//!   deferred writers waiting at once run together at the end; a deferred node never runs
+//!   beside one that is not, and what follows it is not followed.
+//! - a fork or a send inside a branch is an origin of its own.
 //!
 //! What this leaves unchecked (a run still fails with a merge conflict if it happens): two
-//! writers that only meet 63 or more steps after their origin; branches that met (the same
-//! nodes at one step) and part again through a join only one of them reached the sources of;
-//! what runs after a deferred node,
-//! or after a join that waits on a node outside the origin's branches; a `Command::Fork` that a
-//! node returns on a conditional edge (the language's router picks one target). A node's
-//! `max_visits` is not counted: a pair reached only by going around a loop more often than it
-//! allows is still reported.
+//! writers that only meet more than 62 steps after their origin; what runs after a deferred
+//! node; a `Command::Fork` that a node returns on a conditional edge (the language's router
+//! picks one target). A join is taken to fire whenever its sources have all run since it last
+//! did, whichever runs they were, and a node's `max_visits` is not counted: a pair that needs a
+//! loop to go around more often than it allows is still reported.
 //!
 //! Cost: only origins whose branches can reach a writer are followed, and only through nodes
-//! that can; an origin's branches are followed together, one offset at a time, and no further
-//! than two of them can still meet (62 offsets at most); a field is looked for until one pair
-//! writes it, and the search ends once every field two nodes declare has its pair. The
-//! `written` shape of `trellis-bench compile` (a fork and a loop every ten nodes, every node
-//! writing one field) measures it.
+//! that can; the walk stops when no two activations can happen at once any more (62 offsets at
+//! most); a field is looked for until one pair writes it, and the search ends once every field
+//! two nodes declare has its pair. The `written` shape of `trellis-bench compile` (a fork and a
+//! loop every ten nodes, every node writing one field) measures it.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use rustc_hash::FxBuildHasher;
 
@@ -60,25 +55,6 @@ pub struct SameStepWrite {
     pub second: usize,
     /// The field both write.
     pub field: String,
-}
-
-/// Offsets 1 to 62 after the origin's step, one bit each.
-type Offsets = u64;
-/// "63 or more steps after": known to be reachable, never compared.
-const BEYOND: Offsets = 1 << 63;
-
-/// One step later.
-fn later(offsets: Offsets) -> Offsets {
-    (offsets << 1) | (offsets & BEYOND)
-}
-
-/// `{max(a, b)}` over `a` in `x`, `b` in `y`: when a join's last source is done.
-fn latest(x: Offsets, y: Offsets) -> Offsets {
-    let from = |set: Offsets| !((1u64 << set.trailing_zeros().min(63)) - 1);
-    if x == 0 || y == 0 {
-        return 0;
-    }
-    (x & from(y)) | (y & from(x))
 }
 
 /// For each field that two nodes with `writes` (or the branches of one sent node) can write in
@@ -202,8 +178,8 @@ struct Graph<'b> {
     relevant: Vec<bool>,
     /// Per join target: its sources.
     join_sources: Vec<Vec<usize>>,
-    /// The last step a run can take: offsets past it are dropped.
-    horizon: Offsets,
+    /// The last offset followed: 62, or fewer when `max_steps` ends runs sooner.
+    last_offset: usize,
 }
 
 impl<'b> Graph<'b> {
@@ -241,19 +217,14 @@ impl<'b> Graph<'b> {
                 }
             }
         }
-        let steps = blueprint.max_steps.unwrap_or(1000);
-        let horizon = if steps >= 63 {
-            Offsets::MAX
-        } else {
-            (1u64 << steps) - 1
-        };
+        let steps = blueprint.max_steps.unwrap_or(1000) as usize;
         Graph {
             blueprint,
             shape,
             writes,
             relevant,
             join_sources,
-            horizon,
+            last_offset: steps.min(OFFSETS),
         }
     }
 
@@ -262,58 +233,59 @@ impl<'b> Graph<'b> {
     }
 }
 
-/// One branch of an origin: which of the origin's branches it stands for (one, or those a
-/// join merged), the offsets of each node it reached, and the nodes still to follow, by offset.
-struct Branch {
-    labels: Vec<usize>,
-    offsets: HashMap<usize, Offsets, FxBuildHasher>,
-    pending: Vec<Vec<usize>>,
+/// One activation of an offset: a node, and whether it is one of a send's branches (which do
+/// not merge: each runs with its own input). A node reached by several activations at one step
+/// runs once: they merge into one activation.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct Activation {
+    node: usize,
+    /// For a sent branch: which of two copies (two suffice to pair what copies do).
+    copy: Option<u8>,
 }
 
-impl Branch {
-    fn new(labels: Vec<usize>) -> Self {
-        Branch {
-            labels,
-            offsets: HashMap::default(),
-            pending: vec![Vec::new(); OFFSETS + 1],
+/// The activations of one offset, and which pairs of them can run in the same run at once.
+struct Level {
+    activations: Vec<Activation>,
+    index: HashMap<Activation, usize, FxBuildHasher>,
+    /// Pairs of positions in `activations`, `a < b`: activations that can both happen in one
+    /// run, at this step.
+    together: BTreeSet<(usize, usize)>,
+}
+
+impl Level {
+    fn new() -> Self {
+        Level {
+            activations: Vec::new(),
+            index: HashMap::default(),
+            together: BTreeSet::new(),
         }
     }
 
-    /// Marks `node` reached at `offsets` (exact ones only: later ones are not compared).
-    fn reach(&mut self, graph: &Graph<'_>, node: usize, offsets: Offsets) {
-        let offsets = offsets & graph.horizon & !BEYOND;
-        if !graph.relevant[node] || offsets == 0 {
-            return;
-        }
-        let known = self.offsets.entry(node).or_insert(0);
-        let new = offsets & !*known;
-        *known |= offsets;
-        let mut bits = new;
-        while bits != 0 {
-            let at = bits.trailing_zeros() as usize;
-            self.pending[at].push(node);
-            bits &= bits - 1;
-        }
+    /// The position of `activation`, added if new.
+    fn add(&mut self, activation: Activation) -> usize {
+        *self.index.entry(activation).or_insert_with(|| {
+            self.activations.push(activation);
+            self.activations.len() - 1
+        })
     }
 
-    fn alive_after(&self, offset: usize) -> bool {
-        self.pending[offset + 1..]
-            .iter()
-            .any(|nodes| !nodes.is_empty())
-    }
-
-    fn at(&self, node: usize) -> Offsets {
-        self.offsets.get(&node).copied().unwrap_or(0)
+    fn pair(&mut self, a: usize, b: usize) {
+        if a != b {
+            self.together.insert((a.min(b), a.max(b)));
+        }
     }
 }
 
-/// Exact offsets: 1 to 62.
+/// Exact offsets: 1 to 62 (the last one the walk follows; `max_steps` may end it sooner).
 const OFFSETS: usize = 62;
 
-/// The pairs one origin (a fork or a send from one node) makes. Its branches are followed
-/// together, one offset at a time: writers met at one offset are paired then, and the walk
-/// stops once no two branches can meet any more (a fork whose other branches all ended costs
-/// nothing past their end).
+/// The pairs one origin (a fork or a send from one node) makes. Its activations are followed
+/// one offset at a time, with which pairs of them can happen at once: the origin's targets
+/// (a send's, two copies of each) to begin with; then two activations can happen at once when
+/// they come from two that could. One activation's targets never do (a router picks one; a
+/// fork or send inside the branch is an origin of its own), and a node reached twice at one
+/// step is one activation. A deferred node waits, unexpanded, until the end: two waiting at
+/// once run together. The walk stops when no pair is left.
 fn origin<'b>(
     graph: &Graph<'b>,
     targets: &[usize],
@@ -321,225 +293,104 @@ fn origin<'b>(
     open: usize,
     found: &mut BTreeMap<&'b str, (usize, usize)>,
 ) {
-    let mut branches: Vec<Branch> = targets
-        .iter()
-        .enumerate()
-        .map(|(label, &target)| {
-            let mut branch = Branch::new(vec![label]);
-            branch.reach(graph, target, 1 << 1);
-            branch
-        })
-        .collect();
-    // Deferred writers reached, by branch: they run beside each other at the end.
-    let mut deferred: Vec<(usize, usize)> = Vec::new();
-    // Joins already started as a branch of their own.
-    let mut merged: Vec<usize> = Vec::new();
-    let sent = |node: usize| send && targets.contains(&node);
-    for offset in 1..=OFFSETS {
-        // The writers running at this offset, by branch.
-        let mut running: Vec<(usize, usize)> = Vec::new();
-        for (at, branch) in branches.iter_mut().enumerate() {
-            let nodes = std::mem::take(&mut branch.pending[offset]);
-            let next = 1u64 << (offset + 1).min(63);
-            for &node in &nodes {
-                if graph.deferred(node) {
-                    if !graph.writes[node].is_empty() {
-                        deferred.push((at, node));
-                    }
-                    continue;
-                }
-                if !graph.writes[node].is_empty() {
-                    running.push((at, node));
-                }
-                for successor in graph.shape.next.of(node) {
-                    if graph.blueprint.edges[successor.edge].kind != EdgeKind::Join {
-                        branch.reach(graph, successor.node, next);
-                    }
-                }
-                if let Some(handler) = graph.shape.handler[node] {
-                    branch.reach(graph, handler, next);
-                }
-            }
-            // Joins whose last source ran now, all sources in this branch.
-            for &node in &nodes {
-                for successor in graph.shape.next.of(node) {
-                    if graph.blueprint.edges[successor.edge].kind != EdgeKind::Join {
-                        continue;
-                    }
-                    let done = graph.join_sources[successor.node]
-                        .iter()
-                        .map(|&source| branch.at(source))
-                        .try_fold(None, |all: Option<Offsets>, at| {
-                            (at != 0).then(|| Some(all.map_or(at, |all| latest(all, at))))
-                        })
-                        .flatten();
-                    if let Some(done) = done {
-                        branch.reach(graph, successor.node, later(done) & (next | (next - 1)));
-                    }
-                }
-            }
-        }
-        pair(graph, &branches, &running, &sent, send, found);
-        // Joins of several branches: a branch of their own, once every source ran somewhere.
-        start_joins(graph, &mut branches, &mut merged, offset);
-        let alive = branches.iter().filter(|b| b.alive_after(offset)).count();
-        // One branch left: it meets nothing more, unless a deferred writer waits for it or a
-        // join of branches may still start.
-        let lone = alive < 2 && deferred.is_empty() && !joins_may_start(graph, &branches, &merged);
-        if alive == 0 || (!send && lone) || found.len() == open {
-            break;
-        }
-        // Branches that run the very same nodes from here on (they met, at one step) pair
-        // nothing more: each node they reach runs once.
-        if !send && deferred.is_empty() && !joins_may_start(graph, &branches, &merged) {
-            let mut next = branches
-                .iter()
-                .filter(|branch| branch.alive_after(offset))
-                .map(|branch| {
-                    let mut nodes = branch.pending[offset + 1].clone();
-                    nodes.sort_unstable();
-                    nodes.dedup();
-                    nodes
-                });
-            if let Some(first) = next.next()
-                && next.all(|nodes| nodes == first)
-            {
-                break;
-            }
+    let mut level = Level::new();
+    for &target in targets {
+        let copies: &[Option<u8>] = if send { &[Some(0), Some(1)] } else { &[None] };
+        for &copy in copies {
+            level.add(Activation { node: target, copy });
         }
     }
-    pair(graph, &branches, &deferred, &sent, send, found);
+    let starts = level.activations.len();
+    for a in 0..starts {
+        for b in a + 1..starts {
+            level.pair(a, b);
+        }
+    }
+    // The join sources that ran since their join last did.
+    let mut ran: HashSet<usize, FxBuildHasher> = HashSet::default();
+    for _ in 0..graph.last_offset {
+        pair_writers(graph, &level, found);
+        if found.len() == open || level.together.is_empty() {
+            return;
+        }
+        // Where each activation leads at the next offset.
+        let mut next = Level::new();
+        let mut leads: Vec<Vec<usize>> = vec![Vec::new(); level.activations.len()];
+        for (at, activation) in level.activations.iter().enumerate() {
+            let node = activation.node;
+            if graph.deferred(node) {
+                // Waiting: still pending at the next offset.
+                leads[at].push(next.add(*activation));
+                continue;
+            }
+            for successor in graph.shape.next.of(node) {
+                if graph.blueprint.edges[successor.edge].kind == EdgeKind::Join {
+                    ran.insert(node);
+                    let sources = &graph.join_sources[successor.node];
+                    if sources.iter().all(|source| ran.contains(source)) {
+                        // The join consumes what its sources did: it waits for all again.
+                        for source in sources {
+                            ran.remove(source);
+                        }
+                        let join = Activation {
+                            node: successor.node,
+                            copy: None,
+                        };
+                        if graph.relevant[successor.node] {
+                            leads[at].push(next.add(join));
+                        }
+                    }
+                } else if graph.relevant[successor.node] {
+                    let target = Activation {
+                        node: successor.node,
+                        copy: None,
+                    };
+                    leads[at].push(next.add(target));
+                }
+            }
+            if let Some(handler) = graph.shape.handler[node]
+                && graph.relevant[handler]
+            {
+                leads[at].push(next.add(Activation {
+                    node: handler,
+                    copy: None,
+                }));
+            }
+        }
+        for &(a, b) in &level.together {
+            for &x in &leads[a] {
+                for &y in &leads[b] {
+                    next.pair(x, y);
+                }
+            }
+        }
+        level = next;
+    }
+    pair_writers(graph, &level, found);
 }
 
-/// Pairs the writers of `running` that can run together: from branches apart (or copies of
-/// one send target's branch), each pair of different nodes (a sent node with itself too),
-/// sharing a field.
-fn pair<'b>(
+/// Pairs the writers of `level` that can happen at once, on a field with no pair yet: at the
+/// same step, or both deferred and waiting (they run together at the end). A deferred node never
+/// runs beside one that is not.
+fn pair_writers<'b>(
     graph: &Graph<'b>,
-    branches: &[Branch],
-    running: &[(usize, usize)],
-    sent: &dyn Fn(usize) -> bool,
-    send: bool,
+    level: &Level,
     found: &mut BTreeMap<&'b str, (usize, usize)>,
 ) {
-    // Writers of a field with no pair yet: the first pair of each field is kept.
-    let running: Vec<(usize, usize)> = running
-        .iter()
-        .copied()
-        .filter(|&(_, node)| {
-            graph.writes[node]
-                .iter()
-                .any(|field| !found.contains_key(field.as_str()))
-        })
-        .collect();
-    for (at, &(one_branch, one)) in running.iter().enumerate() {
-        for &(other_branch, other) in &running[at..] {
-            let (a, b) = (&branches[one_branch].labels, &branches[other_branch].labels);
-            let apart = a.iter().all(|label| !b.contains(label));
-            // A send's branches are copies: what one target's branch reaches, another copy of
-            // it may reach at the same offset.
-            let copies = send && one_branch == other_branch && a.len() == 1;
-            if !(apart || copies) {
-                continue;
-            }
-            // One node at one step runs once, unless its activations were sent.
-            if one == other && !sent(one) {
-                continue;
-            }
-            let (first, second) = (one.min(other), one.max(other));
-            for field in graph.writes[one] {
-                if graph.writes[other].contains(field) {
-                    found.entry(field.as_str()).or_insert((first, second));
-                }
-            }
-        }
-    }
-}
-
-/// Starts a branch for each join whose sources all ran, not all in one branch: at the later of
-/// their offsets plus one, standing for the branches it joins.
-fn start_joins(
-    graph: &Graph<'_>,
-    branches: &mut Vec<Branch>,
-    merged: &mut Vec<usize>,
-    offset: usize,
-) {
-    let candidates: Vec<usize> = branches
-        .iter()
-        .flat_map(|branch| branch.offsets.keys().copied())
-        .flat_map(|node| graph.shape.next.of(node).iter())
-        .filter(|successor| graph.blueprint.edges[successor.edge].kind == EdgeKind::Join)
-        .map(|successor| successor.node)
-        .filter(|join| !merged.contains(join))
-        .collect();
-    for join in candidates {
-        if merged.contains(&join) {
+    for &(a, b) in &level.together {
+        let (one, other) = (level.activations[a], level.activations[b]);
+        if graph.deferred(one.node) != graph.deferred(other.node) {
             continue;
         }
-        let sources = &graph.join_sources[join];
-        // A join one branch reaches whole is followed in that branch.
-        if branches
-            .iter()
-            .any(|branch| sources.iter().all(|&source| branch.at(source) != 0))
-        {
+        let (fields, others) = (graph.writes[one.node], graph.writes[other.node]);
+        if fields.is_empty() || others.is_empty() {
             continue;
         }
-        let upto = (1u64 << (offset + 1)) - 1;
-        let mut done: Option<Offsets> = None;
-        let mut labels = Vec::new();
-        for &source in sources {
-            let mut at = 0;
-            for branch in branches.iter() {
-                let offsets = branch.at(source) & upto;
-                if offsets != 0 {
-                    at |= offsets;
-                    labels.extend(branch.labels.iter().copied());
-                }
+        let (first, second) = (one.node.min(other.node), one.node.max(other.node));
+        for field in fields {
+            if others.contains(field) {
+                found.entry(field.as_str()).or_insert((first, second));
             }
-            if at == 0 {
-                done = None;
-                break;
-            }
-            done = Some(done.map_or(at, |all| latest(all, at)));
         }
-        let Some(done) = done else { continue };
-        labels.sort_unstable();
-        labels.dedup();
-        merged.push(join);
-        let mut branch = Branch::new(labels);
-        branch.reach(graph, join, later(done));
-        branches.push(branch);
-    }
-}
-
-/// Whether a join of several branches may still start a branch: one with a source reached,
-/// not started yet, and not reached whole by one branch.
-fn joins_may_start(graph: &Graph<'_>, branches: &[Branch], merged: &[usize]) -> bool {
-    branches
-        .iter()
-        .flat_map(|branch| branch.offsets.keys().copied())
-        .flat_map(|node| graph.shape.next.of(node).iter())
-        .filter(|successor| graph.blueprint.edges[successor.edge].kind == EdgeKind::Join)
-        .any(|successor| {
-            let sources = &graph.join_sources[successor.node];
-            !merged.contains(&successor.node)
-                && !branches
-                    .iter()
-                    .any(|branch| sources.iter().all(|&source| branch.at(source) != 0))
-        })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn offsets_move_and_meet() {
-        assert_eq!(later(0b10), 0b100);
-        assert_eq!(later(1 << 62), BEYOND);
-        assert_eq!(later(BEYOND), BEYOND);
-        // {1, 3} and {2}: the later of each pair is 2 or 3.
-        assert_eq!(latest(0b1010, 0b100), 0b1100);
-        assert_eq!(latest(0b10, 0), 0);
     }
 }
