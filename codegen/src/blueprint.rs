@@ -154,6 +154,17 @@ fn node(code: &mut Lines<'_>, node: &Node) {
     if let Some(question) = &node.question {
         put!(code, "question: Some({}.into()),", Lit(question));
     }
+    if let Some(answer) = &node.answer {
+        put!(code, "answer: Some({}.into()),", Lit(answer));
+    }
+    if let Some(asks) = &node.asks {
+        put!(
+            code,
+            "asks: Some(B::Asks {{ question: {}.into(), answer: {}.into() }}),",
+            Lit(&asks.question),
+            Lit(&asks.answer)
+        );
+    }
     if node.defer {
         put!(code, "defer: true,");
     }

@@ -100,8 +100,11 @@ pub(crate) enum AttrKind<'a> {
     RetryOn(Vec<Ident<'a>>),
     Timeout(Literal<'a>),
     MaxVisits(Literal<'a>),
-    /// `before` or `after`, and the question the pause asks, if written.
-    Interrupt(Ident<'a>, Option<Literal<'a>>),
+    /// `before` or `after`, the question the pause asks and the type it is answered with, if
+    /// written.
+    Interrupt(Ident<'a>, Option<Literal<'a>>, Option<RustPath<'a>>),
+    /// `asks Question -> Answer;`: the question's payload type and the answer's.
+    Asks(RustPath<'a>, RustPath<'a>),
     Defer,
     OnError(Endpoint<'a>),
     Kind(KindSpec<'a>),

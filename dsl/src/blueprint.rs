@@ -79,6 +79,10 @@ pub struct NodeSpans {
     pub graph: Option<Span>,
     /// Each field `writes` names, in the order of `Node::writes`.
     pub writes: Vec<Span>,
+    /// The tokens of the `interrupt … answer` type path, each with its text.
+    pub answer: Vec<(String, Span)>,
+    /// The tokens of the `asks` question's type path and of its answer's.
+    pub asks: [Vec<(String, Span)>; 2],
 }
 
 /// Where an edge's source and targets are written.

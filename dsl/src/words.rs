@@ -71,7 +71,7 @@ pub const ATTRIBUTES: &[Word] = &[
         rule: Rule::kw_interrupt,
         reserved: true,
         forms: "`interrupt before;` / `interrupt after;`",
-        meaning: "pause the run for a person before (or after) the node runs; `interrupt before \"Send this reply?\";` gives the pause its question",
+        meaning: "pause the run for a person before (or after) the node runs; `interrupt before \"Send this reply?\";` gives the pause its question, `… answer Decision;` the type it is answered with (see [Typed answers](#typed-answers))",
         hint: "write `interrupt before;` or `interrupt after;`",
     },
     Word {
@@ -131,6 +131,14 @@ pub const ATTRIBUTES: &[Word] = &[
         hint: "write `writes field_a, field_b;` (fields of the graph's state)",
     },
     Word {
+        name: "asks",
+        rule: Rule::kw_asks,
+        reserved: false,
+        forms: "`asks Question -> Answer;`",
+        meaning: "the node pauses from inside with a `Question`, and is answered with an `Answer`: its generated code asks and is answered with these types only (see [Typed answers](#typed-answers))",
+        hint: "write `asks QuestionType -> AnswerType;`",
+    },
+    Word {
         name: "graph",
         rule: Rule::kw_graph,
         reserved: true,
@@ -180,10 +188,11 @@ const OTHER_KEYWORDS: &[(Rule, &str, bool)] = &[
     (Rule::kw_true, "true", true),
     (Rule::kw_false, "false", true),
     // Words with a meaning only where they stand (a send's `each`, a retry's `max` and
-    // `jitter`): a node may be called so.
+    // `jitter`, an interrupt's `answer`): a node may be called so.
     (Rule::kw_each, "each", false),
     (Rule::kw_max, "max", false),
     (Rule::kw_jitter, "jitter", false),
+    (Rule::kw_answer, "answer", false),
 ];
 
 /// Every keyword with its rule and whether it is reserved.

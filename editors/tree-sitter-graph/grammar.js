@@ -45,6 +45,7 @@ module.exports = grammar({
       $.input,
       $.max_concurrency,
       $.writes,
+      $.asks,
       $.subgraph,
     ),
     // `graph Research;`: the node runs another graph (this file's, or a path to another's).
@@ -62,7 +63,16 @@ module.exports = grammar({
     retry_on: $ => seq('retry_on', $.identifier, repeat(seq(',', $.identifier)), ';'),
     timeout: $ => seq('timeout', $.number, ';'),
     max_visits: $ => seq('max_visits', $.number, ';'),
-    interrupt: $ => seq('interrupt', choice('before', 'after'), optional($.string), ';'),
+    // `interrupt before "Send it?" answer Decision;`: the answer's type, if declared.
+    interrupt: $ => seq(
+      'interrupt',
+      choice('before', 'after'),
+      optional($.string),
+      optional(seq('answer', $.rust_path)),
+      ';',
+    ),
+    // `asks Question -> Answer;`: what the node asks from inside, and its answer's type.
+    asks: $ => seq('asks', $.rust_path, '->', $.rust_path, ';'),
     defer: $ => seq('defer', ';'),
     on_error: $ => seq('on_error', $._endpoint, ';'),
     kind: $ => seq(

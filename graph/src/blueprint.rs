@@ -108,6 +108,22 @@ pub struct Node {
     /// `None` when undeclared: the node may write any field. Generated code gives such a node
     /// an update type that sets only these fields.
     pub writes: Option<Vec<String>>,
+    /// The type a person answers the node's `interrupt` with (`interrupt before "Send it?"
+    /// answer Decision;`), as the source names it; `None`: the state's one answer type.
+    pub answer: Option<String>,
+    /// What the node asks from inside (`asks Question -> Answer;`): the question's payload type
+    /// and the answer's.
+    pub asks: Option<Asks>,
+}
+
+/// A node's question from inside (`asks Question -> Answer;`): what it asks with, and what it
+/// is answered with, as the source names the types.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Asks {
+    /// The type of the question's payload.
+    pub question: String,
+    /// The type of the answer.
+    pub answer: String,
 }
 
 impl Node {

@@ -11,7 +11,8 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 
 use crate::blueprint::{
-    Blueprint, Edge, EdgeKind, Endpoint, InterruptPoint, MetaValue, Node, NodeKind, Retry, RetryOn,
+    Asks, Blueprint, Edge, EdgeKind, Endpoint, InterruptPoint, MetaValue, Node, NodeKind, Retry,
+    RetryOn,
 };
 
 /// The version of the JSON shape; bumped on any incompatible change.
@@ -123,6 +124,8 @@ impl Serialize for Node {
             input: &self.input,
             graph: &self.graph,
             writes: &self.writes,
+            answer: &self.answer,
+            asks: &self.asks,
         }
         .serialize(serializer)
     }
@@ -160,6 +163,10 @@ struct NodeOut<'a> {
     graph: &'a Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     writes: &'a Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    answer: &'a Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    asks: &'a Option<Asks>,
 }
 
 /// A node as read: a missing or null key is unset.
@@ -185,6 +192,8 @@ pub(crate) struct NodeIn {
     input: Option<String>,
     graph: Option<String>,
     writes: Option<Vec<String>>,
+    answer: Option<String>,
+    asks: Option<Asks>,
 }
 
 /// The failures `retry_on` names, read by the names `RetryOn` knows.
@@ -247,6 +256,8 @@ impl From<NodeIn> for Node {
             input: node.input,
             graph: node.graph,
             writes: node.writes,
+            answer: node.answer,
+            asks: node.asks,
         }
     }
 }

@@ -51,8 +51,8 @@ mod suggest;
 mod violation;
 
 pub use blueprint::{
-    Blueprint, END, Edge, EdgeKind, Endpoint, InterruptPoint, MetaValue, Node, NodeKind, Retry,
-    RetryOn, START,
+    Asks, Blueprint, END, Edge, EdgeKind, Endpoint, InterruptPoint, MetaValue, Node, NodeKind,
+    Retry, RetryOn, START,
 };
 pub use check::{SameStepWrite, check, same_step_writes};
 pub use code::{Code, Scope, Severity};

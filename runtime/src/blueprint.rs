@@ -7,6 +7,6 @@
 
 pub use trellis_graph::export;
 pub use trellis_graph::{
-    Blueprint, Code, Edge, EdgeKind, Endpoint, InterruptPoint, JSON_FORMAT, MetaValue, Node,
+    Asks, Blueprint, Code, Edge, EdgeKind, Endpoint, InterruptPoint, JSON_FORMAT, MetaValue, Node,
     NodeKind, Retry, RetryOn, Scope, Severity,
 };

@@ -204,6 +204,21 @@ pub enum RunError {
         /// The ids answered.
         given: Vec<String>,
     },
+    /// An answer is not of the type its pause site declares (`interrupt before "…" answer T;`,
+    /// `asks Q -> T;`); nothing was written.
+    #[error(
+        "run {run_id}: the answer to `{interrupt}` is {given}, where its node takes {expected}"
+    )]
+    WrongAnswer {
+        /// The run.
+        run_id: RunId,
+        /// The interrupt answered (`<node>@<step>`).
+        interrupt: String,
+        /// What the site takes, in words (`` a `Decision` ``).
+        expected: String,
+        /// What was given instead, in words.
+        given: String,
+    },
     /// `step` was called on a paused run: resume it with answers first.
     #[error("run {run_id} is paused; resume it with answers to its interrupts")]
     Paused {

@@ -119,6 +119,29 @@ pub(crate) struct NodeSpec<S: GraphState> {
     pub(crate) options: NodeOptions,
     /// For a subgraph node: the same node, seen as one (to answer its child's questions).
     pub(crate) subgraph: Option<Arc<dyn crate::subgraph::Subgraph<S>>>,
+    /// The types its pauses are answered with, where declared.
+    pub(crate) sites: Sites,
+}
+
+/// The answer types of one node's pauses: its `interrupt before|after`'s, and its own
+/// questions' (`asks Question -> Answer;`). `None` takes any answer of the state's type.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Sites {
+    pub(crate) pause: Option<crate::reply::AnswerSite>,
+    pub(crate) asked: Option<crate::reply::AnswerSite>,
+}
+
+impl Sites {
+    /// The site a pause at `point` is answered at.
+    pub(crate) fn at(
+        &self,
+        point: crate::interrupt::InterruptPoint,
+    ) -> Option<&crate::reply::AnswerSite> {
+        match point {
+            crate::interrupt::InterruptPoint::Node => self.asked.as_ref(),
+            _ => self.pause.as_ref(),
+        }
+    }
 }
 
 impl<S: GraphState> NodeSpec<S> {

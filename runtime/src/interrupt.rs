@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::reply::{Reply, TakesAnswer};
 pub use crate::resume::{Answers, Resume};
 pub use crate::state::ApplyResume;
 
@@ -25,6 +26,10 @@ pub struct InterruptRequest {
     /// node itself to run it again. `None` follows the node's edges, with its router seeing the
     /// state after the answer was folded in.
     pub resume_to: Option<String>,
+    /// What the question is about, for a UI: the JSON of a node's typed question
+    /// (`asks Question -> Answer;`), if it asks one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<serde_json::Value>,
 }
 
 impl InterruptRequest {
@@ -35,7 +40,18 @@ impl InterruptRequest {
             question: question.into(),
             options: Vec::new(),
             resume_to: None,
+            payload: None,
         }
+    }
+
+    /// What the question is about, as JSON: a node's typed question (`asks Question -> Answer;`
+    /// gives the node a helper that asks with a `Question`).
+    ///
+    /// # Errors
+    /// When `payload` cannot be written as JSON (a map with non-string keys, say).
+    pub fn with_payload<T: Serialize>(mut self, payload: &T) -> Result<Self, serde_json::Error> {
+        self.payload = Some(serde_json::to_value(payload)?);
+        Ok(self)
     }
 
     /// The answers to choose from.

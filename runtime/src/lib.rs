@@ -111,6 +111,7 @@ mod name;
 mod node;
 mod options;
 mod owner;
+mod reply;
 mod resume;
 pub mod retention;
 mod runner;

@@ -291,6 +291,9 @@ impl NodeOptions {
             input: None,
             graph: None,
             writes: self.writes.clone(),
+            // Typed by the builder's `set_answer` and `set_asks`, which write them.
+            answer: None,
+            asks: None,
         }
     }
 

@@ -200,6 +200,17 @@ pub trait ApplyResume: GraphState {
         input: Self::Input,
     ) -> Self::Update;
 
+    /// Whether `input` is an answer this state takes at all: always, unless its answers are of
+    /// several types ([`Reply`](crate::interrupt::Reply)) and `input` is of none of them. A
+    /// resume with one is refused before anything is written.
+    fn takes(input: &Self::Input) -> bool
+    where
+        Self: Sized,
+    {
+        let _ = input;
+        true
+    }
+
     /// The JSON Schema of [`Input`](Self::Input), for a form that answers a pause. `None` by
     /// default; an `#[answer]` field under `#[graph_state(schema)]` gives it.
     fn answer_schema() -> Option<serde_json::Value>

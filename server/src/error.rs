@@ -122,6 +122,7 @@ impl From<RunError> for ApiError {
             | RunError::ThreadExists { .. }
             | RunError::NothingPending { .. } => ApiError::conflict(error.to_string()),
             RunError::Answers { .. }
+            | RunError::WrongAnswer { .. }
             | RunError::UnknownNode { .. }
             | RunError::MergeConflict { .. } => ApiError::bad_request(error.to_string()),
             _ => ApiError::internal(error.to_string()),

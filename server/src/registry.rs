@@ -183,7 +183,10 @@ where
                 thread.enqueue(self.update(input)?, options).await?
             }
             ThreadStart::Answers(run_id, answers, steer) => {
-                self.resume(&run_id, answers, steer)?.enqueue().await?;
+                self.resume(&run_id, answers, steer)
+                    .await?
+                    .enqueue()
+                    .await?;
                 run_id
             }
             ThreadStart::Pending => thread.proceed().await?.enqueue().await?,
@@ -204,7 +207,10 @@ where
                 thread.stream(self.update(input)?, options, modes).await?
             }
             ThreadStart::Answers(run_id, answers, steer) => {
-                self.resume(&run_id, answers, steer)?.stream(modes).await?
+                self.resume(&run_id, answers, steer)
+                    .await?
+                    .stream(modes)
+                    .await?
             }
             ThreadStart::Pending => thread.proceed().await?.stream(modes),
             ThreadStart::Fork(at) => thread.fork(&at).await?.stream(modes),
@@ -271,7 +277,7 @@ where
     }
 
     async fn answer(&self, run_id: &RunId, answers: Vec<(String, Value)>) -> Result<(), ApiError> {
-        let answers = self.answers(answers)?;
+        let answers = self.answers(run_id, answers).await?;
         Ok(self.graph.resume(run_id, answers).enqueue().await?)
     }
 
@@ -309,14 +315,14 @@ where
     }
 
     /// A resume of `run_id` with `answers`, steered as `steer` says.
-    fn resume<'g>(
+    async fn resume<'g>(
         &'g self,
         run_id: &RunId,
         answers: Option<Vec<(String, Value)>>,
         steer: Steer,
     ) -> Result<trellis::interrupt::Resume<'g, S>, ApiError> {
         let answers = match answers {
-            Some(answers) => self.answers(answers)?,
+            Some(answers) => self.answers(run_id, answers).await?,
             None => trellis::interrupt::Answers::Proceed,
         };
         let mut resume = self.graph.resume(run_id, answers);
@@ -329,22 +335,43 @@ where
         Ok(resume)
     }
 
-    /// Answers by interrupt id as the graph's answer type, or a 400 naming the one that is not.
-    fn answers(
+    /// Answers by interrupt id, each read as the type its pause site declares (else as the
+    /// graph's answer type), or a 400 naming the site and the type it takes.
+    async fn answers(
         &self,
+        run_id: &RunId,
         answers: Vec<(String, Value)>,
     ) -> Result<trellis::interrupt::Answers<S::Input>, ApiError> {
+        let run = self.graph.load(run_id).await?;
+        let pending = run.interrupts();
         let answers = answers
             .into_iter()
             .map(|(id, value)| {
-                serde_json::from_value::<S::Input>(value)
-                    .map(|answer| (id.clone(), answer))
-                    .map_err(|e| {
-                        ApiError::bad_request(format!(
+                let asked = pending.iter().find(|interrupt| interrupt.id == id);
+                let typed = asked.and_then(|interrupt| {
+                    let ty = self.graph.answer_type(interrupt)?;
+                    Some((
+                        interrupt,
+                        ty,
+                        self.graph.read_answer(interrupt, value.clone())?,
+                    ))
+                });
+                let read = match typed {
+                    Some((interrupt, ty, read)) => read.map_err(|e| {
+                        format!(
+                            "the answer to `{id}` is not a `{ty}`, which node `{}` takes: {e}",
+                            interrupt.node
+                        )
+                    }),
+                    None => serde_json::from_value::<S::Input>(value).map_err(|e| {
+                        format!(
                             "the answer to `{id}` is not one graph `{}` takes: {e}",
                             self.name
-                        ))
-                    })
+                        )
+                    }),
+                };
+                read.map(|answer| (id.clone(), answer))
+                    .map_err(ApiError::bad_request)
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(trellis::interrupt::Answers::Each(answers))

@@ -2,8 +2,8 @@
 
 use crate::text::{Lines, Lit, put};
 
-use super::shape::{Mapped, Route, SendEdge, SubgraphNode};
-use super::{Names, NodeNames};
+use super::shape::{Mapped, SendEdge, SubgraphNode};
+use super::{Names, NodeNames, Wiring};
 
 /// The adapter from the trait to the runtime's `Node`: one boxed future per activation.
 pub(super) fn adapter(code: &mut Lines<'_>, names: &Names<'_>, nodes: &[NodeNames<'_>]) {
@@ -98,16 +98,11 @@ pub(super) fn adapter(code: &mut Lines<'_>, names: &Names<'_>, nodes: &[NodeName
     put!(code, "}}");
 }
 
-pub(super) fn build_body(
-    code: &mut Lines<'_>,
-    names: &Names<'_>,
-    routes: &[Route<'_>],
-    sends: &[SendEdge<'_>],
-    subgraphs: &[SubgraphNode],
-) {
+pub(super) fn build_body(code: &mut Lines<'_>, names: &Names<'_>, wiring: &Wiring<'_>) {
+    let (routes, sends, subgraphs) = (wiring.routes, wiring.sends, wiring.subgraphs);
     let (krate, state) = (names.krate, names.build_state);
     put!(code, "let handlers = Arc::new(handlers);");
-    let binding = if sends.is_empty() && subgraphs.is_empty() {
+    let binding = if sends.is_empty() && subgraphs.is_empty() && wiring.sites.is_empty() {
         "let builder"
     } else {
         "let mut builder"
@@ -150,6 +145,7 @@ pub(super) fn build_body(
     put!(code, ");");
     set_sends(code, names, sends);
     set_subgraphs(code, names, subgraphs);
+    super::answers::register(code, wiring.sites);
     put!(code, "match builder.compile() {{");
     put!(code, "::core::result::Result::Ok(graph) => graph,");
     put!(

@@ -1,5 +1,6 @@
 //! One blueprint → one Rust module, written as text: node enum, route enums, send enums,
 //! handler trait, `build`, `blueprint`.
+mod answers;
 mod build;
 mod enums;
 mod shape;
@@ -162,6 +163,7 @@ pub(crate) fn graph(
     let routes = routes(blueprint, &declared, &meant);
     let sends = sends(blueprint, &nodes, &declared);
     let subgraphs = subgraph_nodes(blueprint, spans, module_graphs, paths);
+    let sites = answers::sites(blueprint, spans, &nodes, krate, paths);
 
     let state_given = blueprint.state.is_some();
     let names = Names {
@@ -207,7 +209,14 @@ pub(crate) fn graph(
     if mode == Mode::Full {
         adapter(code, &names, &nodes);
     }
-    entry_points(code, blueprint, &names, &routes, &sends, &subgraphs, mode);
+    answers::helpers(code, &sites, krate);
+    let wiring = Wiring {
+        routes: &routes,
+        sends: &sends,
+        subgraphs: &subgraphs,
+        sites: &sites,
+    };
+    entry_points(code, blueprint, &names, &wiring, mode);
     put!(code, "}}");
 }
 
@@ -299,13 +308,19 @@ fn names_state(path: &str) -> bool {
 }
 
 /// `build` and `blueprint`: in a skeleton, bodies that are `unreachable!`.
+/// What `build()` wires besides the nodes: routers, senders, subgraphs and typed pauses.
+struct Wiring<'a> {
+    routes: &'a [Route<'a>],
+    sends: &'a [SendEdge<'a>],
+    subgraphs: &'a [SubgraphNode],
+    sites: &'a [answers::Site<'a>],
+}
+
 fn entry_points(
     code: &mut Lines<'_>,
     blueprint: &Blueprint,
     names: &Names<'_>,
-    routes: &[Route<'_>],
-    sends: &[SendEdge<'_>],
-    subgraphs: &[SubgraphNode],
+    wiring: &Wiring<'_>,
     mode: Mode,
 ) {
     let krate = names.krate;
@@ -315,7 +330,7 @@ fn entry_points(
     );
     // A skeleton's build asks for no `Mappings`: the user's code may not have them when the
     // graph's error is what made a subgraph look mapped.
-    let bound = if mode == Mode::Full && subgraphs.iter().any(|s| s.mapped.is_some()) {
+    let bound = if mode == Mode::Full && wiring.subgraphs.iter().any(|s| s.mapped.is_some()) {
         "Handlers + Mappings"
     } else {
         "Handlers"
@@ -330,7 +345,7 @@ fn entry_points(
             put!(code, "let _ = handlers;");
             put!(code, "{UNREACHABLE}");
         }
-        Mode::Full => build_body(code, names, routes, sends, subgraphs),
+        Mode::Full => build_body(code, names, wiring),
     }
     put!(code, "}}");
     code.doc(

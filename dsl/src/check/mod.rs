@@ -3,6 +3,7 @@
 //!
 //! Both report into the one collector, so every independent problem of the file shows in one run.
 
+mod answers;
 mod names;
 mod rules;
 mod sends;
@@ -22,6 +23,7 @@ pub(crate) fn check(module: &Module, facts: &[GraphFacts], diagnostics: &mut Dia
         names::check_graph(graph, spans, diagnostics);
         sends::check_graph(graph, spans, diagnostics);
         writes::check_graph(graph, spans, diagnostics);
+        answers::check_graph(graph, spans, diagnostics);
         let language_errors = diagnostics.has_error_within(facts.extent);
         for violation in graph_rules(graph) {
             if reported(&violation, graph, facts, language_errors) {

@@ -1,6 +1,8 @@
 //! One node declaration → its blueprint node and spans: each attribute's checks and place.
 
-use trellis_graph::{InterruptPoint, MetaValue, Node, NodeKind, Retry, RetryOn, did_you_mean};
+use trellis_graph::{
+    Asks, InterruptPoint, MetaValue, Node, NodeKind, Retry, RetryOn, did_you_mean,
+};
 
 use super::{canonical_path, endpoint, given_twice};
 use crate::ast::{self, Attr, AttrKind, DocLine, KindSpec, MetaLiteral};
@@ -158,18 +160,26 @@ fn lower_attr<'a>(
         }
         AttrKind::Input(path) => {
             node.input = Some(canonical_path(&path.tokens));
-            spans.input = path
-                .tokens
-                .iter()
-                .map(|token| (token.text.to_owned(), token.span))
-                .collect();
+            spans.input = path_tokens(path);
+        }
+        AttrKind::Asks(question, answer) => {
+            node.asks = Some(Asks {
+                question: canonical_path(&question.tokens),
+                answer: canonical_path(&answer.tokens),
+            });
+            spans.asks = [path_tokens(question), path_tokens(answer)];
         }
         AttrKind::Graph(path) => {
             node.graph = Some(canonical_path(&path.tokens));
             spans.graph = Some(path.span);
         }
-        AttrKind::Interrupt(when, question) => {
-            lower_interrupt(attr, *when, *question, node, interrupt_span, diagnostics);
+        AttrKind::Interrupt(when, question, answer) => {
+            if lower_interrupt(attr, *when, *question, node, interrupt_span, diagnostics)
+                && let Some(answer) = answer
+            {
+                node.answer = Some(canonical_path(&answer.tokens));
+                spans.answer = path_tokens(answer);
+            }
         }
         AttrKind::Defer => node.defer = true,
         // `on_error START;` is kept as the runtime spells START, for the graph rules to refuse.
@@ -222,7 +232,16 @@ fn lower_attr<'a>(
     }
 }
 
+/// A type path's tokens with their places, for generated code to put them where they are written.
+fn path_tokens(path: &ast::RustPath<'_>) -> Vec<(String, Span)> {
+    path.tokens
+        .iter()
+        .map(|token| (token.text.to_owned(), token.span))
+        .collect()
+}
+
 /// `interrupt before|after "question";`: the pause, once per node (E0104 for a second one).
+/// Whether it was taken.
 fn lower_interrupt<'a>(
     attr: &Attr<'a>,
     when: ast::Ident<'a>,
@@ -230,7 +249,7 @@ fn lower_interrupt<'a>(
     node: &mut Node,
     interrupt_span: &mut Option<(Span, &'a str)>,
     diagnostics: &mut Diagnostics,
-) {
+) -> bool {
     if let Some((first, first_when)) = *interrupt_span {
         diagnostics.push(if first_when == when.text {
             given_twice(
@@ -253,7 +272,7 @@ fn lower_interrupt<'a>(
             .with_label(first, "first interrupt here")
             .with_help("a node pauses the run either before or after it runs: keep one")
         });
-        return;
+        return false;
     }
     *interrupt_span = Some((attr.span, when.text));
     node.interrupt = Some(if when.text == "before" {
@@ -267,6 +286,7 @@ fn lower_interrupt<'a>(
             Err(errors) => errors.into_iter().for_each(|e| diagnostics.push(e)),
         }
     }
+    true
 }
 
 /// A `meta` value, or `None` after the errors of a bad literal.

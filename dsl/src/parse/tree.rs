@@ -278,9 +278,27 @@ pub(super) fn build_attr(pair: Pair<'_, Rule>, base: usize) -> Attr<'_> {
             .first()
             .cloned()
             .map(|p| AttrKind::Graph(rust_path(p, base))),
-        Rule::interrupt_attr => rest
-            .first()
-            .map(|p| AttrKind::Interrupt(ident(p, base), rest.get(1).map(|q| literal(q, base)))),
+        Rule::interrupt_attr => rest.first().map(|when| {
+            let question = rest
+                .iter()
+                .find(|p| p.as_rule() == Rule::string)
+                .map(|q| literal(q, base));
+            let answer = rest
+                .iter()
+                .find(|p| p.as_rule() == Rule::rust_path)
+                .map(|p| rust_path(p.clone(), base));
+            AttrKind::Interrupt(ident(when, base), question, answer)
+        }),
+        Rule::asks_attr => {
+            let mut paths = rest.iter().filter(|p| p.as_rule() == Rule::rust_path);
+            match (paths.next(), paths.next()) {
+                (Some(question), Some(answer)) => Some(AttrKind::Asks(
+                    rust_path(question.clone(), base),
+                    rust_path(answer.clone(), base),
+                )),
+                _ => None,
+            }
+        }
         Rule::defer_attr => Some(AttrKind::Defer),
         Rule::on_error_attr => rest
             .first()

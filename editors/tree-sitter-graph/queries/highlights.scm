@@ -22,6 +22,8 @@
   "input"
   "max_concurrency"
   "writes"
+  "asks"
+  "answer"
   "each"
 ] @keyword
 

@@ -11,7 +11,7 @@ const { sampleGraphs } = require('../../sample-graphs.js');
 const KEYWORDS = [
   'graph', 'state', 'max_steps', 'node', 'retry', 'backoff', 'timeout', 'max_visits',
   'interrupt', 'before', 'after', 'defer', 'on_error', 'kind', 'meta', 'input', 'max_concurrency',
-  'writes', 'each',
+  'writes', 'asks', 'answer', 'each',
 ];
 
 async function loadGrammar() {

@@ -14,6 +14,7 @@ use crate::node::{FnNode, Node, NodeContext, NodeError, NodeResult};
 use crate::options::NodeOptions;
 use crate::state::{ApplyResume, GraphState};
 
+mod answers;
 mod help;
 mod resolve;
 mod sends;
@@ -61,6 +62,8 @@ pub struct GraphBuilder<S: GraphState> {
     fans: HashMap<usize, FanFn<S>>,
     /// The subgraph nodes, by the node's position.
     subgraphs: HashMap<usize, Arc<dyn Subgraph<S>>>,
+    /// The answer types set for nodes' pauses, by node name, checked at `compile`.
+    sites: Vec<(String, answers::Pause, crate::reply::AnswerSite)>,
     event_capacity: usize,
     checkpointer: Option<Arc<dyn Checkpointer>>,
 }
@@ -82,6 +85,7 @@ impl<S: GraphState> GraphBuilder<S> {
             routers: Vec::new(),
             fans: HashMap::new(),
             subgraphs: HashMap::new(),
+            sites: Vec::new(),
             event_capacity: Self::DEFAULT_EVENT_CAPACITY,
             checkpointer: None,
         }
@@ -152,6 +156,7 @@ impl<S: GraphState> GraphBuilder<S> {
             routers,
             fans: HashMap::new(),
             subgraphs: HashMap::new(),
+            sites: Vec::new(),
             event_capacity: Self::DEFAULT_EVENT_CAPACITY,
             checkpointer: None,
         }
@@ -624,11 +629,14 @@ impl<S: GraphState> GraphBuilder<S> {
                 diagnostics: write_errors,
             });
         }
+        let sites = self
+            .sites()
+            .map_err(|diagnostics| CompileError { diagnostics })?;
         let warnings: Vec<BuildDiagnostic> = warnings.into_iter().map(describe).collect();
         for warning in &warnings {
             tracing::warn!(graph = %self.blueprint.name, "{warning}");
         }
-        Ok(self.resolve(warnings))
+        Ok(self.resolve(warnings, sites))
     }
 }
 

@@ -8,19 +8,24 @@ use trellis_graph::{EdgeKind, Endpoint};
 use super::GraphBuilder;
 use crate::errors::BuildDiagnostic;
 use crate::event::EventBus;
-use crate::graph::{CompiledGraph, Edge, Join, NodeSpec, Target, Topology};
+use crate::graph::{CompiledGraph, Edge, Join, NodeSpec, Sites, Target, Topology};
 use crate::state::GraphState;
 
 impl<S: GraphState> GraphBuilder<S> {
     /// The runnable graph of a blueprint the rules accept: every name resolves, every node has
     /// one outgoing edge, START has one.
-    pub(super) fn resolve(self, warnings: Vec<BuildDiagnostic>) -> CompiledGraph<S> {
+    pub(super) fn resolve(
+        self,
+        warnings: Vec<BuildDiagnostic>,
+        sites: Vec<Sites>,
+    ) -> CompiledGraph<S> {
         let GraphBuilder {
             blueprint,
             nodes,
             mut routers,
             mut fans,
             mut subgraphs,
+            sites: _,
             event_capacity,
             checkpointer,
         } = self;
@@ -120,8 +125,9 @@ impl<S: GraphState> GraphBuilder<S> {
             .into_iter()
             .zip(&names)
             .zip(outgoing)
+            .zip(sites)
             .enumerate()
-            .map(|(at, (((node, options), name), edge))| NodeSpec {
+            .map(|(at, ((((node, options), name), edge), sites))| NodeSpec {
                 // Guarded: most graphs have none, and a lookup hashes.
                 subgraph: if nests { subgraphs.remove(&at) } else { None },
                 name: Arc::clone(name),
@@ -132,6 +138,7 @@ impl<S: GraphState> GraphBuilder<S> {
                     .as_deref()
                     .and_then(|h| index.get(h).copied()),
                 options,
+                sites,
             })
             .collect();
         let entry = entry.unwrap_or(Edge::Static(Target::End));

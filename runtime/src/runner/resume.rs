@@ -10,7 +10,7 @@ use crate::errors::RunError;
 use crate::event::Event;
 use crate::graph::{Edge, Target};
 use crate::id::RunId;
-use crate::interrupt::{Breakpoints, Interrupt, InterruptPoint};
+use crate::interrupt::{Breakpoints, Interrupt, InterruptPoint, Reply};
 use crate::resume::Answers;
 use crate::state::{ApplyResume, GraphState};
 use crate::subgraph::SubgraphNode;
@@ -143,6 +143,7 @@ impl<S: ApplyResume> Run<S> {
                 given,
             });
         }
+        self.check_answer_types(&answers)?;
         self.claim_paused().await?;
         let interrupts = std::mem::take(&mut self.held.interrupts);
         self.emit(|| Event::ResumeStarted {
@@ -170,6 +171,34 @@ impl<S: ApplyResume> Run<S> {
             Box::pin(self.fail(error)).await;
         }
         result
+    }
+
+    /// Refuses an answer that is not of the type its pause site declares, before anything is
+    /// written.
+    fn check_answer_types(&self, answers: &[(String, S::Input)]) -> Result<(), RunError> {
+        let topology = &self.graph.topology;
+        for (id, input) in answers {
+            let Some(interrupt) = self.held.interrupts.iter().find(|i| i.id == *id) else {
+                continue;
+            };
+            let node = &topology.nodes[topology.find(&interrupt.node)?];
+            let expected = match node.sites.at(interrupt.point) {
+                Some(site) if !site.accepts(input) => format!("a `{}`", site.type_name),
+                None if !S::takes(input) => "an answer of one of the state's types".to_owned(),
+                _ => continue,
+            };
+            let given = match (input as &dyn std::any::Any).downcast_ref::<Reply>() {
+                Some(reply) => format!("a `{}`", reply.type_name()),
+                None => format!("a `{}`", std::any::type_name::<S::Input>()),
+            };
+            return Err(RunError::WrongAnswer {
+                run_id: self.scope.run_id.clone(),
+                interrupt: id.clone(),
+                expected,
+                given,
+            });
+        }
+        Ok(())
     }
 
     async fn fold_answers(
