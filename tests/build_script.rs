@@ -425,8 +425,70 @@ fn graph_mistakes_reach_cargo_check_where_they_are_and_edits_rebuild() {
         primary_places(&undeclared.json, "error"),
         ["src/main.rs:17:177"]
     );
+
+    // A typed pause through build.rs: its helper takes its type and checks; a type the state
+    // takes no answer of is an error that names the `.graph` place of the type.
+    edit(&dir, "graphs/built.graph", ANSWERS);
+    edit(&dir, "src/main.rs", ANSWERS_MAIN);
+    assert!(
+        cargo_check(&dir, true).success,
+        "the typed-answer fixture checks: {}",
+        cargo_check(&dir, false).stderr
+    );
+    edit(
+        &dir,
+        "graphs/built.graph",
+        &ANSWERS.replace("answer Decision;", "answer String;"),
+    );
+    // (`main` still answers with a `Decision`, an error of its own.)
+    let untaken: Vec<String> = compiler_messages(&cargo_check(&dir, true).json, "error")
+        .into_iter()
+        .filter(|message| message.contains("E0277"))
+        .collect();
+    assert!(!untaken.is_empty(), "a type the state does not take fails");
+    for message in &untaken {
+        for part in [
+            "the state `Post` takes no answer of type `String`",
+            "// the answer type (at graphs/built.graph:3:52)",
+        ] {
+            assert!(message.contains(part), "no `{part}` in:\n{message}");
+        }
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A graph whose pause declares its answer type.
+const ANSWERS: &str = "\
+graph Built {
+    state Post;
+    node send { interrupt before \"Send it?\" answer Decision; }
+    START -> send -> END;
+}
+";
+
+/// Its handler, and an answer made by the pause's own function.
+const ANSWERS_MAIN: &str = r#"
+use trellis::interrupt::Decision;
+
+trellis::include_generated!("built");
+trellis::include_graph!("graphs/included.graph");
+
+#[derive(Clone, Default, serde::Serialize, serde::Deserialize, trellis::GraphState)]
+struct Post {
+    #[answer]
+    decision: Option<Decision>,
+}
+
+struct Desk;
+
+impl built::Handlers for Desk {
+    async fn send(&self, _: std::sync::Arc<Post>, _: &mut trellis::NodeContext) -> built::NodeOutput { Ok(trellis::NodeResult::None) }
+}
+
+fn main() {
+    let _ = (built::build(Desk), built::answer::send(Decision::Approve), included::NAME);
+}
+"#;
 
 /// A graph whose node declares what it writes.
 const WRITES: &str = "\

@@ -266,6 +266,13 @@ fn apply_resume(
         }
     };
     let takes = types.iter().map(|ty| {
+        let site_schema = schema.then(|| {
+            quote! {
+                fn schema() -> ::core::option::Option<#krate::__private::serde_json::Value> {
+                    ::core::option::Option::Some(#krate::__private::schema_of::<#ty>())
+                }
+            }
+        });
         let (into, is) = if answers.len() == 1 {
             (quote! { answer }, quote! { true })
         } else {
@@ -277,7 +284,7 @@ fn apply_resume(
         quote! {
             #[automatically_derived]
             impl #impl_generics #krate::interrupt::TakesAnswer<#ty> for #state #ty_generics #where_clause {
-                fn answer(answer: #ty) -> <Self as #krate::interrupt::ApplyResume>::Input {
+                fn input_of(answer: #ty) -> <Self as #krate::interrupt::ApplyResume>::Input {
                     #into
                 }
 
@@ -285,6 +292,8 @@ fn apply_resume(
                     let _ = answer;
                     #is
                 }
+
+                #site_schema
             }
         }
     });

@@ -33,7 +33,10 @@ use proc_macro::TokenStream;
 ///
 /// `#[answer]` on one field of type `Option<T>` implements `ApplyResume` with `Input = T`: a
 /// person's answer to a pause is stored in that field (`Option<trellis::interrupt::Decision>` for a plain
-/// approve or reject). Without it, implement `ApplyResume` by hand.
+/// approve or reject). On several fields, each of its own type, the state takes answers of
+/// each: `Input` is `trellis::interrupt::Reply`, stored in the field of its type. Each answer
+/// type gets `TakesAnswer<T>` (with `schema`, its JSON Schema too), which a pause that declares
+/// its type needs. Without `#[answer]`, implement `ApplyResume` by hand.
 ///
 /// The update type has a chainable method per field named after it (`.draft("…")`, which
 /// appends one item for `append` and extends for `extend`).

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::reply::{Reply, TakesAnswer};
+pub use crate::reply::{AnswerSiteInfo, Reply, TakesAnswer};
 pub use crate::resume::{Answers, Resume};
 pub use crate::state::ApplyResume;
 

@@ -19,7 +19,7 @@ use crate::state::ApplyResume;
 /// [`ApplyResume::Input`] of a state with several `#[answer]` fields.
 ///
 /// Made by a graph's generated per-site helpers (`desk::answer::send(Decision::Approve)`), or by
-/// [`TakesAnswer::answer`].
+/// [`TakesAnswer::input_of`].
 pub struct Reply {
     value: Box<dyn Any + Send>,
     type_name: &'static str,
@@ -81,12 +81,39 @@ impl<'de> serde::Deserialize<'de> for Reply {
 /// A state that takes answers of type `T` to its pauses: what a pause site typed `T`
 /// (`interrupt before "Send it?" answer Decision;`, `asks Question -> Decision;`) needs of the
 /// graph's state. `#[derive(GraphState)]` implements it for the type of each `#[answer]` field.
+#[diagnostic::on_unimplemented(
+    message = "the state `{Self}` takes no answer of type `{T}`",
+    label = "a pause answered with `{T}`",
+    note = "give the state an `#[answer]` field of type `Option<{T}>`, or answer this pause with a type it takes"
+)]
 pub trait TakesAnswer<T>: ApplyResume {
-    /// `value` as the state's answer input.
-    fn answer(value: T) -> Self::Input;
+    /// `answer` as the state's answer input.
+    fn input_of(answer: T) -> Self::Input;
 
     /// Whether `input` is an answer of type `T` (always, for a state with one answer type).
     fn is_answer(input: &Self::Input) -> bool;
+
+    /// The JSON Schema of `T`, for a form that answers a pause of this type: the derive gives
+    /// it under `#[graph_state(schema)]`. `None` by default.
+    fn schema() -> Option<Value> {
+        None
+    }
+}
+
+/// A pause site of a compiled graph and the type it is answered with
+/// ([`CompiledGraph::answer_sites`]): what a UI needs to render a form for it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct AnswerSiteInfo {
+    /// The node that pauses.
+    pub node: String,
+    /// Whether the site is what the node asks from inside (`asks Q -> A;`), not its
+    /// `interrupt before|after`.
+    pub asked: bool,
+    /// The answer's type, as Rust spells it.
+    pub type_name: &'static str,
+    /// The answer type's JSON Schema, where the state gives one ([`TakesAnswer::schema`]).
+    pub schema: Option<Value>,
 }
 
 /// What a pause site is answered with: its type's name and how to check and read an answer as the state's [`ApplyResume::Input`], type-erased so that the graph's nodes can hold
@@ -99,6 +126,8 @@ pub(crate) struct AnswerSite {
     accepts: fn(&dyn Any) -> bool,
     /// An answer read from JSON as the site's type, returned as a boxed `S::Input`.
     decode: fn(Value) -> Result<Box<dyn Any + Send>, serde_json::Error>,
+    /// The type's JSON Schema, where the state gives one.
+    schema: fn() -> Option<Value>,
 }
 
 impl std::fmt::Debug for AnswerSite {
@@ -118,6 +147,7 @@ impl AnswerSite {
             type_name: std::any::type_name::<T>(),
             accepts: accepts::<S, T>,
             decode: decode::<S, T>,
+            schema: <S as TakesAnswer<T>>::schema,
         }
     }
 
@@ -167,6 +197,25 @@ impl<S: ApplyResume> CompiledGraph<S> {
         }))
     }
 
+    /// Every typed pause site of the graph, in node order (a node's `interrupt` before what it
+    /// asks), with its type's JSON Schema where the state gives one.
+    pub fn answer_sites(&self) -> Vec<AnswerSiteInfo> {
+        let mut sites = Vec::new();
+        for node in &self.topology.nodes {
+            for (site, asked) in [(&node.sites.pause, false), (&node.sites.asked, true)] {
+                if let Some(site) = site {
+                    sites.push(AnswerSiteInfo {
+                        node: node.name.to_string(),
+                        asked,
+                        type_name: site.type_name,
+                        schema: (site.schema)(),
+                    });
+                }
+            }
+        }
+        sites
+    }
+
     fn site(&self, interrupt: &Interrupt) -> Option<&AnswerSite> {
         if interrupt.id.contains('/') {
             return None;
@@ -184,7 +233,7 @@ fn decode<S: TakesAnswer<T>, T: DeserializeOwned>(
     value: Value,
 ) -> Result<Box<dyn Any + Send>, serde_json::Error> {
     let answer: T = serde_json::from_value(value)?;
-    Ok(Box::new(S::answer(answer)))
+    Ok(Box::new(S::input_of(answer)))
 }
 
 #[cfg(test)]

@@ -35,6 +35,10 @@ pub(crate) trait Served: Send + Sync {
     /// gives them (`#[graph_state(schema)]`).
     fn schemas(&self) -> (Option<StateSchemas>, Option<Value>);
 
+    /// Its typed pause sites (`interrupt … answer T;`, `asks Q -> A;`), each with its answer's
+    /// type and JSON Schema.
+    fn answer_sites(&self) -> Vec<trellis::interrupt::AnswerSiteInfo>;
+
     /// Queues a run on `input` (the state as JSON) for the workers.
     async fn enqueue(&self, input: Value) -> Result<RunId, ApiError>;
 
@@ -160,6 +164,10 @@ where
 
     fn schemas(&self) -> (Option<StateSchemas>, Option<Value>) {
         (S::schemas(), S::answer_schema())
+    }
+
+    fn answer_sites(&self) -> Vec<trellis::interrupt::AnswerSiteInfo> {
+        self.graph.answer_sites()
     }
 
     async fn enqueue(&self, input: Value) -> Result<RunId, ApiError> {

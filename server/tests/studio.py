@@ -18,7 +18,10 @@ In a 1280×800 window it:
 - chats: starts the chat graph with a message, sees its subgraph run under it in the list and
   in the run, opens the subgraph run, and continues the thread with a second message;
 - sees a run started by another client appear in the list within 2.5 s (the server's `changes`
-  stream; the page's own look is every 5 s).
+  stream; the page's own look is every 5 s);
+- publishes a post (`Publish`): its two questions have answer types of their own; the first
+  (who reviews it) shows its candidates and a form of a `Reviewer`'s fields, the second (publish
+  it?) the approve and reject buttons of a `Decision`.
 A screenshot of each state goes into SHOTS_DIR. It prints `studio: N passed, N failed` and
 exits non-zero when a step failed.
 """
@@ -85,7 +88,7 @@ def main(url, shots):
         # The graphs are listed; the support graph, drawn by Mermaid, names its nodes.
         wait.until(lambda d: by_id("graph").find_elements(By.TAG_NAME, "svg"))
         graphs = [o.get_attribute("value") for o in by_id("graphs").find_elements(By.TAG_NAME, "option")]
-        assert graphs == ["Chat", "Support"], graphs
+        assert graphs == ["Chat", "Publish", "Support"], graphs
         choose_graph("Support")
         wait.until(lambda d: "lookup_invoice" in by_id("graph").get_attribute("innerHTML"))
         drawing = by_id("graph").get_attribute("innerHTML")
@@ -248,6 +251,34 @@ def main(url, shots):
         driver.execute_script(
             "document.querySelector(arguments[0]).scrollIntoView()", f'#runs tr[data-run="{other}"]')
         shot("11-live-list")
+
+        # Two differently typed questions: a reviewer from a form of its fields, then a decision.
+        choose_graph("Publish")
+        wait.until(lambda d: d.find_elements(By.ID, "start-form-text"))
+        by_id("start-form-text").send_keys("Trellis checks answers at compile time")
+        by_id("start").click()
+        wait.until(lambda d: "run=" in hash_of() and status() == "paused")
+        assert "Who reviews this post?" in by_id("question-text").text, by_id("question-text").text
+        assert '"grace"' in by_id("question-payload").text, by_id("question-payload").text
+        assert not by_id("approve").is_displayed(), "a reviewer is no decision: no Approve button"
+        assert "answered with Reviewer" in by_id("typed-answer-type").text
+        labels = [l.text for l in by_id("typed-form").find_elements(By.TAG_NAME, "label")]
+        assert labels == ["name", "note"], labels
+        by_id("typed-form-name").send_keys("grace")
+        driver.execute_script("document.getElementById('question').scrollIntoView()")
+        shot("12-typed-question")
+        by_id("send-typed").click()
+        wait.until(lambda d: status() == "paused" and "Publish this post?" in by_id("question-text").text)
+        assert by_id("approve").is_displayed() and by_id("reject").is_displayed(), "a decision gets its buttons"
+        assert not by_id("send-typed").is_displayed()
+        assert '"name": "grace"' in by_id("state").text, by_id("state").text
+        driver.execute_script("document.getElementById('question').scrollIntoView()")
+        shot("13-typed-decision")
+        by_id("approve").click()
+        wait.until(lambda d: status() == "completed")
+        assert '"published": true' in by_id("state").text, by_id("state").text
+        assert '"review": "grace read it"' in by_id("state").text, by_id("state").text
+        shot("14-published")
         print("studio: 1 passed, 0 failed")
         return 0
     except Exception:  # noqa: BLE001 - any failure is reported with a screenshot

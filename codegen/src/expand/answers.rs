@@ -35,6 +35,7 @@ struct AnswerFn {
 
 /// The typed sites of a graph that names its state (the language refuses them otherwise).
 pub(super) fn sites<'a>(
+    code: &Lines<'_>,
     blueprint: &Blueprint,
     spans: &GraphSpans,
     nodes: &'a [NodeNames<'a>],
@@ -45,11 +46,24 @@ pub(super) fn sites<'a>(
         return Vec::new();
     }
     let first = |tokens: &[(String, Span)]| tokens.first().map(|&(_, span)| span);
+    // Through a build script, the lines a wrong type fails on say where the type is written:
+    // rustc quotes them.
+    let place = |at: Option<Span>| {
+        at.map(|at| code.located(at))
+            .filter(|located| !located.is_empty())
+            .map_or_else(String::new, |located| {
+                format!(" // the answer type{located}")
+            })
+    };
     let answer_fn = |paths: &mut Paths<'_>, spelled: &str, at: Option<Span>| AnswerFn {
         parameter: paths.place_at(spelled, at),
-        body: paths.place_at(
-            &format!("<State as {krate}::interrupt::TakesAnswer<{spelled}>>::answer(answer)"),
-            at,
+        body: format!(
+            "{}{}",
+            paths.place_at(
+                &format!("<State as {krate}::interrupt::TakesAnswer<{spelled}>>::input_of(answer)"),
+                at,
+            ),
+            place(at)
         ),
     };
     let mut sites = Vec::new();
@@ -59,7 +73,8 @@ pub(super) fn sites<'a>(
         let mut registers = Vec::new();
         let answer = n.node.answer.as_deref().map(|spelled| {
             let at = written.and_then(|s| first(&s.answer));
-            registers.push(paths.place_at(&format!("builder.set_answer::<{spelled}>({node})"), at));
+            let call = paths.place_at(&format!("builder.set_answer::<{spelled}>({node})"), at);
+            registers.push(format!("{call};{}", place(at)));
             answer_fn(paths, spelled, at)
         });
         let asks = n
@@ -70,13 +85,14 @@ pub(super) fn sites<'a>(
             .map(|asks| {
                 let question = written.map_or(&[][..], |s| s.asks[0].as_slice());
                 let at = written.and_then(|s| first(&s.asks[1]));
-                registers.push(paths.place_at(
+                let call = paths.place_at(
                     &format!(
                         "builder.set_asks::<{}, {}>({node})",
                         asks.question, asks.answer
                     ),
                     at,
-                ));
+                );
+                registers.push(format!("{call};{}", place(at)));
                 (
                     paths.place(&asks.question, question),
                     answer_fn(paths, &asks.answer, at),
@@ -173,6 +189,6 @@ pub(super) fn helpers(code: &mut Lines<'_>, sites: &[Site<'_>], krate: &str) {
 /// What `build()` registers: each site's types, checked against each resume.
 pub(super) fn register(code: &mut Lines<'_>, sites: &[Site<'_>]) {
     for call in sites.iter().flat_map(|site| &site.registers) {
-        put!(code, "{call};");
+        put!(code, "{call}");
     }
 }

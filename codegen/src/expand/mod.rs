@@ -163,7 +163,7 @@ pub(crate) fn graph(
     let routes = routes(blueprint, &declared, &meant);
     let sends = sends(blueprint, &nodes, &declared);
     let subgraphs = subgraph_nodes(blueprint, spans, module_graphs, paths);
-    let sites = answers::sites(blueprint, spans, &nodes, krate, paths);
+    let sites = answers::sites(code, blueprint, spans, &nodes, krate, paths);
 
     let state_given = blueprint.state.is_some();
     let names = Names {

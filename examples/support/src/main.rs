@@ -11,6 +11,7 @@ use trellis::{GraphState, RunId, interrupt::Decision};
 trellis::include_generated!("support");
 
 pub mod conversation;
+pub mod posts;
 
 /// One support ticket as it moves through the graph. Every field has a default, so a run can
 /// be started with the text alone (`{"text": "…"}`, as the server's clients do).
@@ -233,7 +234,7 @@ fn parse(args: Vec<String>) -> Result<(Command, PathBuf), String> {
     Ok((command, db))
 }
 
-/// Serves the support graph and the support chat over HTTP, their runs in `store` and executed
+/// Serves the support graph, the support chat and the publishing graph over HTTP, their runs in `store` and executed
 /// by the server's workers, until Ctrl-C.
 async fn serve(
     store: Arc<dyn RunQueue>,
@@ -244,6 +245,7 @@ async fn serve(
     let server = trellis_server::Server::builder(store)
         .graph(support::build(Desk { pace }))
         .graph(conversation::build(pace))
+        .graph(posts::build(pace))
         .build()?;
     let running = server.serve(options).await?;
     println!("listening on http://{}", running.local_addr());

@@ -174,7 +174,9 @@ async fn assistant_graph(
 
 /// The graph's schemas as LangGraph names them — a run's input is an update of the state, its
 /// output the state; Trellis graphs take no config — and, beside them, `answer_schema`: what a
-/// pause takes. `null` where the state gives none (as LangGraph answers a schema it cannot
+/// pause takes, and `answer_sites`: per node whose pauses declare their answer type, what its
+/// `interrupt` (`"interrupt"`) and its own question (`"asks"`) take, each as `{"type",
+/// "schema"}`. `null` where the state gives none (as LangGraph answers a schema it cannot
 /// make).
 async fn assistant_schemas(
     State(app): Shared,
@@ -182,6 +184,12 @@ async fn assistant_schemas(
 ) -> Result<Json<Value>, Detail> {
     let graph = served(&app, &id)?;
     let (schemas, answer) = graph.schemas();
+    let mut sites = serde_json::Map::new();
+    for site in graph.answer_sites() {
+        let entry = sites.entry(site.node.clone()).or_insert_with(|| json!({}));
+        entry[if site.asked { "asks" } else { "interrupt" }] =
+            json!({ "type": site.type_name, "schema": site.schema });
+    }
     let (state, update) = match schemas {
         Some(schemas) => (schemas.state, schemas.update),
         None => (Value::Null, Value::Null),
@@ -194,6 +202,7 @@ async fn assistant_schemas(
         "config_schema": null,
         "context_schema": null,
         "answer_schema": answer,
+        "answer_sites": sites,
     })))
 }
 

@@ -79,7 +79,7 @@ fn main() {
         assert_eq!(graph.answer_type(asked), Some(std::any::type_name::<Reviewer>()));
 
         // A `Decision` where `assign` takes a `Reviewer`: refused, and the run still waits.
-        let wrong = <Post as TakesAnswer<Decision>>::answer(Decision::Approve);
+        let wrong = <Post as TakesAnswer<Decision>>::input_of(Decision::Approve);
         match graph.resume(&run_id, wrong).await {
             Err(RunError::WrongAnswer { interrupt, .. }) => assert!(interrupt.starts_with("assign@")),
             other => panic!("expected a wrong answer, got {other:?}"),

@@ -1,0 +1,135 @@
+//! Publishing a post (`examples/graphs/publish.graph`), served beside the ticket flow: two
+//! questions with answers of their own types — who reviews it (a `Reviewer`, among the
+//! candidates the question carries) and whether to publish it (a `Decision`) — each answered
+//! in the studio with a form made from its type.
+
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use trellis::interrupt::Decision;
+use trellis::{GraphState, NodeResult};
+
+trellis::include_generated!("publish");
+
+/// Who may review a post: the question `assign` asks with.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Candidates {
+    /// Their names.
+    pub names: Vec<String>,
+}
+
+/// Who reviews the post: the answer to `assign`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Reviewer {
+    /// Their name.
+    pub name: String,
+    /// What they should look at first.
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// A post on its way out. Each answer has a field of its type.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, GraphState, JsonSchema)]
+#[graph_state(schema)]
+#[serde(default)]
+pub struct Post {
+    /// The post.
+    pub text: String,
+    /// Who reviews it: the answer to `assign`.
+    #[answer]
+    pub reviewer: Option<Reviewer>,
+    /// The review.
+    pub review: Option<String>,
+    /// Whether to publish it: the answer to `publish`.
+    #[answer]
+    pub decision: Option<Decision>,
+    /// Whether it went out.
+    pub published: bool,
+}
+
+/// What the publishing graph's nodes do, at the support desk's pace.
+struct Desk(crate::Desk);
+
+impl Desk {
+    async fn pace(&self) {
+        self.0.pace().await;
+    }
+}
+
+impl publish::Handlers for Desk {
+    async fn assign(&self, post: Arc<Post>, _: &mut trellis::NodeContext) -> publish::NodeOutput {
+        self.pace().await;
+        if post.reviewer.is_some() {
+            return Ok(NodeResult::None);
+        }
+        let candidates = Candidates {
+            names: vec!["ada".to_owned(), "grace".to_owned()],
+        };
+        let question = publish::asks::assign::ask("Who reviews this post?", &candidates)?;
+        // Asked again after the answer: the node goes on once it has its reviewer.
+        Ok(NodeResult::ask(question.resume_to("assign")))
+    }
+
+    async fn review(&self, post: Arc<Post>, _: &mut trellis::NodeContext) -> publish::NodeOutput {
+        self.pace().await;
+        let reviewer = post.reviewer.as_ref().map_or("nobody", |r| r.name.as_str());
+        Ok(PostUpdate::default()
+            .review(Some(format!("{reviewer} read it")))
+            .into())
+    }
+
+    async fn publish(&self, post: Arc<Post>, _: &mut trellis::NodeContext) -> publish::NodeOutput {
+        self.pace().await;
+        let approved = post.decision.as_ref().is_some_and(Decision::is_approved);
+        Ok(PostUpdate::default().published(approved).into())
+    }
+}
+
+/// The publishing graph, built.
+pub fn build(pace: std::time::Duration) -> trellis::CompiledGraph<Post> {
+    publish::build(Desk(crate::Desk { pace }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trellis::checkpoint::InMemoryCheckpointer;
+
+    #[tokio::test]
+    async fn each_question_is_answered_with_its_own_type() {
+        let graph = build(std::time::Duration::ZERO)
+            .with_checkpointer(Arc::new(InMemoryCheckpointer::new()));
+        let post = Post {
+            text: "hello".into(),
+            ..Post::default()
+        };
+        let paused = graph.invoke(post).await.unwrap();
+        let run_id = paused.run_id().clone();
+        let asked = &paused.interrupts()[0];
+        assert_eq!(asked.node, "assign");
+        assert_eq!(
+            asked.request.payload,
+            Some(serde_json::json!({"names": ["ada", "grace"]}))
+        );
+        let reviewer = Reviewer {
+            name: "grace".into(),
+            note: None,
+        };
+        let paused = graph
+            .resume(&run_id, publish::asks::assign::answer(reviewer))
+            .await
+            .unwrap();
+        assert_eq!(paused.interrupts()[0].node, "publish");
+        let done = graph
+            .resume(&run_id, publish::answer::publish(Decision::Approve))
+            .await
+            .unwrap();
+        assert!(done.state().published);
+        assert_eq!(done.state().review.as_deref(), Some("grace read it"));
+        // Each site publishes its answer's schema, for a form.
+        let sites = graph.answer_sites();
+        assert_eq!(sites.len(), 2);
+        assert!(sites.iter().all(|site| site.schema.is_some()));
+    }
+}
