@@ -145,6 +145,61 @@ async fn an_untyped_pause_refuses_a_reply_of_no_type_the_state_takes() {
     assert_eq!(paused.state().reviewer.as_ref(), Some(&reviewer));
 }
 
+/// A subgraph node's own pause and its child's questions have sites of their own: the child's
+/// question is checked by the child's site, not the node's.
+#[tokio::test]
+async fn a_child_s_question_is_checked_by_the_child_s_site() {
+    let mut child = GraphBuilder::<Post>::new("Approval");
+    child
+        .add_node_fn_with(
+            "approve",
+            |post: Arc<Post>, _| async move {
+                let approved = post.decision.as_ref().is_some_and(Decision::is_approved);
+                Ok(PostUpdate::default().published(approved).into())
+            },
+            NodeOptions::new().interrupt_before(),
+        )
+        .add_edge(START, "approve")
+        .add_edge("approve", END)
+        .set_answer::<Decision>("approve");
+    let child = child.compile().expect("the child builds");
+    let mut parent = GraphBuilder::<Post>::new("Desk");
+    parent
+        .add_subgraph_with("review", child, NodeOptions::new().interrupt_before())
+        .add_edge(START, "review")
+        .add_edge("review", END)
+        .set_answer::<Reviewer>("review")
+        .set_checkpointer(Arc::new(InMemoryCheckpointer::new()));
+    let graph = parent.compile().expect("the parent builds");
+
+    let paused = graph.invoke(Post::default()).await.expect("pauses");
+    let run_id = paused.run_id().clone();
+    let reviewer = Reviewer { name: "ada".into() };
+    let paused = graph
+        .resume(&run_id, <Post as TakesAnswer<Reviewer>>::input_of(reviewer))
+        .await
+        .expect("the child pauses");
+    let asked = &paused.interrupts()[0];
+    assert!(
+        asked.id.starts_with("review@") && asked.id.contains("/approve@"),
+        "{}",
+        asked.id
+    );
+    let done = graph
+        .resume(
+            &run_id,
+            <Post as TakesAnswer<Decision>>::input_of(Decision::Approve),
+        )
+        .await
+        .expect("the child's decision is the child's to check");
+    assert!(
+        done.state().published,
+        "{:?} {:?}",
+        done.state(),
+        done.interrupts()
+    );
+}
+
 #[test]
 fn an_answer_type_where_nothing_pauses_is_refused() {
     let mut builder = publishing();

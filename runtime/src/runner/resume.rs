@@ -182,7 +182,14 @@ impl<S: ApplyResume> Run<S> {
                 continue;
             };
             let node = &topology.nodes[topology.find(&interrupt.node)?];
-            let expected = match node.sites.at(interrupt.point) {
+            // A subgraph's question (`review@2/approve@1`) is its child's: the child's own
+            // sites check it when the child folds it in.
+            let site = if id.contains('/') {
+                None
+            } else {
+                node.sites.at(interrupt.point)
+            };
+            let expected = match site {
                 Some(site) if !site.accepts(input) => format!("a `{}`", site.type_name),
                 None if !S::takes(input) => "an answer of one of the state's types".to_owned(),
                 _ => continue,
@@ -224,6 +231,9 @@ impl<S: ApplyResume> Run<S> {
         let mut next = std::mem::take(&mut self.work.frontier);
         for &(i, _) in &asked_children {
             next.push(i);
+            // Going on with its child is not a new run of the node: a pause before it was
+            // answered when it started, and is not asked again.
+            self.held.approved.push(i);
         }
         for interrupt in interrupts {
             let i = index(&interrupt.node)?;
