@@ -80,7 +80,8 @@ pub(super) fn writes_types(
             .map(|(k, field)| {
                 let at = written.get(k).copied();
                 let missing = format!(
-                    "E0216: node `{id}` writes `{field}`, but the state `{state_path}` has no field `{field}`{}",
+                    "E0216: {}{}",
+                    trellis_graph::unknown_field_message(id, field, Some(state_path)),
                     at.map(|at| code.located(at)).unwrap_or_default()
                 );
                 let name = format!("__WRITES_{}_{k}", n.at);
@@ -165,35 +166,15 @@ pub(super) fn same_step_checks(
         else {
             continue;
         };
-        let (first, second, field) = (
-            &blueprint.nodes[pair.first].id,
-            &blueprint.nodes[pair.second].id,
-            &pair.field,
-        );
         let place =
             |at: Option<trellis_dsl::Span>| at.map(|at| code.located(at)).unwrap_or_default();
+        let (first_place, second_place) = (place(first_at), place(second_at));
         // In pieces, one a line: a build script's lines stay short enough for rustc to quote.
-        let mut pieces = if pair.first == pair.second {
-            vec![
-                format!(
-                    "E0214: the branches sent to node `{first}`{}",
-                    place(first_at)
-                ),
-                format!(" run in one super-step and each writes `{field}`,"),
-            ]
-        } else {
-            vec![
-                format!("E0214: nodes `{first}`{}", place(first_at)),
-                format!(" and `{second}`{}", place(second_at)),
-                format!(" can run in one super-step and both write `{field}`,"),
-            ]
-        };
-        pieces.push(format!(
-            " whose reducer in `{state_path}` overwrites (a conflict);"
-        ));
-        pieces.push(format!(
-            " give `{field}` a reducer that combines (`#[reducer(append)]`, `extend`, `sum` or `with = …`), or split it"
-        ));
+        let mut pieces =
+            pair.message_pieces(blueprint, [&first_place, &second_place], Some(state_path));
+        pieces[0].insert_str(0, "E0214: ");
+        pieces.push(" (a conflict);".to_owned());
+        pieces.push(format!(" {}", pair.help()));
         let name = format!("__SAME_STEP_{check}");
         code.boundary();
         put!(code, "const {name}: &str = ::core::concat!(");

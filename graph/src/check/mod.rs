@@ -12,7 +12,7 @@ mod same_step;
 use std::collections::{HashMap, HashSet};
 
 use adjacency::Adjacency;
-pub use same_step::{SameStepWrite, same_step_writes};
+pub use same_step::{SameStepWrite, same_step_writes, unknown_field_message};
 
 use rustc_hash::FxBuildHasher;
 

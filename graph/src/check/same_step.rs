@@ -57,6 +57,78 @@ pub struct SameStepWrite {
     pub field: String,
 }
 
+impl SameStepWrite {
+    /// What E0214 says of this pair, in pieces short enough for a line of generated code each:
+    /// `places` follow the two nodes' names (empty, or `" (at file:L:C)"` where a build script
+    /// can say where they are written), and `state` names the state where it is known. Both
+    /// front doors say it with these words: generated code (which the compiler reports) and
+    /// `GraphBuilder::compile`.
+    ///
+    /// ```
+    /// use trellis_graph::{Blueprint, Node, SameStepWrite};
+    ///
+    /// let mut graph = Blueprint::new("Desk");
+    /// graph.nodes.extend([Node::new("web"), Node::new("papers")]);
+    /// let pair = SameStepWrite { first: 0, second: 1, field: "answer".into() };
+    /// assert_eq!(
+    ///     pair.message_pieces(&graph, ["", ""], Some("Research")).concat(),
+    ///     "nodes `web` and `papers` can run in one super-step and both write `answer`, \
+    ///      whose reducer in `Research` overwrites"
+    /// );
+    /// let sent = SameStepWrite { first: 1, second: 1, field: "answer".into() };
+    /// assert_eq!(
+    ///     sent.message_pieces(&graph, [" (at desk.graph:3:5)", ""], None).concat(),
+    ///     "the branches sent to node `papers` (at desk.graph:3:5) run in one super-step and \
+    ///      each writes `answer`, whose reducer overwrites"
+    /// );
+    /// ```
+    pub fn message_pieces(
+        &self,
+        blueprint: &Blueprint,
+        places: [&str; 2],
+        state: Option<&str>,
+    ) -> Vec<String> {
+        let name = |at: usize| blueprint.nodes.get(at).map_or("", |node| node.id.as_str());
+        let (first, second, field) = (name(self.first), name(self.second), &self.field);
+        let [first_at, second_at] = places;
+        let mut pieces = if self.first == self.second {
+            vec![
+                format!("the branches sent to node `{first}`{first_at}"),
+                format!(" run in one super-step and each writes `{field}`,"),
+            ]
+        } else {
+            vec![
+                format!("nodes `{first}`{first_at}"),
+                format!(" and `{second}`{second_at}"),
+                format!(" can run in one super-step and both write `{field}`,"),
+            ]
+        };
+        pieces.push(match state {
+            Some(state) => format!(" whose reducer in `{state}` overwrites"),
+            None => " whose reducer overwrites".to_owned(),
+        });
+        pieces
+    }
+
+    /// E0214's help: how to make the two writes merge.
+    pub fn help(&self) -> String {
+        format!(
+            "give `{}` a reducer that combines (`#[reducer(append)]`, `extend`, `sum` or `with = …`), or split it",
+            self.field
+        )
+    }
+}
+
+/// What E0216 says of a `writes` entry naming no field of the state: `state` names the state
+/// where it is known. Both front doors say it with these words.
+pub fn unknown_field_message(node: &str, field: &str, state: Option<&str>) -> String {
+    let state = state.map_or_else(
+        || "the state".to_owned(),
+        |state| format!("the state `{state}`"),
+    );
+    format!("node `{node}` writes `{field}`, but {state} has no field `{field}`")
+}
+
 /// For each field that two nodes with `writes` (or the branches of one sent node) can write in
 /// one super-step, the first such pair found; sorted. One pair a field is all a check needs
 /// (the field's reducer combines or not), and it keeps the work linear on wide forks. Empty

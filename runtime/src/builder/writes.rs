@@ -1,7 +1,7 @@
 //! The builder's check of declared write sets against the state's fields (E0216) and their
 //! reducers (E0214): what generated code has the compiler check, for a graph built by calls.
 
-use trellis_graph::{Blueprint, Code, same_step_writes};
+use trellis_graph::{Blueprint, Code, same_step_writes, unknown_field_message};
 
 use crate::errors::BuildDiagnostic;
 use crate::state::GraphState;
@@ -24,10 +24,7 @@ pub(super) fn errors<S: GraphState>(blueprint: &Blueprint) -> Vec<BuildDiagnosti
             if combines(field).is_none() {
                 errors.push(BuildDiagnostic {
                     code: Code::E0216,
-                    message: format!(
-                        "node `{}` writes `{field}`, but the state has no field `{field}`",
-                        node.id
-                    ),
+                    message: unknown_field_message(&node.id, field, None),
                     help: Some("name a field of the state, or remove it from `writes`".to_owned()),
                 });
             }
@@ -41,25 +38,10 @@ pub(super) fn errors<S: GraphState>(blueprint: &Blueprint) -> Vec<BuildDiagnosti
             continue;
         }
         reported.push(field);
-        let (first, second) = (
-            &blueprint.nodes[pair.first].id,
-            &blueprint.nodes[pair.second].id,
-        );
-        let together = if pair.first == pair.second {
-            format!(
-                "the branches sent to node `{first}` run in one super-step and each writes `{field}`"
-            )
-        } else {
-            format!(
-                "nodes `{first}` and `{second}` can run in one super-step and both write `{field}`"
-            )
-        };
         errors.push(BuildDiagnostic {
             code: Code::E0214,
-            message: format!("{together}, whose reducer overwrites"),
-            help: Some(format!(
-                "give `{field}` a reducer that combines (`#[reducer(append)]`, `extend`, `sum` or `with = …`), or split it"
-            )),
+            message: pair.message_pieces(blueprint, ["", ""], None).concat(),
+            help: Some(pair.help()),
         });
     }
     errors
