@@ -19,9 +19,9 @@ In a 1280×800 window it:
   in the run, opens the subgraph run, and continues the thread with a second message;
 - sees a run started by another client appear in the list within 2.5 s (the server's `changes`
   stream; the page's own look is every 5 s);
-- publishes a post (`Publish`): its two questions have answer types of their own; the first
-  (who reviews it) shows its candidates and a form of a `Reviewer`'s fields, the second (publish
-  it?) the approve and reject buttons of a `Decision`.
+- publishes a post (`Publish`): its three questions have answer types of their own; the first
+  (who reviews it) shows its candidates and a form of a `Reviewer`'s fields, the second (when)
+  a button per `Slot`, the third (publish it?) the approve and reject buttons of a `Decision`.
 A screenshot of each state goes into SHOTS_DIR. It prints `studio: N passed, N failed` and
 exits non-zero when a step failed.
 """
@@ -268,17 +268,26 @@ def main(url, shots):
         driver.execute_script("document.getElementById('question').scrollIntoView()")
         shot("12-typed-question")
         by_id("send-typed").click()
+        # An enum: a button per choice, and no form.
+        wait.until(lambda d: status() == "paused" and "When does it go out?" in by_id("question-text").text)
+        choices = [b.text for b in by_id("typed-choices").find_elements(By.TAG_NAME, "button")]
+        assert choices == ["now", "tonight", "tomorrow"], choices
+        assert not by_id("send-typed").is_displayed() and not by_id("approve").is_displayed()
+        driver.execute_script("document.getElementById('question').scrollIntoView()")
+        shot("13-typed-choice")
+        by_id("typed-choices").find_elements(By.TAG_NAME, "button")[1].click()
         wait.until(lambda d: status() == "paused" and "Publish this post?" in by_id("question-text").text)
         assert by_id("approve").is_displayed() and by_id("reject").is_displayed(), "a decision gets its buttons"
         assert not by_id("send-typed").is_displayed()
         assert '"name": "grace"' in by_id("state").text, by_id("state").text
         driver.execute_script("document.getElementById('question').scrollIntoView()")
-        shot("13-typed-decision")
+        shot("14-typed-decision")
         by_id("approve").click()
         wait.until(lambda d: status() == "completed")
         assert '"published": true' in by_id("state").text, by_id("state").text
         assert '"review": "grace read it"' in by_id("state").text, by_id("state").text
-        shot("14-published")
+        assert '"slot": "tonight"' in by_id("state").text, by_id("state").text
+        shot("15-published")
         print("studio: 1 passed, 0 failed")
         return 0
     except Exception:  # noqa: BLE001 - any failure is reported with a screenshot

@@ -1,7 +1,7 @@
-//! Publishing a post (`examples/graphs/publish.graph`), served beside the ticket flow: two
+//! Publishing a post (`examples/graphs/publish.graph`), served beside the ticket flow: three
 //! questions with answers of their own types — who reviews it (a `Reviewer`, among the
-//! candidates the question carries) and whether to publish it (a `Decision`) — each answered
-//! in the studio with a form made from its type.
+//! candidates the question carries), when it goes out (a `Slot`, one of a few) and whether to
+//! publish it (a `Decision`) — each answered in the studio with a form made from its type.
 
 use std::sync::Arc;
 
@@ -29,6 +29,25 @@ pub struct Reviewer {
     pub note: Option<String>,
 }
 
+/// The times a post may go out: the question `schedule` asks with.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Slots {
+    /// The slots still free.
+    pub free: Vec<Slot>,
+}
+
+/// When the post goes out: the answer to `schedule`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Slot {
+    /// At once.
+    Now,
+    /// This evening.
+    Tonight,
+    /// Tomorrow morning.
+    Tomorrow,
+}
+
 /// A post on its way out. Each answer has a field of its type.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, GraphState, JsonSchema)]
 #[graph_state(schema)]
@@ -41,6 +60,9 @@ pub struct Post {
     pub reviewer: Option<Reviewer>,
     /// The review.
     pub review: Option<String>,
+    /// When it goes out: the answer to `schedule`.
+    #[answer]
+    pub slot: Option<Slot>,
     /// Whether to publish it: the answer to `publish`.
     #[answer]
     pub decision: Option<Decision>,
@@ -77,6 +99,18 @@ impl publish::Handlers for Desk {
         Ok(PostUpdate::default()
             .review(Some(format!("{reviewer} read it")))
             .into())
+    }
+
+    async fn schedule(&self, post: Arc<Post>, _: &mut trellis::NodeContext) -> publish::NodeOutput {
+        self.pace().await;
+        if post.slot.is_some() {
+            return Ok(NodeResult::None);
+        }
+        let slots = Slots {
+            free: vec![Slot::Now, Slot::Tonight, Slot::Tomorrow],
+        };
+        let question = publish::asks::schedule::ask("When does it go out?", &slots)?;
+        Ok(NodeResult::ask(question.resume_to("schedule")))
     }
 
     async fn publish(&self, post: Arc<Post>, _: &mut trellis::NodeContext) -> publish::NodeOutput {
@@ -120,6 +154,11 @@ mod tests {
             .resume(&run_id, publish::asks::assign::answer(reviewer))
             .await
             .unwrap();
+        assert_eq!(paused.interrupts()[0].node, "schedule");
+        let paused = graph
+            .resume(&run_id, publish::asks::schedule::answer(Slot::Tonight))
+            .await
+            .unwrap();
         assert_eq!(paused.interrupts()[0].node, "publish");
         let done = graph
             .resume(&run_id, publish::answer::publish(Decision::Approve))
@@ -127,9 +166,10 @@ mod tests {
             .unwrap();
         assert!(done.state().published);
         assert_eq!(done.state().review.as_deref(), Some("grace read it"));
+        assert_eq!(done.state().slot, Some(Slot::Tonight));
         // Each site publishes its answer's schema, for a form.
         let sites = graph.answer_sites();
-        assert_eq!(sites.len(), 2);
+        assert_eq!(sites.len(), 3);
         assert!(sites.iter().all(|site| site.schema.is_some()));
     }
 }

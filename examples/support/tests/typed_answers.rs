@@ -86,11 +86,14 @@ async fn each_question_is_answered_over_http_with_its_own_type() {
     let still = get(format!("{url}/runs/{run_id}")).await;
     assert_eq!(still["status"], "paused", "the run still waits: {still}");
 
-    for (answer, next) in [
-        (json!({"name": "grace"}), "paused"),
-        (json!("approve"), "completed"),
+    // Each answer of its question's own type; the next question (or the end) follows.
+    for (answer, asked, next) in [
+        (json!({"name": "grace"}), "assign", Some("schedule")),
+        (json!("tonight"), "schedule", Some("publish")),
+        (json!("approve"), "publish", None),
     ] {
         let run = get(format!("{url}/runs/{run_id}")).await;
+        assert_eq!(run["interrupts"][0]["node"], asked, "{run}");
         let answered = client
             .post(format!("{url}/runs/{run_id}/resume"))
             .json(&json!({"answer": answer, "interrupt_id": run["interrupts"][0]["id"]}))
@@ -98,19 +101,24 @@ async fn each_question_is_answered_over_http_with_its_own_type() {
             .await
             .expect("answered");
         assert_eq!(answered.status().as_u16(), 200);
+        let settled = |run: &Value| match next {
+            Some(node) => run["status"] == "paused" && run["interrupts"][0]["node"] == node,
+            None => run["status"] == "completed",
+        };
         let mut run = get(format!("{url}/runs/{run_id}/wait?timeout=60")).await;
         for _ in 0..100 {
-            if run["status"] == next {
+            if settled(&run) {
                 break;
             }
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
             run = get(format!("{url}/runs/{run_id}")).await;
         }
-        assert_eq!(run["status"], next, "{run}");
+        assert!(settled(&run), "after `{asked}`: {run}");
     }
     let done = get(format!("{url}/runs/{run_id}")).await;
     assert_eq!(done["state"]["published"], true, "{done}");
     assert_eq!(done["state"]["review"], "grace read it", "{done}");
+    assert_eq!(done["state"]["slot"], "tonight", "{done}");
     server.kill();
     let _ = std::fs::remove_dir_all(&dir);
 }
