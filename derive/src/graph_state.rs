@@ -1,8 +1,8 @@
 //! `#[derive(GraphState)]`: per-field reducers and the update type they merge.
 
+use crate::answers::{Answer, answer_of, apply_resume};
 use crate::serde_attrs::{self, FieldShape};
 use proc_macro2::TokenStream;
-use quote::ToTokens;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Data, DeriveInput, Fields, GenericArgument, Ident, Path, PathArguments, Type};
@@ -146,169 +146,6 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     Ok(tokens)
 }
 
-/// A field `#[answer]` marks: a person's answer of its type to a pause is stored there.
-struct Answer<'a> {
-    name: &'a Ident,
-    /// `T` of the field's `Option<T>`: what a resume takes.
-    input: Type,
-}
-
-/// The answer type of an `#[answer]` field, or why the field cannot be one.
-fn answer_of(
-    field: &syn::Field,
-    attr: &syn::Attribute,
-    reducer: &Reducer,
-    before: &[Answer<'_>],
-) -> syn::Result<Type> {
-    if !matches!(attr.meta, syn::Meta::Path(_)) {
-        return Err(syn::Error::new(
-            attr.span(),
-            "write `#[answer]`, with no arguments",
-        ));
-    }
-    if !matches!(reducer, Reducer::Overwrite) {
-        return Err(syn::Error::new(
-            attr.meta.span(),
-            "the answer replaces the field: an `#[answer]` field takes no reducer",
-        ));
-    }
-    let ty = wrapped_in(&field.ty, "Option").ok_or_else(|| {
-        syn::Error::new(
-            field.ty.span(),
-            "an `#[answer]` field is an `Option<T>` (`Option<trellis::interrupt::Decision>` for approvals): \
-             it is empty until a person answers",
-        )
-    })?;
-    // Answers are told apart by their type: two fields of one type could not be.
-    let spelled = ty.to_token_stream().to_string();
-    if let Some(other) = before
-        .iter()
-        .find(|answer| answer.input.to_token_stream().to_string() == spelled)
-    {
-        return Err(syn::Error::new(
-            attr.meta.span(),
-            format!(
-                "`{}` already receives answers of this type: each `#[answer]` field has a type of its own",
-                other.name
-            ),
-        ));
-    }
-    Ok(ty)
-}
-
-/// `ApplyResume` and `TakesAnswer`: an answer goes into the `#[answer]` field of its type. With
-/// one such field the answer is of its type; with several, a `Reply` of any of them.
-fn apply_resume(
-    input: &DeriveInput,
-    krate: &Path,
-    update: &Ident,
-    answers: &[Answer<'_>],
-    schema: bool,
-) -> TokenStream {
-    let state = &input.ident;
-    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
-    let types: Vec<&Type> = answers.iter().map(|answer| &answer.input).collect();
-    let answer_schema = schema.then(|| {
-        let schema = match types.as_slice() {
-            [one] => quote! { #krate::__private::schema_of::<#one>() },
-            _ => quote! {
-                #krate::__private::serde_json::json!({
-                    "anyOf": [#(#krate::__private::schema_of::<#types>()),*]
-                })
-            },
-        };
-        quote! {
-            fn answer_schema() -> ::core::option::Option<#krate::__private::serde_json::Value> {
-                ::core::option::Option::Some(#schema)
-            }
-        }
-    });
-    let new_update = quote! { <#update #ty_generics as ::core::default::Default>::default() };
-    let reply = quote! { #krate::interrupt::Reply };
-    let body = match answers {
-        [one] => {
-            let (name, ty) = (one.name, &one.input);
-            quote! {
-                type Input = #ty;
-
-                fn apply_resume(&self, _: &#krate::interrupt::Interrupt, answer: #ty) -> #update #ty_generics {
-                    let mut update = #new_update;
-                    update.#name = ::core::option::Option::Some(::core::option::Option::Some(answer));
-                    update
-                }
-            }
-        }
-        _ => {
-            let names = answers.iter().map(|answer| answer.name);
-            quote! {
-                type Input = #reply;
-
-                fn apply_resume(&self, _: &#krate::interrupt::Interrupt, answer: #reply) -> #update #ty_generics {
-                    let mut update = #new_update;
-                    #(
-                        let answer = match answer.take::<#types>() {
-                            ::core::result::Result::Ok(answer) => {
-                                update.#names = ::core::option::Option::Some(::core::option::Option::Some(answer));
-                                return update;
-                            }
-                            ::core::result::Result::Err(answer) => answer,
-                        };
-                    )*
-                    // Of none of the state's types: refused before it gets here (`takes`).
-                    let _ = answer;
-                    update
-                }
-
-                fn takes(answer: &#reply) -> bool {
-                    #(answer.is::<#types>())||*
-                }
-            }
-        }
-    };
-    let takes = types.iter().map(|ty| {
-        let site_schema = schema.then(|| {
-            quote! {
-                fn schema() -> ::core::option::Option<#krate::__private::serde_json::Value> {
-                    ::core::option::Option::Some(#krate::__private::schema_of::<#ty>())
-                }
-            }
-        });
-        let (into, is) = if answers.len() == 1 {
-            (quote! { answer }, quote! { true })
-        } else {
-            (
-                quote! { #reply::new(answer) },
-                quote! { answer.is::<#ty>() },
-            )
-        };
-        quote! {
-            #[automatically_derived]
-            impl #impl_generics #krate::interrupt::TakesAnswer<#ty> for #state #ty_generics #where_clause {
-                fn input_of(answer: #ty) -> <Self as #krate::interrupt::ApplyResume>::Input {
-                    #into
-                }
-
-                fn is_answer(answer: &<Self as #krate::interrupt::ApplyResume>::Input) -> bool {
-                    let _ = answer;
-                    #is
-                }
-
-                #site_schema
-            }
-        }
-    });
-    quote! {
-        #[automatically_derived]
-        impl #impl_generics #krate::interrupt::ApplyResume for #state #ty_generics #where_clause {
-            #body
-
-            #answer_schema
-        }
-
-        #(#takes)*
-    }
-}
-
 fn reducer_of(field: &syn::Field) -> syn::Result<Reducer> {
     let mut reducer = None;
     for attr in field.attrs.iter().filter(|a| a.path().is_ident("reducer")) {
@@ -355,7 +192,7 @@ fn vec_item(ty: &Type) -> Option<Type> {
 }
 
 /// `T` of a type written `Wrapper<T>` (or `…::Wrapper<T>`).
-fn wrapped_in(ty: &Type, wrapper: &str) -> Option<Type> {
+pub(crate) fn wrapped_in(ty: &Type, wrapper: &str) -> Option<Type> {
     let Type::Path(path) = ty else { return None };
     let last = path.path.segments.last()?;
     if last.ident != wrapper {

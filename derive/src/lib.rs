@@ -5,6 +5,7 @@
 //! graphs with `GraphBuilder` does not compile the `.graph` front end (the runtime's `derive`
 //! feature; `macros` adds `graph!` and `include_graph!`).
 
+mod answers;
 mod fields;
 mod graph_state;
 mod reports;
