@@ -216,7 +216,10 @@ impl<S: ApplyResume> CompiledGraph<S> {
         sites
     }
 
-    fn site(&self, interrupt: &Interrupt) -> Option<&AnswerSite> {
+    /// The site that types `interrupt`'s answer, if any. A subgraph's question
+    /// (`review@2/approve@1`) is its child's: the child's own sites check it when the child
+    /// folds it in.
+    pub(crate) fn site(&self, interrupt: &Interrupt) -> Option<&AnswerSite> {
         if interrupt.id.contains('/') {
             return None;
         }

@@ -176,20 +176,11 @@ impl<S: ApplyResume> Run<S> {
     /// Refuses an answer that is not of the type its pause site declares, before anything is
     /// written.
     fn check_answer_types(&self, answers: &[(String, S::Input)]) -> Result<(), RunError> {
-        let topology = &self.graph.topology;
         for (id, input) in answers {
             let Some(interrupt) = self.held.interrupts.iter().find(|i| i.id == *id) else {
                 continue;
             };
-            let node = &topology.nodes[topology.find(&interrupt.node)?];
-            // A subgraph's question (`review@2/approve@1`) is its child's: the child's own
-            // sites check it when the child folds it in.
-            let site = if id.contains('/') {
-                None
-            } else {
-                node.sites.at(interrupt.point)
-            };
-            let expected = match site {
+            let expected = match self.graph.site(interrupt) {
                 Some(site) if !site.accepts(input) => format!("a `{}`", site.type_name),
                 None if !S::takes(input) => "an answer of one of the state's types".to_owned(),
                 _ => continue,
