@@ -399,15 +399,28 @@ fn graph_mistakes_reach_cargo_check_where_they_are_and_edits_rebuild() {
             ),
     );
     // (The handlers have no `more`, which is an error of its own.)
-    let conflicts: Vec<String> = compiler_messages(&cargo_check(&dir, true).json, "error")
-        .into_iter()
-        .filter(|message| message.contains("E0214"))
-        .collect();
-    assert_eq!(conflicts.len(), 1, "{conflicts:#?}");
-    assert!(
-        conflicts[0].contains("E0214: nodes `web` (at graphs/built.graph:3:30) and `more` (at graphs/built.graph:4:24) can run in one super-step and both write `answer`, whose reducer in `Research` overwrites"),
-        "{}",
-        conflicts[0]
+    the_conflict(
+        &dir,
+        "E0214: nodes `web` (at graphs/built.graph:3:30) and `more` (at graphs/built.graph:4:24) can run in one super-step and both write `answer`, whose reducer in `Research` overwrites",
+    );
+    // A subgraph node writes what its child does: beside `web`, `review` writes `answer` too.
+    edit(
+        &dir,
+        "graphs/built.graph",
+        &(WRITES
+            .replace(
+                "node web { writes notes, pages; }",
+                "node web { writes notes, answer; }\n    node review { graph Review; }",
+            )
+            .replace(
+                "START -> web -> END;",
+                "START -> web & review;\n    web -> END;\n    review -> END;",
+            )
+            + "graph Review {\n    state Research;\n    node judge { writes answer; }\n    START -> judge -> END;\n}\n"),
+    );
+    the_conflict(
+        &dir,
+        "E0214: nodes `web` (at graphs/built.graph:3:30) and `review` (graph `Review`) (at graphs/built.graph:4:25) can run in one super-step and both write `answer`, whose reducer in `Research` overwrites",
     );
     edit(&dir, "graphs/built.graph", WRITES);
     edit(
@@ -489,6 +502,17 @@ fn main() {
     let _ = (built::build(Desk), built::answer::send(Decision::Approve), included::NAME);
 }
 "#;
+
+/// Checks the crate in `dir`: exactly one E0214, which says `expected` (other errors may come
+/// with it, such as a handler the edited graph lacks).
+fn the_conflict(dir: &Path, expected: &str) {
+    let conflicts: Vec<String> = compiler_messages(&cargo_check(dir, true).json, "error")
+        .into_iter()
+        .filter(|message| message.contains("E0214"))
+        .collect();
+    assert_eq!(conflicts.len(), 1, "{conflicts:#?}");
+    assert!(conflicts[0].contains(expected), "{}", conflicts[0]);
+}
 
 /// A graph whose node declares what it writes.
 const WRITES: &str = "\

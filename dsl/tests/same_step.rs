@@ -3,6 +3,7 @@
 //! in one step, the first pair of nodes found doing it.
 
 use trellis_dsl::check;
+use trellis_graph::WriteSets;
 
 /// The pairs `source`'s first graph makes, as `first+second:field` (nodes by name).
 fn pairs(source: &str) -> Vec<String> {
@@ -12,8 +13,9 @@ fn pairs(source: &str) -> Vec<String> {
         "{source}\n{:#?}",
         checked.diagnostics
     );
-    let graph = &checked.module.graphs[0];
-    trellis_graph::same_step_writes(graph)
+    let graphs = &checked.module.graphs;
+    let graph = &graphs[0];
+    trellis_graph::same_step_writes(graph, &WriteSets::in_file(graph, graphs))
         .into_iter()
         .map(|pair| {
             format!(
@@ -218,4 +220,47 @@ fn branches_that_meet_run_their_next_node_once() {
         START -> a -> b & c; b -> r | s; c -> r; r -> END; s -> END;
     }";
     assert_eq!(pairs(apart), ["r+s:f"]);
+}
+
+#[test]
+fn a_subgraph_node_writes_what_its_child_writes() {
+    // `review` runs `Review` on the same state: beside `web`, it writes `notes` and `verdict`.
+    let source = "graph Desk { state S;
+        node plan; node web { writes notes; } node review { graph Review; }
+        START -> plan -> web & review; web -> END; review -> END;
+    }
+    graph Review { state S;
+        node read { writes notes; } node judge { writes verdict; }
+        START -> read -> judge -> END;
+    }";
+    assert_eq!(pairs(source), ["web+review:notes"]);
+    // Through the child's own subgraph node too.
+    let nested = source.replace("node read { writes notes; }", "node read { graph Read; }")
+        + "graph Read { state S; node skim { writes notes; } START -> skim -> END; }";
+    assert_eq!(pairs(&nested), ["web+review:notes"]);
+}
+
+#[test]
+fn a_subgraph_that_may_write_anything_is_not_checked() {
+    // One node of the child without `writes`: the child may write anything, as such a node may.
+    let undeclared = "graph Desk { state S;
+        node plan; node web { writes notes; } node review { graph Review; }
+        START -> plan -> web & review; web -> END; review -> END;
+    }
+    graph Review { state S;
+        node read { writes notes; } node judge;
+        START -> read -> judge -> END;
+    }";
+    assert_eq!(pairs(undeclared), [] as [String; 0]);
+    // A child on another state type: its mapping makes the parent's update.
+    let mapped = undeclared
+        .replace("node judge;", "node judge { writes notes; }")
+        .replace("graph Review { state S;", "graph Review { state T;");
+    assert_eq!(pairs(&mapped), [] as [String; 0]);
+    // Another module's graph is not known here.
+    let elsewhere = "graph Desk { state S;
+        node plan; node web { writes notes; } node review { graph review::Review; }
+        START -> plan -> web & review; web -> END; review -> END;
+    }";
+    assert_eq!(pairs(elsewhere), [] as [String; 0]);
 }

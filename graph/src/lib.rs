@@ -54,7 +54,7 @@ pub use blueprint::{
     Asks, Blueprint, END, Edge, EdgeKind, Endpoint, InterruptPoint, MetaValue, Node, NodeKind,
     Retry, RetryOn, START,
 };
-pub use check::{SameStepWrite, check, same_step_writes, unknown_field_message};
+pub use check::{SameStepWrite, WriteSets, check, same_step_writes, unknown_field_message};
 pub use code::{Code, Scope, Severity};
 pub use diff::{AttributeChange, Change, DiffError, GraphDiff, NodeChange, Renamed};
 pub use hash::Fnv;

@@ -372,6 +372,16 @@ impl<S: GraphState> CompiledGraph<S> {
         &self.topology.blueprint
     }
 
+    /// What the graph writes, for E0214 in a parent that runs it as a subgraph node: every
+    /// field its nodes declare; `None` when one of them may write anything.
+    pub(crate) fn writes(&self) -> Option<Vec<String>> {
+        let nodes = &self.topology.nodes;
+        trellis_graph::WriteSets::new(self.blueprint(), |at, _| {
+            nodes.get(at)?.subgraph.as_ref()?.writes()
+        })
+        .union()
+    }
+
     /// What the graph rules warned about when the graph was compiled (a node START cannot
     /// reach, a cycle no `max_visits` bounds, …).
     pub fn warnings(&self) -> &[BuildDiagnostic] {

@@ -359,6 +359,10 @@ pub(crate) trait Subgraph<P: GraphState>: Send + Sync + 'static {
 
     /// Answers the paused child `run_id`, each answer of the parent's answer type.
     async fn answer(&self, nest: &Nest, run_id: &RunId, answers: Answers) -> Result<(), RunError>;
+
+    /// The parent's fields the node writes (E0214): what its child writes, on the same state
+    /// type; `None` (anything) through a mapping.
+    fn writes(&self) -> Option<Vec<String>>;
 }
 
 #[async_trait]
@@ -376,6 +380,13 @@ impl<P: GraphState, C: GraphState> Subgraph<P> for SubgraphNode<P, C> {
         };
         let run = self.reopen(nest, run_id, RunStatus::Paused).await?;
         answer(run, answers).await
+    }
+
+    fn writes(&self) -> Option<Vec<String>> {
+        match self.output {
+            Output::Replace => self.child.writes(),
+            Output::Map(_) => None,
+        }
     }
 }
 

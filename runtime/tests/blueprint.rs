@@ -247,3 +247,64 @@ async fn write_sets_are_checked_against_the_state_s_fields() {
         "node `left` writes `logs`, but the state has no field `logs`"
     );
 }
+
+#[tokio::test]
+async fn a_subgraph_node_writes_what_its_child_writes() {
+    let writer = |name: &str, fields: &[&str]| {
+        let name = name.to_owned();
+        let options = NodeOptions::new().writes(fields.iter().copied());
+        (
+            name.clone(),
+            trellis::node_fn(move |_, _| {
+                let name = name.clone();
+                async move { Ok(log(&name)) }
+            }),
+            options,
+        )
+    };
+    // The child: every node declares its writes, so the child writes `log` and `draft`.
+    let child = |last: &[&str]| {
+        let mut review = GraphBuilder::<Ticket>::new("Review");
+        let (read, read_node, read_options) = writer("read", &["log"]);
+        let (judge, judge_node, judge_options) = writer("judge", last);
+        review
+            .add_node_with(read.as_str(), read_node, read_options)
+            .add_node_with(judge.as_str(), judge_node, judge_options)
+            .add_edge(START, "read")
+            .add_edge("read", "judge")
+            .add_edge("judge", END);
+        review.compile().expect("the child builds")
+    };
+    let desk = |review: trellis::CompiledGraph<Ticket>, web: &[&str]| {
+        let mut desk = GraphBuilder::<Ticket>::new("Desk");
+        let (name, node, options) = writer("web", web);
+        desk.add_node("plan", noop())
+            .add_node_with(name.as_str(), node, options)
+            .add_subgraph("review", review)
+            .add_edge(START, "plan")
+            .add_fork("plan", ["web", "review"])
+            .add_edge("web", END)
+            .add_edge("review", END);
+        desk.compile()
+    };
+
+    // `log` appends: the child's writes and `web`'s merge.
+    let graph = desk(child(&["log"]), &["log"]).expect("builds");
+    let outcome = graph.invoke(ticket("")).await.expect("runs");
+    assert_eq!(outcome.state().log, ["read", "judge", "web"]);
+
+    // `draft` overwrites: `web`'s value would silently replace the child's.
+    let error = desk(child(&["log", "draft"]), &["draft"]).expect_err("two writers of `draft`");
+    assert_eq!(error.codes(), [Code::E0214]);
+    assert_eq!(
+        error.diagnostics[0].message,
+        "nodes `web` and `review` (graph `Review`) can run in one super-step and both write `draft`, whose reducer overwrites"
+    );
+
+    // A child node without `writes` may write anything: nothing is checked.
+    let mut open = GraphBuilder::<Ticket>::new("Review");
+    open.add_node("judge", noop())
+        .add_edge(START, "judge")
+        .add_edge("judge", END);
+    desk(open.compile().expect("builds"), &["draft"]).expect("nothing to check");
+}

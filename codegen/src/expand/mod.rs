@@ -200,7 +200,15 @@ pub(crate) fn graph(
     }
     let defining = writes_types(code, blueprint, spans, &nodes, krate, paths);
     if mode == Mode::Full {
-        same_step_checks(code, blueprint, spans, &defining, krate, paths);
+        same_step_checks(
+            code,
+            blueprint,
+            module_graphs,
+            spans,
+            &defining,
+            krate,
+            paths,
+        );
     }
     handlers(
         code, blueprint, &names, &nodes, &routes, &sends, &subgraphs, mode,

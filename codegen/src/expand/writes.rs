@@ -8,6 +8,7 @@ use std::collections::HashMap;
 
 use rustc_hash::FxBuildHasher;
 use trellis_dsl::{Blueprint, GraphSpans};
+use trellis_graph::WriteSets;
 
 use crate::paths::Paths;
 use crate::text::{Lines, Lit, put};
@@ -128,12 +129,14 @@ pub(super) fn writes_types(
 }
 
 /// E0214: for each pair of nodes that can run in one super-step and both write a field
-/// (`trellis_graph::same_step_writes`), a `const` that fails when that field's reducer
-/// overwrites, placed at the second node's `writes` entry. Only the derive knows reducers, so
-/// the compiler decides.
+/// (`trellis_graph::same_step_writes`, a subgraph node writing what its child graph in this file
+/// does), a `const` that fails when that field's reducer overwrites, placed at a `writes` entry
+/// of the pair (a subgraph node's `graph` when both are subgraph nodes). Only the derive knows
+/// reducers, so the compiler decides.
 pub(super) fn same_step_checks(
     code: &mut Lines<'_>,
     blueprint: &Blueprint,
+    module_graphs: &[Blueprint],
     spans: &GraphSpans,
     defining: &[usize],
     krate: &str,
@@ -143,32 +146,27 @@ pub(super) fn same_step_checks(
         return;
     }
     let state_path = blueprint.state.as_deref().unwrap_or("State");
-    let typed = |at: usize| defining.get(at).is_some_and(|&first| first != usize::MAX);
+    let sets = WriteSets::in_file(blueprint, module_graphs);
     // One check a field: its reducer combines or not, whichever pair meets; the first pair
     // names it (a wide fork makes many pairs of one field).
     let mut checked: Vec<String> = Vec::new();
-    for (check, pair) in trellis_graph::same_step_writes(blueprint)
+    for (check, pair) in trellis_graph::same_step_writes(blueprint, &sets)
         .into_iter()
         .enumerate()
     {
-        if !typed(pair.first) || !typed(pair.second) || checked.contains(&pair.field) {
+        if checked.contains(&pair.field) {
             continue;
         }
-        checked.push(pair.field.clone());
-        let entry = |at: usize| {
-            let k = blueprint.nodes[at]
-                .writes
-                .as_deref()
-                .and_then(|fields| fields.iter().position(|f| *f == pair.field))?;
-            Some((k, spans.nodes.get(at)?.writes.get(k).copied()))
-        };
-        let (Some((k, second_at)), Some((_, first_at))) = (entry(pair.second), entry(pair.first))
-        else {
+        let (Some(first), Some(second)) = (
+            Writer::of(blueprint, spans, defining, pair.first, &pair.field),
+            Writer::of(blueprint, spans, defining, pair.second, &pair.field),
+        ) else {
             continue;
         };
+        checked.push(pair.field.clone());
         let place =
             |at: Option<trellis_dsl::Span>| at.map(|at| code.located(at)).unwrap_or_default();
-        let (first_place, second_place) = (place(first_at), place(second_at));
+        let (first_place, second_place) = (place(first.span), place(second.span));
         // In pieces, one a line: a build script's lines stay short enough for rustc to quote.
         let mut pieces =
             pair.message_pieces(blueprint, [&first_place, &second_place], Some(state_path));
@@ -182,13 +180,59 @@ pub(super) fn same_step_checks(
             put!(code, "{},", Lit(piece));
         }
         put!(code, ");");
+        // At a `writes` entry, whose field position a `const` holds already; between two
+        // subgraph nodes, at the second's `graph`, the field found by name.
+        let (at, index) = match (&first.index, &second.index) {
+            (_, Some(index)) => (second.span, index.clone()),
+            (Some(index), None) => (first.span, index.clone()),
+            (None, None) => (
+                second.span,
+                format!(
+                    "{krate}::__private::field_of::<State>({}, {name})",
+                    Lit(&pair.field)
+                ),
+            ),
+        };
         let fails = paths.place_at(
             &format!(
-                "{krate}::__private::must_combine(<State as {krate}::writes::Field<{{ __WRITES_{}_{k} }}>>::COMBINES, {name})",
-                defining[pair.second]
+                "{krate}::__private::must_combine(<State as {krate}::writes::Field<{{ {index} }}>>::COMBINES, {name})"
             ),
-            second_at,
+            at,
         );
         put!(code, "const _: () = {fails};");
+    }
+}
+
+/// One node of an E0214 pair, as generated code names it.
+struct Writer {
+    /// Its `writes` entry for the field; a subgraph node's `graph`.
+    span: Option<trellis_dsl::Span>,
+    /// The `const` holding the field's position, for a node with `writes`.
+    index: Option<String>,
+}
+
+impl Writer {
+    /// `None` for a node whose `writes` has no update type (a name that is no identifier).
+    fn of(
+        blueprint: &Blueprint,
+        spans: &GraphSpans,
+        defining: &[usize],
+        at: usize,
+        field: &str,
+    ) -> Option<Writer> {
+        let node = blueprint.nodes.get(at)?;
+        let spans = spans.nodes.get(at);
+        if node.graph.is_some() {
+            return Some(Writer {
+                span: spans.and_then(|s| s.graph),
+                index: None,
+            });
+        }
+        let first = *defining.get(at).filter(|&&first| first != usize::MAX)?;
+        let k = node.writes.as_deref()?.iter().position(|f| f == field)?;
+        Some(Writer {
+            span: spans.and_then(|s| s.writes.get(k).copied()),
+            index: Some(format!("__WRITES_{first}_{k}")),
+        })
     }
 }

@@ -8,11 +8,13 @@ mod adjacency;
 mod flow;
 mod joins;
 mod same_step;
+mod write_sets;
 
 use std::collections::{HashMap, HashSet};
 
 use adjacency::Adjacency;
 pub use same_step::{SameStepWrite, same_step_writes, unknown_field_message};
+pub use write_sets::WriteSets;
 
 use rustc_hash::FxBuildHasher;
 

@@ -42,8 +42,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use rustc_hash::FxBuildHasher;
 
+use super::write_sets::WriteSets;
 use super::{NodeIndex, Shape, declarations, edges, whole_graph};
-use crate::blueprint::{Blueprint, EdgeKind};
+use crate::blueprint::{Blueprint, EdgeKind, Node};
 
 /// Two nodes (by position in the blueprint; `first <= second`, equal for the branches of one
 /// send target) that can run in one super-step and both declare that they write `field`.
@@ -88,18 +89,27 @@ impl SameStepWrite {
         places: [&str; 2],
         state: Option<&str>,
     ) -> Vec<String> {
-        let name = |at: usize| blueprint.nodes.get(at).map_or("", |node| node.id.as_str());
+        // A subgraph node says which graph writes through it.
+        let name = |at: usize| match blueprint.nodes.get(at) {
+            Some(Node {
+                id,
+                graph: Some(graph),
+                ..
+            }) => format!("`{id}` (graph `{graph}`)"),
+            Some(node) => format!("`{}`", node.id),
+            None => String::new(),
+        };
         let (first, second, field) = (name(self.first), name(self.second), &self.field);
         let [first_at, second_at] = places;
         let mut pieces = if self.first == self.second {
             vec![
-                format!("the branches sent to node `{first}`{first_at}"),
+                format!("the branches sent to node {first}{first_at}"),
                 format!(" run in one super-step and each writes `{field}`,"),
             ]
         } else {
             vec![
-                format!("nodes `{first}`{first_at}"),
-                format!(" and `{second}`{second_at}"),
+                format!("nodes {first}{first_at}"),
+                format!(" and {second}{second_at}"),
                 format!(" can run in one super-step and both write `{field}`,"),
             ]
         };
@@ -136,7 +146,7 @@ pub fn unknown_field_message(node: &str, field: &str, state: Option<&str>) -> St
 /// writes.
 ///
 /// ```
-/// use trellis_graph::{Blueprint, Edge, EdgeKind, Endpoint, Node, same_step_writes};
+/// use trellis_graph::{Blueprint, Edge, EdgeKind, Endpoint, Node, WriteSets, same_step_writes};
 ///
 /// let writer = |id: &str| Node { writes: Some(vec!["notes".into()]), ..Node::new(id) };
 /// let mut graph = Blueprint::new("Desk");
@@ -147,20 +157,12 @@ pub fn unknown_field_message(node: &str, field: &str, state: Option<&str>) -> St
 /// graph.edges.push(Edge::to(node("web"), Endpoint::End));
 /// graph.edges.push(Edge::to(node("papers"), Endpoint::End));
 ///
-/// let pairs = same_step_writes(&graph);
+/// let pairs = same_step_writes(&graph, &WriteSets::in_file(&graph, &[]));
 /// assert_eq!((pairs[0].first, pairs[0].second, pairs[0].field.as_str()), (1, 2, "notes"));
 /// ```
-pub fn same_step_writes(blueprint: &Blueprint) -> Vec<SameStepWrite> {
+pub fn same_step_writes(blueprint: &Blueprint, sets: &WriteSets) -> Vec<SameStepWrite> {
     let n = blueprint.nodes.len();
-    let writes = |node: usize| -> &[String] {
-        let node = &blueprint.nodes[node];
-        // A subgraph node's `writes` is refused (E0215): what its child writes is not declared
-        // here.
-        match (&node.writes, &node.graph) {
-            (Some(fields), None) => fields,
-            _ => &[],
-        }
-    };
+    let writes = |node: usize| -> &[String] { sets.of(node).unwrap_or(&[]) };
     if (0..n).all(|node| writes(node).is_empty()) {
         return Vec::new();
     }

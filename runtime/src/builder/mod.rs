@@ -623,7 +623,7 @@ impl<S: GraphState> GraphBuilder<S> {
                 diagnostics: errors.into_iter().map(describe).collect(),
             });
         }
-        let write_errors = writes::errors::<S>(&self.blueprint);
+        let write_errors = writes::errors::<S>(&self.blueprint, &self.subgraphs);
         if !write_errors.is_empty() {
             return Err(CompileError {
                 diagnostics: write_errors,

@@ -1,14 +1,22 @@
 //! The builder's check of declared write sets against the state's fields (E0216) and their
 //! reducers (E0214): what generated code has the compiler check, for a graph built by calls.
 
-use trellis_graph::{Blueprint, Code, same_step_writes, unknown_field_message};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use trellis_graph::{Blueprint, Code, WriteSets, same_step_writes, unknown_field_message};
 
 use crate::errors::BuildDiagnostic;
 use crate::state::GraphState;
+use crate::subgraph::Subgraph;
 
 /// Each `writes` entry naming no field of `S`, then each field two nodes of one super-step
-/// write and whose reducer overwrites. Nothing for a state that lists no fields.
-pub(super) fn errors<S: GraphState>(blueprint: &Blueprint) -> Vec<BuildDiagnostic> {
+/// write and whose reducer overwrites (a subgraph node writing what its child does). Nothing
+/// for a state that lists no fields.
+pub(super) fn errors<S: GraphState>(
+    blueprint: &Blueprint,
+    subgraphs: &HashMap<usize, Arc<dyn Subgraph<S>>>,
+) -> Vec<BuildDiagnostic> {
     let Some(fields) = S::fields() else {
         return Vec::new();
     };
@@ -31,7 +39,8 @@ pub(super) fn errors<S: GraphState>(blueprint: &Blueprint) -> Vec<BuildDiagnosti
         }
     }
     let mut reported: Vec<&str> = Vec::new();
-    let pairs = same_step_writes(blueprint);
+    let sets = WriteSets::new(blueprint, |at, _| subgraphs.get(&at)?.writes());
+    let pairs = same_step_writes(blueprint, &sets);
     for pair in &pairs {
         let field = pair.field.as_str();
         if combines(field) != Some(false) || reported.contains(&field) {
