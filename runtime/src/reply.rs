@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::graph::CompiledGraph;
 use crate::interrupt::Interrupt;
-use crate::state::ApplyResume;
+use crate::state::{ApplyResume, GraphState};
 
 /// An answer of one of the several types a state takes, told apart by its type: the
 /// [`ApplyResume::Input`] of a state with several `#[answer]` fields.
@@ -168,8 +168,8 @@ impl AnswerSite {
 impl<S: ApplyResume> CompiledGraph<S> {
     /// The type the pause `interrupt` of a run of this graph is answered with, where its site
     /// declares one (`interrupt before "…" answer T;`, `asks Q -> T;`), as Rust spells it.
-    /// `None` for a site that takes any answer of the state's type, or a subgraph's question
-    /// (its own graph's site types it).
+    /// `None` for a site that takes any answer of the state's type. A subgraph's question
+    /// (`review@2/approve@1`) is typed by the child's node that asked it.
     pub fn answer_type(&self, interrupt: &Interrupt) -> Option<&'static str> {
         self.site(interrupt).map(|site| site.type_name)
     }
@@ -217,14 +217,43 @@ impl<S: ApplyResume> CompiledGraph<S> {
     }
 
     /// The site that types `interrupt`'s answer, if any. A subgraph's question
-    /// (`review@2/approve@1`) is its child's: the child's own sites check it when the child
-    /// folds it in.
-    pub(crate) fn site(&self, interrupt: &Interrupt) -> Option<&AnswerSite> {
-        if interrupt.id.contains('/') {
-            return None;
+    /// (`review@2/approve@1`) is typed by the child's site, found in the child (and its own
+    /// children): so a wrong answer to it is refused before the parent run is claimed.
+    pub(crate) fn site(&self, interrupt: &Interrupt) -> Option<AnswerSite> {
+        match interrupt.id.split_once('/') {
+            None => {
+                let at = self.topology.find(&interrupt.node).ok()?;
+                self.topology.nodes[at].sites.at(interrupt.point).copied()
+            }
+            Some((_, inner)) => {
+                let at = self.topology.find(&interrupt.node).ok()?;
+                let child = self.topology.nodes[at].subgraph.as_ref()?;
+                child.site(inner, &interrupt.request.kind)
+            }
         }
-        let at = self.topology.find(&interrupt.node).ok()?;
-        self.topology.nodes[at].sites.at(interrupt.point)
+    }
+}
+
+impl<S: GraphState> CompiledGraph<S> {
+    /// The site of the question `id` (`node@step`, or `review@2/approve@1` down a subgraph) a
+    /// run of this graph asked, as its parent sees it: the parent's copy of the question keeps
+    /// its request, not its pause point, so a node typing both its `interrupt` and what it
+    /// `asks` is told apart by the request's `kind` (`before` and `after` are its pause's).
+    pub(crate) fn site_below(&self, id: &str, kind: &str) -> Option<AnswerSite> {
+        let (head, rest) = match id.split_once('/') {
+            Some((head, rest)) => (head, Some(rest)),
+            None => (id, None),
+        };
+        let (name, _) = head.split_once('@')?;
+        let node = &self.topology.nodes[self.topology.find(name).ok()?];
+        if let Some(rest) = rest {
+            return node.subgraph.as_ref()?.site(rest, kind);
+        }
+        match (node.sites.pause, node.sites.asked) {
+            (Some(pause), Some(_)) if matches!(kind, "before" | "after") => Some(pause),
+            (_, Some(asked)) => Some(asked),
+            (pause, None) => pause,
+        }
     }
 }
 

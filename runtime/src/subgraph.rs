@@ -363,6 +363,10 @@ pub(crate) trait Subgraph<P: GraphState>: Send + Sync + 'static {
     /// The parent's fields the node writes (E0214): what its child writes, on the same state
     /// type; `None` (anything) through a mapping.
     fn writes(&self) -> Option<Vec<String>>;
+
+    /// The site typing the child's question `id` (its own id, in the child run), asked with a
+    /// request of `kind` (see `CompiledGraph::site_below`).
+    fn site(&self, id: &str, kind: &str) -> Option<crate::reply::AnswerSite>;
 }
 
 #[async_trait]
@@ -380,6 +384,10 @@ impl<P: GraphState, C: GraphState> Subgraph<P> for SubgraphNode<P, C> {
         };
         let run = self.reopen(nest, run_id, RunStatus::Paused).await?;
         answer(run, answers).await
+    }
+
+    fn site(&self, id: &str, kind: &str) -> Option<crate::reply::AnswerSite> {
+        self.child.site_below(id, kind)
     }
 
     fn writes(&self) -> Option<Vec<String>> {

@@ -185,6 +185,27 @@ async fn a_child_s_question_is_checked_by_the_child_s_site() {
         "{}",
         asked.id
     );
+    // A wrong answer to the child's question is refused before the parent is claimed: the
+    // parent still waits, and nothing of its run is lost.
+    let asked_id = asked.id.clone();
+    let wrong = <Post as TakesAnswer<Reviewer>>::input_of(Reviewer { name: "bob".into() });
+    match graph.resume(&run_id, wrong).await {
+        Err(RunError::WrongAnswer {
+            interrupt,
+            expected,
+            ..
+        }) => {
+            assert_eq!(interrupt, asked_id);
+            assert!(expected.ends_with("Decision`"), "{expected}");
+        }
+        other => panic!("a `Reviewer` for the child's `Decision`: {other:?}"),
+    }
+    let waiting = graph.load(&run_id).await.expect("the run is kept");
+    assert_eq!(waiting.interrupts().len(), 1, "the parent still waits");
+    assert_eq!(
+        graph.answer_type(&waiting.interrupts()[0]),
+        Some(std::any::type_name::<Decision>())
+    );
     let done = graph
         .resume(
             &run_id,

@@ -366,9 +366,13 @@ where
                 });
                 let read = match typed {
                     Some((interrupt, ty, read)) => read.map_err(|e| {
+                        // A subgraph's question (`review@2/approve@1`) is its child node's.
+                        let node = id
+                            .rsplit_once('/')
+                            .and_then(|(_, asked)| asked.split_once('@'))
+                            .map_or(interrupt.node.as_str(), |(node, _)| node);
                         format!(
-                            "the answer to `{id}` is not a `{ty}`, which node `{}` takes: {e}",
-                            interrupt.node
+                            "the answer to `{id}` is not a `{ty}`, which node `{node}` takes: {e}"
                         )
                     }),
                     None => serde_json::from_value::<S::Input>(value).map_err(|e| {
