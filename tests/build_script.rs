@@ -402,6 +402,7 @@ fn graph_mistakes_reach_cargo_check_where_they_are_and_edits_rebuild() {
     the_conflict(
         &dir,
         "E0214: nodes `web` (at graphs/built.graph:3:30) and `more` (at graphs/built.graph:4:24) can run in one super-step and both write `answer`, whose reducer in `Research` overwrites",
+        "E0214: node `web` (at graphs/built.graph:3:30) writes `answer` here too, in the super-step where `more` does",
     );
     // A subgraph node writes what its child does: beside `web`, `review` writes `answer` too.
     edit(
@@ -421,6 +422,7 @@ fn graph_mistakes_reach_cargo_check_where_they_are_and_edits_rebuild() {
     the_conflict(
         &dir,
         "E0214: nodes `web` (at graphs/built.graph:3:30) and `review` (graph `Review`) (at graphs/built.graph:4:25) can run in one super-step and both write `answer`, whose reducer in `Research` overwrites",
+        "E0214: node `review` (graph `Review`) (at graphs/built.graph:4:25) writes `answer` here too, in the super-step where `web` does",
     );
     edit(&dir, "graphs/built.graph", WRITES);
     edit(
@@ -503,15 +505,17 @@ fn main() {
 }
 "#;
 
-/// Checks the crate in `dir`: exactly one E0214, which says `expected` (other errors may come
-/// with it, such as a handler the edited graph lacks).
-fn the_conflict(dir: &Path, expected: &str) {
+/// Checks the crate in `dir`: one E0214, which says `expected`, and its mark at the other
+/// writer, which says `other` (other errors may come with them, such as a handler the edited
+/// graph lacks).
+fn the_conflict(dir: &Path, expected: &str, other: &str) {
     let conflicts: Vec<String> = compiler_messages(&cargo_check(dir, true).json, "error")
         .into_iter()
         .filter(|message| message.contains("E0214"))
         .collect();
-    assert_eq!(conflicts.len(), 1, "{conflicts:#?}");
+    assert_eq!(conflicts.len(), 2, "{conflicts:#?}");
     assert!(conflicts[0].contains(expected), "{}", conflicts[0]);
+    assert!(conflicts[1].contains(other), "{}", conflicts[1]);
 }
 
 /// A graph whose node declares what it writes.

@@ -182,24 +182,37 @@ pub(super) fn same_step_checks(
         put!(code, ");");
         // At a `writes` entry, whose field position a `const` holds already; between two
         // subgraph nodes, at the second's `graph`, the field found by name.
-        let (at, index) = match (&first.index, &second.index) {
-            (_, Some(index)) => (second.span, index.clone()),
-            (Some(index), None) => (first.span, index.clone()),
-            (None, None) => (
-                second.span,
-                format!(
-                    "{krate}::__private::field_of::<State>({}, {name})",
-                    Lit(&pair.field)
-                ),
+        let sides = [(pair.first, &first), (pair.second, &second)];
+        let primary = if second.index.is_some() || first.index.is_none() {
+            1
+        } else {
+            0
+        };
+        let index = match (&first.index, &second.index) {
+            (Some(index), _) | (None, Some(index)) => index.clone(),
+            (None, None) => format!(
+                "{krate}::__private::field_of::<State>({}, {name})",
+                Lit(&pair.field)
             ),
         };
-        let fails = paths.place_at(
-            &format!(
-                "{krate}::__private::must_combine(<State as {krate}::writes::Field<{{ {index} }}>>::COMBINES, {name})"
-            ),
-            at,
-        );
+        let must_combine = |message: &str| {
+            format!(
+                "{krate}::__private::must_combine(<State as {krate}::writes::Field<{{ {index} }}>>::COMBINES, {message})"
+            )
+        };
+        let fails = paths.place_at(&must_combine(&name), sides[primary].1.span);
         put!(code, "const _: () = {fails};");
+        // The other writer's place is marked too, as `graph!` marks each label of the
+        // language's errors: the editor underlines both.
+        let (other, writer) = sides[1 - primary];
+        if pair.first != pair.second {
+            let place = [&first_place, &second_place][1 - primary];
+            let label = format!("E0214: {}", pair.other_writer(blueprint, other, place));
+            let label_name = format!("{name}_OTHER");
+            put!(code, "const {label_name}: &str = {};", Lit(&label));
+            let fails = paths.place_at(&must_combine(&label_name), writer.span);
+            put!(code, "const _: () = {fails};");
+        }
     }
 }
 

@@ -89,16 +89,7 @@ impl SameStepWrite {
         places: [&str; 2],
         state: Option<&str>,
     ) -> Vec<String> {
-        // A subgraph node says which graph writes through it.
-        let name = |at: usize| match blueprint.nodes.get(at) {
-            Some(Node {
-                id,
-                graph: Some(graph),
-                ..
-            }) => format!("`{id}` (graph `{graph}`)"),
-            Some(node) => format!("`{}`", node.id),
-            None => String::new(),
-        };
+        let name = |at: usize| node_name(blueprint, at);
         let (first, second, field) = (name(self.first), name(self.second), &self.field);
         let [first_at, second_at] = places;
         let mut pieces = if self.first == self.second {
@@ -120,12 +111,57 @@ impl SameStepWrite {
         pieces
     }
 
+    /// E0214's label at the other node's place, for a front door that marks both (generated
+    /// code does): `writer` is the node whose place it is, `first` or `second`, and `place`
+    /// follows its name (as in [`message_pieces`](Self::message_pieces)).
+    ///
+    /// ```
+    /// use trellis_graph::{Blueprint, Node, SameStepWrite};
+    ///
+    /// let mut graph = Blueprint::new("Desk");
+    /// graph.nodes.extend([Node::new("web"), Node::new("papers")]);
+    /// let pair = SameStepWrite { first: 0, second: 1, field: "answer".into() };
+    /// assert_eq!(
+    ///     pair.other_writer(&graph, 0, ""),
+    ///     "node `web` writes `answer` here too, in the super-step where `papers` does"
+    /// );
+    /// ```
+    pub fn other_writer(&self, blueprint: &Blueprint, writer: usize, place: &str) -> String {
+        let other = if writer == self.first {
+            self.second
+        } else {
+            self.first
+        };
+        format!(
+            "node {}{place} writes `{}` here too, in the super-step where `{}` does",
+            node_name(blueprint, writer),
+            self.field,
+            blueprint
+                .nodes
+                .get(other)
+                .map_or("", |node| node.id.as_str())
+        )
+    }
+
     /// E0214's help: how to make the two writes merge.
     pub fn help(&self) -> String {
         format!(
             "give `{}` a reducer that combines (`#[reducer(append)]`, `extend`, `sum` or `with = …`), or split it",
             self.field
         )
+    }
+}
+
+/// A node as E0214 names it: a subgraph node says which graph writes through it.
+fn node_name(blueprint: &Blueprint, at: usize) -> String {
+    match blueprint.nodes.get(at) {
+        Some(Node {
+            id,
+            graph: Some(graph),
+            ..
+        }) => format!("`{id}` (graph `{graph}`)"),
+        Some(node) => format!("`{}`", node.id),
+        None => String::new(),
     }
 }
 
