@@ -20,13 +20,25 @@ pub(super) enum Pause {
     Asked,
 }
 
-/// The last name of a type path, as a person writes it (`Decision` for
-/// `trellis::interrupt::Decision`).
+/// A type's name as a person writes it: each path by its last name (`Decision` for
+/// `trellis::interrupt::Decision`, `Vec<String>` for `Vec<alloc::string::String>`).
 fn short_name<T>() -> String {
     let full = std::any::type_name::<T>();
-    let head = full.split('<').next().unwrap_or(full);
-    let last = head.rsplit("::").next().unwrap_or(head);
-    format!("{last}{}", &full[head.len()..])
+    let last = |path: &str| path.rsplit("::").next().unwrap_or(path).to_owned();
+    let mut name = String::with_capacity(full.len());
+    let mut path = 0;
+    for (at, c) in full.char_indices() {
+        if matches!(
+            c,
+            '<' | '>' | ',' | ' ' | '(' | ')' | '[' | ']' | '&' | ';' | '*'
+        ) {
+            name.push_str(&last(&full[path..at]));
+            name.push(c);
+            path = at + c.len_utf8();
+        }
+    }
+    name.push_str(&last(&full[path..]));
+    name
 }
 
 impl<S: GraphState> GraphBuilder<S> {
@@ -117,9 +129,11 @@ mod tests {
             super::short_name::<crate::interrupt::Decision>(),
             "Decision"
         );
+        assert_eq!(super::short_name::<Vec<String>>(), "Vec<String>");
         assert_eq!(
-            super::short_name::<Vec<String>>(),
-            "Vec<alloc::string::String>"
+            super::short_name::<Option<(u8, [crate::interrupt::Decision; 2])>>(),
+            "Option<(u8, [Decision; 2])>"
         );
+        assert_eq!(super::short_name::<&str>(), "&str");
     }
 }
