@@ -105,7 +105,8 @@ pub trait TakesAnswer<T>: ApplyResume {
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct AnswerSiteInfo {
-    /// The node that pauses.
+    /// The node that pauses; for a subgraph's node, the path of node names down to it
+    /// (`review/approve`), as a question's id (`review@2/approve@1`) names them.
     pub node: String,
     /// Whether the site is what the node asks from inside (`asks Q -> A;`), not its
     /// `interrupt before|after`.
@@ -197,25 +198,6 @@ impl<S: ApplyResume> CompiledGraph<S> {
         }))
     }
 
-    /// Every typed pause site of the graph, in node order (a node's `interrupt` before what it
-    /// asks), with its type's JSON Schema where the state gives one.
-    pub fn answer_sites(&self) -> Vec<AnswerSiteInfo> {
-        let mut sites = Vec::new();
-        for node in &self.topology.nodes {
-            for (site, asked) in [(&node.sites.pause, false), (&node.sites.asked, true)] {
-                if let Some(site) = site {
-                    sites.push(AnswerSiteInfo {
-                        node: node.name.to_string(),
-                        asked,
-                        type_name: site.type_name,
-                        schema: (site.schema)(),
-                    });
-                }
-            }
-        }
-        sites
-    }
-
     /// The site that types `interrupt`'s answer, if any. A subgraph's question
     /// (`review@2/approve@1`) is typed by the child's site, found in the child (and its own
     /// children): so a wrong answer to it is refused before the parent run is claimed.
@@ -235,6 +217,32 @@ impl<S: ApplyResume> CompiledGraph<S> {
 }
 
 impl<S: GraphState> CompiledGraph<S> {
+    /// Every typed pause site of the graph, in node order (a node's `interrupt` before what it
+    /// asks, then its child's sites for a subgraph node, named by the path of nodes down to
+    /// them: `review/approve`), with its type's JSON Schema where the state gives one.
+    pub fn answer_sites(&self) -> Vec<AnswerSiteInfo> {
+        let mut sites = Vec::new();
+        for node in &self.topology.nodes {
+            for (site, asked) in [(&node.sites.pause, false), (&node.sites.asked, true)] {
+                if let Some(site) = site {
+                    sites.push(AnswerSiteInfo {
+                        node: node.name.to_string(),
+                        asked,
+                        type_name: site.type_name,
+                        schema: (site.schema)(),
+                    });
+                }
+            }
+            if let Some(child) = &node.subgraph {
+                sites.extend(child.answer_sites().into_iter().map(|mut site| {
+                    site.node = format!("{}/{}", node.name, site.node);
+                    site
+                }));
+            }
+        }
+        sites
+    }
+
     /// The site of the question `id` (`node@step`, or `review@2/approve@1` down a subgraph) a
     /// run of this graph asked, as its parent sees it: the parent's copy of the question keeps
     /// its request, not its pause point, so a node typing both its `interrupt` and what it

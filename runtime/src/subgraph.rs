@@ -367,6 +367,9 @@ pub(crate) trait Subgraph<P: GraphState>: Send + Sync + 'static {
     /// The site typing the child's question `id` (its own id, in the child run), asked with a
     /// request of `kind` (see `CompiledGraph::site_below`).
     fn site(&self, id: &str, kind: &str) -> Option<crate::reply::AnswerSite>;
+
+    /// The child's typed pause sites (`CompiledGraph::answer_sites`).
+    fn answer_sites(&self) -> Vec<crate::interrupt::AnswerSiteInfo>;
 }
 
 #[async_trait]
@@ -388,6 +391,10 @@ impl<P: GraphState, C: GraphState> Subgraph<P> for SubgraphNode<P, C> {
 
     fn site(&self, id: &str, kind: &str) -> Option<crate::reply::AnswerSite> {
         self.child.site_below(id, kind)
+    }
+
+    fn answer_sites(&self) -> Vec<crate::interrupt::AnswerSiteInfo> {
+        self.child.answer_sites()
     }
 
     fn writes(&self) -> Option<Vec<String>> {

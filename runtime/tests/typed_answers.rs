@@ -172,6 +172,23 @@ async fn a_child_s_question_is_checked_by_the_child_s_site() {
         .set_checkpointer(Arc::new(InMemoryCheckpointer::new()));
     let graph = parent.compile().expect("the parent builds");
 
+    // The child's site is published under the path of nodes down to it.
+    let sites: Vec<(String, &str)> = graph
+        .answer_sites()
+        .into_iter()
+        .map(|site| (site.node, site.type_name))
+        .collect();
+    assert_eq!(
+        sites,
+        [
+            ("review".to_owned(), std::any::type_name::<Reviewer>()),
+            (
+                "review/approve".to_owned(),
+                std::any::type_name::<Decision>()
+            ),
+        ]
+    );
+
     let paused = graph.invoke(Post::default()).await.expect("pauses");
     let run_id = paused.run_id().clone();
     let reviewer = Reviewer { name: "ada".into() };

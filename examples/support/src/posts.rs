@@ -1,7 +1,8 @@
 //! Publishing a post (`examples/graphs/publish.graph`), served beside the ticket flow: three
 //! questions with answers of their own types — who reviews it (a `Reviewer`, among the
-//! candidates the question carries), when it goes out (a `Slot`, one of a few) and whether to
-//! publish it (a `Decision`) — each answered in the studio with a form made from its type.
+//! candidates the question carries), when it goes out (a `Slot`, one of a few, asked by the
+//! `Scheduling` subgraph) and whether to publish it (a `Decision`) — each answered in the
+//! studio with a form made from its type.
 
 use std::sync::Arc;
 
@@ -101,7 +102,19 @@ impl publish::Handlers for Desk {
             .into())
     }
 
-    async fn schedule(&self, post: Arc<Post>, _: &mut trellis::NodeContext) -> publish::NodeOutput {
+    fn schedule(&self) -> trellis::CompiledGraph<Post> {
+        scheduling::build(Desk(crate::Desk { pace: self.0.pace }))
+    }
+
+    async fn publish(&self, post: Arc<Post>, _: &mut trellis::NodeContext) -> publish::NodeOutput {
+        self.pace().await;
+        let approved = post.decision.as_ref().is_some_and(Decision::is_approved);
+        Ok(PostUpdate::default().published(approved).into())
+    }
+}
+
+impl scheduling::Handlers for Desk {
+    async fn pick(&self, post: Arc<Post>, _: &mut trellis::NodeContext) -> scheduling::NodeOutput {
         self.pace().await;
         if post.slot.is_some() {
             return Ok(NodeResult::None);
@@ -109,14 +122,9 @@ impl publish::Handlers for Desk {
         let slots = Slots {
             free: vec![Slot::Now, Slot::Tonight, Slot::Tomorrow],
         };
-        let question = publish::asks::schedule::ask("When does it go out?", &slots)?;
-        Ok(NodeResult::ask(question.resume_to("schedule")))
-    }
-
-    async fn publish(&self, post: Arc<Post>, _: &mut trellis::NodeContext) -> publish::NodeOutput {
-        self.pace().await;
-        let approved = post.decision.as_ref().is_some_and(Decision::is_approved);
-        Ok(PostUpdate::default().published(approved).into())
+        let question = scheduling::asks::pick::ask("When does it go out?", &slots)?;
+        // Asked again after the answer: the node goes on once the post has its slot.
+        Ok(NodeResult::ask(question.resume_to("pick")))
     }
 }
 
@@ -154,9 +162,14 @@ mod tests {
             .resume(&run_id, publish::asks::assign::answer(reviewer))
             .await
             .unwrap();
+        // The subgraph's question, asked through the parent's run.
         assert_eq!(paused.interrupts()[0].node, "schedule");
+        assert_eq!(
+            graph.answer_type(&paused.interrupts()[0]),
+            Some(std::any::type_name::<Slot>())
+        );
         let paused = graph
-            .resume(&run_id, publish::asks::schedule::answer(Slot::Tonight))
+            .resume(&run_id, scheduling::asks::pick::answer(Slot::Tonight))
             .await
             .unwrap();
         assert_eq!(paused.interrupts()[0].node, "publish");
@@ -167,9 +180,10 @@ mod tests {
         assert!(done.state().published);
         assert_eq!(done.state().review.as_deref(), Some("grace read it"));
         assert_eq!(done.state().slot, Some(Slot::Tonight));
-        // Each site publishes its answer's schema, for a form.
+        // Each site publishes its answer's schema, for a form; the subgraph's by its path.
         let sites = graph.answer_sites();
-        assert_eq!(sites.len(), 3);
+        let nodes: Vec<&str> = sites.iter().map(|site| site.node.as_str()).collect();
+        assert_eq!(nodes, ["assign", "schedule/pick", "publish"]);
         assert!(sites.iter().all(|site| site.schema.is_some()));
     }
 }

@@ -48,6 +48,11 @@ async fn each_question_is_answered_over_http_with_its_own_type() {
             .is_some_and(|ty| ty.ends_with("::Decision")),
         "{sites}"
     );
+    // The `Scheduling` subgraph's question, by the path of nodes down to it.
+    assert_eq!(
+        sites["schedule/pick"]["asks"]["type"], "support::posts::Slot",
+        "{sites}"
+    );
 
     let created: Value = client
         .post(format!("{url}/runs"))
@@ -94,6 +99,23 @@ async fn each_question_is_answered_over_http_with_its_own_type() {
     ] {
         let run = get(format!("{url}/runs/{run_id}")).await;
         assert_eq!(run["interrupts"][0]["node"], asked, "{run}");
+        if asked == "schedule" {
+            // The subgraph's question is read by its own site's type: a 400 naming its node.
+            let refused = client
+                .post(format!("{url}/runs/{run_id}/resume"))
+                .json(&json!({"answer": "someday", "interrupt_id": run["interrupts"][0]["id"]}))
+                .send()
+                .await
+                .expect("answered");
+            assert_eq!(refused.status().as_u16(), 400);
+            let message = refused.text().await.expect("a body");
+            assert!(
+                message.contains("/pick@")
+                    && message.contains("Slot")
+                    && message.contains("`pick`"),
+                "{message}"
+            );
+        }
         let answered = client
             .post(format!("{url}/runs/{run_id}/resume"))
             .json(&json!({"answer": answer, "interrupt_id": run["interrupts"][0]["id"]}))
