@@ -102,6 +102,7 @@ codes! {
     E0215 => Error, Language, "a `writes` generated code cannot type: on a subgraph node, or in a graph that names no `state`";
     E0216 => Error, Types, "a `writes` entry naming no field of the state";
     E0217 => Error, Language, "an answer type that cannot apply: `asks` on a subgraph node, an answer type in a graph that names no `state`, or on a node that does not pause";
+    E0218 => Error, Topology, "two subgraph nodes whose children run on the parent's own state that can run in one super-step";
     W0301 => Warning, Topology, "a node that START cannot reach";
     W0302 => Warning, Topology, "a node from which END cannot be reached";
     W0303 => Warning, Topology, "a cycle in which no node has `max_visits`";

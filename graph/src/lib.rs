@@ -54,7 +54,10 @@ pub use blueprint::{
     Asks, Blueprint, END, Edge, EdgeKind, Endpoint, InterruptPoint, MetaValue, Node, NodeKind,
     Retry, RetryOn, START,
 };
-pub use check::{SameStepWrite, WriteSets, check, same_step_writes, unknown_field_message};
+pub use check::{
+    SameStepSubgraphs, SameStepWrite, WriteSets, check, same_step_subgraphs, same_step_writes,
+    unknown_field_message,
+};
 pub use code::{Code, Scope, Severity};
 pub use diff::{AttributeChange, Change, DiffError, GraphDiff, NodeChange, Renamed};
 pub use hash::Fnv;

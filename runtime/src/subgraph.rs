@@ -370,6 +370,10 @@ pub(crate) trait Subgraph<P: GraphState>: Send + Sync + 'static {
 
     /// The child's typed pause sites (`CompiledGraph::answer_sites`).
     fn answer_sites(&self) -> Vec<crate::interrupt::AnswerSiteInfo>;
+
+    /// Whether the child's final state is the parent's (the same state type): two such nodes
+    /// cannot complete in one step (E0218).
+    fn replaces(&self) -> bool;
 }
 
 #[async_trait]
@@ -395,6 +399,10 @@ impl<P: GraphState, C: GraphState> Subgraph<P> for SubgraphNode<P, C> {
 
     fn answer_sites(&self) -> Vec<crate::interrupt::AnswerSiteInfo> {
         self.child.answer_sites()
+    }
+
+    fn replaces(&self) -> bool {
+        matches!(self.output, Output::Replace)
     }
 
     fn writes(&self) -> Option<Vec<String>> {

@@ -12,7 +12,7 @@ use common::{Answer, Ticket, TicketUpdate, log, ticket};
 use serde::{Deserialize, Serialize};
 use trellis::checkpoint::{Checkpointer, InMemoryCheckpointer};
 use trellis::{
-    CompileError, END, GraphBuilder, NodeError, NodeOptions, NodeResult, RunError, START,
+    Command, CompileError, END, GraphBuilder, NodeError, NodeOptions, NodeResult, RunError, START,
     WholeState,
     interrupt::{ApplyResume, Interrupt},
     send::SendTo,
@@ -99,8 +99,9 @@ async fn a_sibling_update_is_merged_after_the_subgraph_state() {
 
 #[tokio::test]
 async fn two_subgraphs_replacing_the_state_in_one_step_conflict() {
-    let mut parent = GraphBuilder::<Ticket>::new("Twice");
-    parent
+    // A fork into both is refused when the graph compiles (E0218).
+    let mut forked = GraphBuilder::<Ticket>::new("Twice");
+    forked
         .add_node_fn("plan", |_, _| async { Ok(NodeResult::None) })
         .add_subgraph("first", review_like("A"))
         .add_subgraph("second", review_like("B"))
@@ -108,7 +109,27 @@ async fn two_subgraphs_replacing_the_state_in_one_step_conflict() {
         .add_fork("plan", ["first", "second"])
         .add_edge("first", END)
         .add_edge("second", END);
-    let error = parent
+    let refused = forked.compile().expect_err("two whole states in one step");
+    assert_eq!(refused.codes(), [trellis::blueprint::Code::E0218]);
+    assert_eq!(
+        refused.diagnostics[0].message,
+        "subgraph nodes `first` and `second` can run in one super-step, and each hands back the whole state of `Twice`: two whole states cannot be merged"
+    );
+
+    // A router picks one target as far as the check can tell; a node that forks with a
+    // command runs both, and the run fails with the conflict.
+    let mut commanded = GraphBuilder::<Ticket>::new("Twice");
+    commanded
+        .add_node_fn("plan", |_, _| async {
+            Ok(NodeResult::Command(Command::fork(["first", "second"])))
+        })
+        .add_subgraph("first", review_like("A"))
+        .add_subgraph("second", review_like("B"))
+        .add_edge(START, "plan")
+        .add_conditional_edges("plan", |_: &Ticket| "first", ["first", "second"])
+        .add_edge("first", END)
+        .add_edge("second", END);
+    let error = commanded
         .compile()
         .unwrap()
         .invoke(Ticket::default())

@@ -2,7 +2,9 @@
 //! without a path is one of this file's (E0211), and no graph runs itself through its subgraph
 //! nodes, directly or through others (E0212). A path (`graph research::Research;`) names another
 //! module's graph, which the Rust compiler resolves. Whether a subgraph node may be sent to is a
-//! graph rule every front door shares (E0213, `trellis_graph::check`).
+//! graph rule every front door shares (E0213, `trellis_graph::check`); so is whether two
+//! subgraph nodes on this graph's own state can run in one super-step (E0218,
+//! `trellis_graph::same_step_subgraphs`), for which this file says which children run on it.
 
 use trellis_graph::did_you_mean;
 
@@ -38,6 +40,54 @@ pub(super) fn check_module(module: &Module, facts: &[GraphFacts], diagnostics: &
         }
     }
     cycles(module, &references, diagnostics);
+    for (graph, spans) in module.graphs.iter().zip(&module.spans) {
+        same_step(module, graph, spans, diagnostics);
+    }
+}
+
+/// E0218: two subgraph nodes whose children run on this graph's state (a graph of this file
+/// with the same `state`, or none), in one super-step. At the second node's `graph`, with a
+/// label at the first's.
+fn same_step(
+    module: &Module,
+    graph: &trellis_graph::Blueprint,
+    spans: &crate::blueprint::GraphSpans,
+    diagnostics: &mut Diagnostics,
+) {
+    let whole: Vec<bool> = graph
+        .nodes
+        .iter()
+        .map(|node| {
+            let Some(name) = node.graph.as_deref() else {
+                return false;
+            };
+            module
+                .graphs
+                .iter()
+                .find(|child| child.name == name)
+                .is_some_and(|child| child.state.is_none() || child.state == graph.state)
+        })
+        .collect();
+    if whole.iter().filter(|&&whole| whole).count() < 2 {
+        return;
+    }
+    let Some(pair) = trellis_graph::same_step_subgraphs(graph, &whole) else {
+        return;
+    };
+    let place = |at: usize| spans.nodes.get(at).and_then(|node| node.graph);
+    let (Some(first), Some(second)) = (place(pair.first), place(pair.second)) else {
+        return;
+    };
+    diagnostics.push(
+        Diagnostic::new(
+            Code::E0218,
+            second,
+            pair.message(graph),
+            "hands back the whole state",
+        )
+        .with_label(first, pair.label(graph))
+        .with_help(pair.help()),
+    );
 }
 
 fn unknown(module: &Module, name: &str, span: Span) -> Diagnostic {

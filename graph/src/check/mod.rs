@@ -13,7 +13,9 @@ mod write_sets;
 use std::collections::{HashMap, HashSet};
 
 use adjacency::Adjacency;
-pub use same_step::{SameStepWrite, same_step_writes, unknown_field_message};
+pub use same_step::{
+    SameStepSubgraphs, SameStepWrite, same_step_subgraphs, same_step_writes, unknown_field_message,
+};
 pub use write_sets::WriteSets;
 
 use rustc_hash::FxBuildHasher;

@@ -197,9 +197,86 @@ pub fn unknown_field_message(node: &str, field: &str, state: Option<&str>) -> St
 /// assert_eq!((pairs[0].first, pairs[0].second, pairs[0].field.as_str()), (1, 2, "notes"));
 /// ```
 pub fn same_step_writes(blueprint: &Blueprint, sets: &WriteSets) -> Vec<SameStepWrite> {
-    let n = blueprint.nodes.len();
-    let writes = |node: usize| -> &[String] { sets.of(node).unwrap_or(&[]) };
-    if (0..n).all(|node| writes(node).is_empty()) {
+    let writes = (0..blueprint.nodes.len())
+        .map(|node| sets.of(node).unwrap_or(&[]))
+        .collect();
+    pairs(blueprint, writes)
+}
+
+/// Two subgraph nodes whose children run on the parent's own state type, and so hand back the
+/// parent's whole state, that can run in one super-step: the runtime cannot merge two whole
+/// states (E0218). By position in the blueprint, `first < second`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SameStepSubgraphs {
+    /// The first node, in declaration order.
+    pub first: usize,
+    /// The second node.
+    pub second: usize,
+}
+
+impl SameStepSubgraphs {
+    /// What E0218 says of the pair; both front doors say it with these words.
+    ///
+    /// ```
+    /// use trellis_graph::{Blueprint, Node, SameStepSubgraphs};
+    ///
+    /// let mut graph = Blueprint::new("Desk");
+    /// let subgraph = |id: &str, child: &str| Node { graph: Some(child.into()), ..Node::new(id) };
+    /// graph.nodes.extend([subgraph("research", "Research"), subgraph("review", "Review")]);
+    /// let pair = SameStepSubgraphs { first: 0, second: 1 };
+    /// assert_eq!(
+    ///     pair.message(&graph),
+    ///     "subgraph nodes `research` and `review` can run in one super-step, and each hands \
+    ///      back the whole state of `Desk`: two whole states cannot be merged"
+    /// );
+    /// ```
+    pub fn message(&self, blueprint: &Blueprint) -> String {
+        let name = |at: usize| blueprint.nodes.get(at).map_or("", |node| node.id.as_str());
+        format!(
+            "subgraph nodes `{}` and `{}` can run in one super-step, and each hands back the whole state of `{}`: two whole states cannot be merged",
+            name(self.first),
+            name(self.second),
+            blueprint.name
+        )
+    }
+
+    /// E0218's label at the first node.
+    pub fn label(&self, blueprint: &Blueprint) -> String {
+        let name = blueprint
+            .nodes
+            .get(self.second)
+            .map_or("", |node| node.id.as_str());
+        format!("runs in the super-step where `{name}` does")
+    }
+
+    /// E0218's help: how to run the two apart.
+    pub fn help(&self) -> String {
+        "run one after the other, or run one on a state type of its own (a graph with another `state`, mapped to this one)".to_owned()
+    }
+}
+
+/// The first pair of subgraph nodes marked in `whole` (those whose children run on this graph's
+/// own state type) that can run in one super-step, by the walk [`same_step_writes`] makes.
+/// `None` when there is none, or for a graph the rules refuse.
+pub fn same_step_subgraphs(blueprint: &Blueprint, whole: &[bool]) -> Option<SameStepSubgraphs> {
+    // Each such node "writes" one field no state can name: the walk then pairs any two.
+    static STATE: [String; 1] = [String::new()];
+    let writes = (0..blueprint.nodes.len())
+        .map(|node| match whole.get(node) {
+            Some(true) => &STATE[..],
+            _ => &[],
+        })
+        .collect();
+    let pair = pairs(blueprint, writes).into_iter().next()?;
+    (pair.first != pair.second).then_some(SameStepSubgraphs {
+        first: pair.first,
+        second: pair.second,
+    })
+}
+
+/// The first pair found for each field of `writes` (per node, the fields it writes), sorted.
+fn pairs(blueprint: &Blueprint, writes: Vec<&[String]>) -> Vec<SameStepWrite> {
+    if writes.iter().all(|fields| fields.is_empty()) {
         return Vec::new();
     }
     let index = NodeIndex::new(blueprint);
@@ -213,7 +290,7 @@ pub fn same_step_writes(blueprint: &Blueprint, sets: &WriteSets) -> Vec<SameStep
         return Vec::new();
     }
     let shape = Shape::new(blueprint, &index, &outgoing);
-    let graph = Graph::new(blueprint, &shape, &writes);
+    let graph = Graph::new(blueprint, &shape, writes);
 
     // Only fields two nodes declare, or a send's target, can be written twice in one step;
     // once each has its pair, nothing more can be found.
@@ -293,13 +370,8 @@ struct Graph<'b> {
 }
 
 impl<'b> Graph<'b> {
-    fn new(
-        blueprint: &'b Blueprint,
-        shape: &'b Shape,
-        writes: &dyn Fn(usize) -> &'b [String],
-    ) -> Self {
+    fn new(blueprint: &'b Blueprint, shape: &'b Shape, writes: Vec<&'b [String]>) -> Self {
         let n = blueprint.nodes.len();
-        let writes: Vec<&[String]> = (0..n).map(writes).collect();
         let mut join_sources = vec![Vec::new(); n];
         let mut before: Vec<Vec<usize>> = vec![Vec::new(); n];
         for (from, next) in shape.next.pairs() {

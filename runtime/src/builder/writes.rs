@@ -1,24 +1,40 @@
 //! The builder's check of declared write sets against the state's fields (E0216) and their
-//! reducers (E0214): what generated code has the compiler check, for a graph built by calls.
+//! reducers (E0214): what generated code has the compiler check, for a graph built by calls;
+//! and of two subgraph nodes on this state in one super-step (E0218), as the language checks.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use trellis_graph::{Blueprint, Code, WriteSets, same_step_writes, unknown_field_message};
+use trellis_graph::{
+    Blueprint, Code, WriteSets, same_step_subgraphs, same_step_writes, unknown_field_message,
+};
 
 use crate::errors::BuildDiagnostic;
 use crate::state::GraphState;
 use crate::subgraph::Subgraph;
 
-/// Each `writes` entry naming no field of `S`, then each field two nodes of one super-step
-/// write and whose reducer overwrites (a subgraph node writing what its child does). Nothing
-/// for a state that lists no fields.
+/// Two subgraph nodes on `S` in one super-step (E0218); then each `writes` entry naming no
+/// field of `S`, and each field two nodes of one super-step write and whose reducer overwrites
+/// (a subgraph node writing what its child does), for a state that lists its fields.
 pub(super) fn errors<S: GraphState>(
     blueprint: &Blueprint,
     subgraphs: &HashMap<usize, Arc<dyn Subgraph<S>>>,
 ) -> Vec<BuildDiagnostic> {
+    let mut errors = Vec::new();
+    if subgraphs.len() >= 2 {
+        let whole: Vec<bool> = (0..blueprint.nodes.len())
+            .map(|at| subgraphs.get(&at).is_some_and(|node| node.replaces()))
+            .collect();
+        if let Some(pair) = same_step_subgraphs(blueprint, &whole) {
+            errors.push(BuildDiagnostic {
+                code: Code::E0218,
+                message: pair.message(blueprint),
+                help: Some(pair.help()),
+            });
+        }
+    }
     let Some(fields) = S::fields() else {
-        return Vec::new();
+        return errors;
     };
     let combines = |name: &str| {
         fields
@@ -26,7 +42,6 @@ pub(super) fn errors<S: GraphState>(
             .find(|(field, _)| *field == name)
             .map(|&(_, combines)| combines)
     };
-    let mut errors = Vec::new();
     for node in &blueprint.nodes {
         for field in node.writes.iter().flatten() {
             if combines(field).is_none() {
