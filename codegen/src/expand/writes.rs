@@ -131,8 +131,8 @@ pub(super) fn writes_types(
 /// E0214: for each pair of nodes that can run in one super-step and both write a field
 /// (`trellis_graph::same_step_writes`, a subgraph node writing what its child graph in this file
 /// does), a `const` that fails when that field's reducer overwrites, placed at a `writes` entry
-/// of the pair (a subgraph node's `graph` when both are subgraph nodes). Only the derive knows
-/// reducers, so the compiler decides.
+/// of the pair, and one marking the other node. Only the derive knows reducers, so the compiler
+/// decides.
 pub(super) fn same_step_checks(
     code: &mut Lines<'_>,
     blueprint: &Blueprint,
@@ -163,6 +163,11 @@ pub(super) fn same_step_checks(
         ) else {
             continue;
         };
+        // The field's position, from a `writes` entry's `const`. Two subgraph nodes on this
+        // state in one step are E0218's, which the language reports before any code is written.
+        let Some(index) = first.index.clone().or_else(|| second.index.clone()) else {
+            continue;
+        };
         checked.push(pair.field.clone());
         let place =
             |at: Option<trellis_dsl::Span>| at.map(|at| code.located(at)).unwrap_or_default();
@@ -180,21 +185,10 @@ pub(super) fn same_step_checks(
             put!(code, "{},", Lit(piece));
         }
         put!(code, ");");
-        // At a `writes` entry, whose field position a `const` holds already; between two
-        // subgraph nodes, at the second's `graph`, the field found by name.
+        // At the second node's `writes` entry, or the first's when the second is a subgraph
+        // node.
         let sides = [(pair.first, &first), (pair.second, &second)];
-        let primary = if second.index.is_some() || first.index.is_none() {
-            1
-        } else {
-            0
-        };
-        let index = match (&first.index, &second.index) {
-            (Some(index), _) | (None, Some(index)) => index.clone(),
-            (None, None) => format!(
-                "{krate}::__private::field_of::<State>({}, {name})",
-                Lit(&pair.field)
-            ),
-        };
+        let primary = if second.index.is_some() { 1 } else { 0 };
         let must_combine = |message: &str| {
             format!(
                 "{krate}::__private::must_combine(<State as {krate}::writes::Field<{{ {index} }}>>::COMBINES, {message})"

@@ -1,5 +1,6 @@
-//! A subgraph node writes what its child graph writes: beside a node of the same step, or
-//! beside another subgraph node, a field both write and whose reducer overwrites is E0214.
+//! A subgraph node writes what its child graph writes: beside a node of the same step, a field
+//! both write and whose reducer overwrites is E0214. (Two subgraph nodes on this state in one
+//! step are E0218, whatever they write.)
 
 use std::sync::Arc;
 
@@ -22,24 +23,15 @@ trellis::graph! {
         START -> read -> judge -> END;
     }
 
-    graph Check {
-        state Research;
-        node check { writes notes, verdict; }
-        START -> check -> END;
-    }
-
     graph Desk {
         state Research;
         node plan;
-        // All three run in step 2: `web` and `review` both write `answer`, `review` and
-        // `check` both write `verdict`; both overwrite.
+        // Both run in step 2 and write `answer`, which overwrites (`notes` appends).
         node web { writes notes, answer; }
         node review { graph Review; }
-        node check { graph Check; }
-        START -> plan -> web & review & check;
+        START -> plan -> web & review;
         web -> END;
         review -> END;
-        check -> END;
     }
 }
 
@@ -52,14 +44,6 @@ impl review::Handlers for Reviewer {
 
     async fn judge(&self, _: Arc<Research>, _: &mut NodeContext) -> review::Written<review::JudgeWrites> {
         Ok(review::JudgeWrites::default().verdict(Some("fine".into())).into())
-    }
-}
-
-struct Checker;
-
-impl check::Handlers for Checker {
-    async fn check(&self, _: Arc<Research>, _: &mut NodeContext) -> check::Written<check::CheckWrites> {
-        Ok(check::CheckWrites::default().verdict(Some("checked".into())).into())
     }
 }
 
@@ -76,10 +60,6 @@ impl desk::Handlers for Desk {
 
     fn review(&self) -> CompiledGraph<Research> {
         review::build(Reviewer)
-    }
-
-    fn check(&self) -> CompiledGraph<Research> {
-        check::build(Checker)
     }
 }
 
