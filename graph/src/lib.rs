@@ -55,8 +55,8 @@ pub use blueprint::{
     Retry, RetryOn, START,
 };
 pub use check::{
-    SameStepSubgraphs, SameStepWrite, WriteSets, check, same_step_subgraphs, same_step_writes,
-    unknown_field_message,
+    SameStepSubgraphs, SameStepWrite, WriteSets, check, runs_on_parents_state, same_step_subgraphs,
+    same_step_writes, unknown_field_message,
 };
 pub use code::{Code, Scope, Severity};
 pub use diff::{AttributeChange, Change, DiffError, GraphDiff, NodeChange, Renamed};

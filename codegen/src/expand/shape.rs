@@ -49,11 +49,10 @@ pub(super) fn subgraph_nodes(
                 let Some(child) = module_graphs.iter().find(|g| g.name == path) else {
                     continue;
                 };
-                match &child.state {
-                    Some(state) if Some(state) != blueprint.state.as_ref() => {
-                        Some(format!("super::{}::State", rust_names::module(&child.name)))
-                    }
-                    _ => None,
+                if trellis_graph::runs_on_parents_state(blueprint, child) {
+                    None
+                } else {
+                    Some(format!("super::{}::State", rust_names::module(&child.name)))
                 }
             }
             Some((prefix, name)) => Some(format!("{prefix}::{}::State", rust_names::module(name))),

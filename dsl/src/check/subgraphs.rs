@@ -65,7 +65,7 @@ fn same_step(
                 .graphs
                 .iter()
                 .find(|child| child.name == name)
-                .is_some_and(|child| child.state.is_none() || child.state == graph.state)
+                .is_some_and(|child| trellis_graph::runs_on_parents_state(graph, child))
         })
         .collect();
     if whole.iter().filter(|&&whole| whole).count() < 2 {

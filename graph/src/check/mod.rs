@@ -16,7 +16,7 @@ use adjacency::Adjacency;
 pub use same_step::{
     SameStepSubgraphs, SameStepWrite, same_step_subgraphs, same_step_writes, unknown_field_message,
 };
-pub use write_sets::WriteSets;
+pub use write_sets::{WriteSets, runs_on_parents_state};
 
 use rustc_hash::FxBuildHasher;
 

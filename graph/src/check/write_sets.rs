@@ -15,6 +15,23 @@ use rustc_hash::FxBuildHasher;
 
 use crate::blueprint::{Blueprint, Node};
 
+/// Whether `child`, run by a subgraph node of `parent` in the same file, runs on the parent's own
+/// state type (it names the same `state`, or none) and so hands back its final state as the
+/// parent's; otherwise generated code maps the two states. The one rule for it: generated code,
+/// E0214's write sets and E0218 read it here.
+///
+/// ```
+/// use trellis_graph::{Blueprint, runs_on_parents_state};
+///
+/// let on = |state: Option<&str>| Blueprint { state: state.map(Into::into), ..Blueprint::new("G") };
+/// assert!(runs_on_parents_state(&on(Some("Notes")), &on(Some("Notes"))));
+/// assert!(runs_on_parents_state(&on(Some("Notes")), &on(None)));
+/// assert!(!runs_on_parents_state(&on(Some("Notes")), &on(Some("Found"))));
+/// ```
+pub fn runs_on_parents_state(parent: &Blueprint, child: &Blueprint) -> bool {
+    child.state.is_none() || child.state == parent.state
+}
+
 /// Per node of a blueprint, in declaration order: the fields it may write, or `None` when it may
 /// write anything.
 ///
@@ -81,7 +98,7 @@ impl WriteSets {
         Self::new(blueprint, |_, node| {
             let name = node.graph.as_deref()?;
             let child = graphs.iter().find(|graph| graph.name == name)?;
-            if child.state.is_none() || child.state != blueprint.state || within.contains(&name) {
+            if !runs_on_parents_state(blueprint, child) || within.contains(&name) {
                 return None;
             }
             within.push(&child.name);
