@@ -37,6 +37,8 @@ impl CancellationToken {
     }
 
     /// Whether [`cancel`](Self::cancel) was called.
+    // Inline: every step asks, and out of line the call cost more than the load.
+    #[inline]
     pub fn is_cancelled(&self) -> bool {
         self.0.cancelled.load(Ordering::Acquire)
     }

@@ -15,7 +15,7 @@ use crate::event::Event;
 use crate::graph::Topology;
 use crate::interrupt::{Interrupt, InterruptPoint};
 use crate::name::Name;
-use crate::node::{Command, NodeContext, NodeResult};
+use crate::node::{Command, NodeContext, NodeResult, RunScope};
 use crate::state::GraphState;
 
 /// The activations of a step that runs sent branches: node, and input for a branch.
@@ -112,6 +112,23 @@ impl<S: GraphState> Run<S> {
             })
     }
 
+    /// [`context`](Self::context) for a step of one node, holding the run's scope through the
+    /// hold the last such step handed back ([`hand_back`](Self::hand_back)) when it is still
+    /// the run's.
+    #[inline(always)]
+    pub(super) fn context_reusing(&mut self, i: usize, step: u64) -> NodeContext {
+        match self.buffers.scope.take() {
+            Some(run) if Arc::ptr_eq(&run, &self.scope) => self.context_holding(run, i, step, None),
+            _ => self.context(i, step, None),
+        }
+    }
+
+    /// Keeps `ctx`'s hold on the run's scope for the next step's context.
+    #[inline(always)]
+    pub(super) fn hand_back(&mut self, ctx: NodeContext) {
+        self.buffers.scope = Some(ctx.run);
+    }
+
     /// The context of node `i`'s activation in `step` (with its input, for a sent branch).
     // Always: it sits on every activation's path, and out of line it costs a call and a
     // context built in memory rather than in registers.
@@ -122,8 +139,20 @@ impl<S: GraphState> Run<S> {
         step: u64,
         input: Option<Arc<serde_json::Value>>,
     ) -> NodeContext {
+        self.context_holding(Arc::clone(&self.scope), i, step, input)
+    }
+
+    /// [`context`](Self::context) with `run`, a hold on the run's scope.
+    #[inline(always)]
+    fn context_holding(
+        &self,
+        run: Arc<RunScope>,
+        i: usize,
+        step: u64,
+        input: Option<Arc<serde_json::Value>>,
+    ) -> NodeContext {
         NodeContext {
-            run: Arc::clone(&self.scope),
+            run,
             node: i,
             step,
             // The first attempt; a retrying activation numbers each of its own.

@@ -132,4 +132,8 @@ pub(super) struct Buffers {
     pub(super) spare: Vec<usize>,
     /// The nodes of a step whose edges are followed after the merge.
     pub(super) follow: Vec<usize>,
+    /// The last plain step's hold on the run's scope, handed to the next one's context: a
+    /// step of one node then shares it rather than counting it up and down (two atomic
+    /// operations, a tenth of such a step).
+    pub(super) scope: Option<Arc<crate::node::RunScope>>,
 }

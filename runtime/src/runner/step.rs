@@ -209,36 +209,107 @@ impl<S: GraphState> Run<S> {
 
     /// Runs one super-step, or with `to_the_end` one after another until the run completes or
     /// pauses: looping here rather than in the caller spares each step the futures of the
-    /// layers above (`advance`, its caller's loop), which cost a step of one node a tenth.
+    /// layers above (`advance`, its caller's loop), which cost a step of one node a tenth; and
+    /// the step itself is this loop's body, not a future of its own made and dropped per step.
     async fn super_steps(&mut self, topology: &Arc<Topology<S>>, to_the_end: bool) -> Stepped {
         loop {
-            let outcome = self.super_step(topology).await?;
+            if let Some(node) = self.work.next_override.take() {
+                self.work.frontier = vec![node];
+            }
+            if self.work.frontier.is_empty() && self.work.sends.is_empty() {
+                return Ok(Box::pin(self.complete(&[])).await?);
+            }
+            let step = self.progress.step + 1;
+            if self.scope.cancel.is_cancelled() {
+                return Err(Box::new(RunError::Cancelled { step }));
+            }
+            if self.progress.step >= u64::from(topology.max_steps) {
+                return Err(Box::new(RunError::StepLimit {
+                    max_steps: topology.max_steps,
+                }));
+            }
+            let current = std::mem::take(&mut self.work.frontier);
+            let sent = std::mem::take(&mut self.work.sends);
+            // The step, from the frontier `current` and the branches `sent`; on error, nothing
+            // is committed. Here in the loop, not in a future of its own made, moved and
+            // dropped per step: a step of one node cost a third more when it had one. That
+            // step, the most travelled, runs in this frame; any other in a boxed future.
+            let result = 'step: {
+                let (current, sent) = (&current[..], &sent[..]);
+                let (&[i], true) = (current, sent.is_empty()) else {
+                    break 'step Box::pin(self.run_several(topology, current, sent, step)).await;
+                };
+                let nodes = &topology.nodes;
+                // As `run_several` asks: one flag says whether any node asks before it runs.
+                if self.may_ask_before(topology) {
+                    let waiting = algo::asked_before(
+                        topology,
+                        &self.held.approved,
+                        &self.held.stops.before,
+                        &[i],
+                        step,
+                    );
+                    if !waiting.is_empty() {
+                        self.work.frontier = vec![i];
+                        break 'step Box::pin(self.pause(waiting, &[])).await;
+                    }
+                }
+                if nodes[i].options.max_visits.is_some()
+                    && let Err(error) = algo::within_visits(topology, &self.progress.visits, i, 1)
+                {
+                    break 'step Err(error);
+                }
+                let observed = self.observed();
+                if observed {
+                    self.entered(topology, step, &[i]);
+                }
+                // One node: polled right here, no `Vec`, no box. No span at all when nothing
+                // records at its level: made and dropped, even a disabled one costs a tenth of
+                // the step.
+                let spans = tracing::level_enabled!(tracing::Level::INFO);
+                let spec = &nodes[i];
+                if !spans && spec.options.policy().is_plain(observed) {
+                    // The attempt itself awaited in this frame, not inside an activation's
+                    // future (several times its size, and copied).
+                    let mut ctx = self.context_reusing(i, step);
+                    let state = Arc::clone(&self.state);
+                    let result =
+                        attempt_in_place(&*spec.node, state, &mut ctx, &self.scope.cancel).await;
+                    // What most nodes return, an update or nothing, with nothing to ask after:
+                    // the step's only result, committed as it is rather than gathered first.
+                    let simple = ctx.nested.is_none()
+                        && spec.options.interrupt != Some(InterruptPoint::After)
+                        && !self.held.stops.after.contains(&i);
+                    let update = match result {
+                        Ok(NodeResult::Update(update)) if simple => Some(update),
+                        Ok(NodeResult::None) if simple => None,
+                        other => {
+                            let activation = once(other, &mut ctx);
+                            break 'step Box::pin(
+                                self.take_in(topology, i, step, observed, activation),
+                            )
+                            .await;
+                        }
+                    };
+                    self.hand_back(ctx);
+                    break 'step match self.commit_one(topology, i, step, update) {
+                        Err(error) => Err(error),
+                        Ok(None) => Ok(Advanced::Stepped(step)),
+                        Ok(Some(ending)) => Box::pin(self.end(ending, &[i], step)).await,
+                    };
+                }
+                // Boxed: an activation that retries, times or reports its attempts is several
+                // times the size of a plain attempt, and in this frame it would grow every
+                // step's future.
+                let activation = self.activate_node(topology, i, step, None, observed);
+                let activation = Box::pin(in_span(topology, i, step, activation)).await;
+                Box::pin(self.take_in(topology, i, step, observed, activation)).await
+            };
+            let outcome = self.after_step(result, current, sent)?;
             if !to_the_end || !matches!(outcome, Advanced::Stepped(_)) {
                 return Ok(outcome);
             }
         }
-    }
-
-    async fn super_step(&mut self, topology: &Arc<Topology<S>>) -> Stepped {
-        if let Some(node) = self.work.next_override.take() {
-            self.work.frontier = vec![node];
-        }
-        if self.work.frontier.is_empty() && self.work.sends.is_empty() {
-            return Ok(Box::pin(self.complete(&[])).await?);
-        }
-        let step = self.progress.step + 1;
-        if self.scope.cancel.is_cancelled() {
-            return Err(Box::new(RunError::Cancelled { step }));
-        }
-        if self.progress.step >= u64::from(topology.max_steps) {
-            return Err(Box::new(RunError::StepLimit {
-                max_steps: topology.max_steps,
-            }));
-        }
-        let current = std::mem::take(&mut self.work.frontier);
-        let sent = std::mem::take(&mut self.work.sends);
-        let result = self.run_frontier(topology, &current, &sent, step).await;
-        Ok(self.after_step(result, current, sent)?)
     }
 
     /// After a step that started from the frontier `current` and the branches `sent`: its
@@ -262,77 +333,6 @@ impl<S: GraphState> Run<S> {
                 Err(error)
             }
         }
-    }
-
-    /// Runs the frontier `current` and the branches `sent` as super-step `step`; on error,
-    /// nothing is committed. A step of one node, the most travelled, runs in this frame;
-    /// any other in a boxed future of its own, which would make this one several times larger.
-    async fn run_frontier(
-        &mut self,
-        topology: &Arc<Topology<S>>,
-        current: &[usize],
-        sent: &[(usize, Arc<serde_json::Value>)],
-        step: u64,
-    ) -> Result<Advanced, RunError> {
-        let (&[i], true) = (current, sent.is_empty()) else {
-            return Box::pin(self.run_several(topology, current, sent, step)).await;
-        };
-        let nodes = &topology.nodes;
-        // As `run_several` asks: one flag says whether any node asks before it runs.
-        if self.may_ask_before(topology) {
-            let waiting = algo::asked_before(
-                topology,
-                &self.held.approved,
-                &self.held.stops.before,
-                &[i],
-                step,
-            );
-            if !waiting.is_empty() {
-                self.work.frontier = vec![i];
-                return Box::pin(self.pause(waiting, &[])).await;
-            }
-        }
-        if nodes[i].options.max_visits.is_some() {
-            algo::within_visits(topology, &self.progress.visits, i, 1)?;
-        }
-        let observed = self.observed();
-        if observed {
-            self.entered(topology, step, &[i]);
-        }
-        // One node: polled right here, no `Vec`, no box. No span at all when nothing records at
-        // its level: made and dropped, even a disabled one costs a tenth of the step.
-        let spans = tracing::level_enabled!(tracing::Level::INFO);
-        let spec = &nodes[i];
-        if !spans && spec.options.policy().is_plain(observed) {
-            // The attempt itself awaited in this frame, not inside an activation's future
-            // (several times its size, and copied).
-            let mut ctx = self.context(i, step, None);
-            let state = Arc::clone(&self.state);
-            let result = attempt_in_place(&*spec.node, state, &mut ctx, &self.scope.cancel).await;
-            // What most nodes return, an update or nothing, with nothing to ask after: the
-            // step's only result, committed as it is rather than gathered first.
-            let simple = ctx.nested.is_none()
-                && spec.options.interrupt != Some(InterruptPoint::After)
-                && !self.held.stops.after.contains(&i);
-            let update = match result {
-                Ok(NodeResult::Update(update)) if simple => Some(update),
-                Ok(NodeResult::None) if simple => None,
-                other => {
-                    let activation = once(other, &mut ctx);
-                    return Box::pin(self.take_in(topology, i, step, observed, activation)).await;
-                }
-            };
-            drop(ctx);
-            return match self.commit_one(topology, i, step, update)? {
-                None => Ok(Advanced::Stepped(step)),
-                Some(ending) => Box::pin(self.end(ending, &[i], step)).await,
-            };
-        }
-        // Boxed: an activation that retries, times or reports its attempts is several times the
-        // size of a plain attempt, and in this frame it would grow every step's future.
-        let activation = self.activate_node(topology, i, step, None, observed);
-        let activation = Box::pin(in_span(topology, i, step, activation)).await;
-        Box::pin(self.take_in(topology, i, step, observed, activation)).await
     }
 
     /// The step in which node `i` alone ran and gave `activation`: taken into the step's
@@ -395,8 +395,8 @@ impl<S: GraphState> Run<S> {
         }
     }
 
-    /// [`run_frontier`](Self::run_frontier) for a step of several nodes, or with sent
-    /// branches, or that holds deferred nodes back.
+    /// A step of several nodes, or with sent branches, or that holds deferred nodes back (the
+    /// step of [`super_steps`](Self::super_steps) that is not one node's).
     async fn run_several(
         &mut self,
         topology: &Arc<Topology<S>>,
