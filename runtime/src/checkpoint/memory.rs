@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
 use async_trait::async_trait;
+use rustc_hash::FxHashMap;
 
 use super::{
     Checkpoint, CheckpointError, Checkpointer, RunQueue, RunRecord, RunStatus, ThreadRecord,
@@ -25,7 +26,11 @@ pub struct InMemoryCheckpointer {
     /// Each run boxed: the table grows by moving its entries into a block twice as large, and
     /// moving a pointer is cheaper than moving a ~300-byte record (~1,100 instructions of an
     /// `interrupt_resume` cycle on a new store).
-    runs: Mutex<HashMap<RunId, Box<Stored>>>,
+    ///
+    /// Fx rather than SipHash: a run's id is hashed several times a cycle of it (~230
+    /// instructions each with SipHash), and the runtime makes run ids (ULIDs) rather than
+    /// taking them from callers. Thread ids may be a client's own: their table keeps SipHash.
+    runs: Mutex<FxHashMap<RunId, Box<Stored>>>,
     /// Locked after `runs` when both are (a run's first write joins its thread's list).
     threads: Mutex<HashMap<ThreadId, StoredThread>>,
 }
@@ -53,7 +58,7 @@ impl InMemoryCheckpointer {
         Self::default()
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<RunId, Box<Stored>>> {
+    fn lock(&self) -> MutexGuard<'_, FxHashMap<RunId, Box<Stored>>> {
         // A panic elsewhere while holding the lock cannot leave a half-written entry: every
         // write below is an insert, a move or a clone, none of which panics.
         self.runs
