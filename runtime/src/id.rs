@@ -14,8 +14,13 @@ use time::format_description::well_known::Rfc3339;
 /// Serialized as RFC 3339 in UTC with microseconds (`2026-12-02T19:56:11.123456Z`); parsing
 /// accepts any RFC 3339 offset and converts to UTC, so records written with an offset still
 /// order by the instant they name rather than by their text.
+///
+/// Kept as microseconds since the Unix epoch, within the years 0000–9999 that the text can
+/// say (clamped there): every checkpoint reads the clock and adds a lease to it, and as a
+/// calendar date-time each of those cost ~150 instructions of an `interrupt_resume` cycle, where
+/// the calendar is only needed to write the text.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Timestamp(OffsetDateTime);
+pub struct Timestamp(i64);
 
 /// Text that is not an RFC 3339 date and time.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -25,60 +30,77 @@ pub struct TimestampError {
     reason: String,
 }
 
+/// `0000-01-01T00:00:00Z` and `9999-12-31T23:59:59.999999Z` in microseconds since the epoch.
+const FIRST: i64 = -62_167_219_200_000_000;
+const LAST: i64 = 253_402_300_799_999_999;
+
 impl Timestamp {
     /// The current time, to the microsecond.
     pub fn now() -> Self {
-        let now = OffsetDateTime::now_utc();
-        let micros = now.nanosecond() / 1_000 * 1_000;
-        Timestamp(now.replace_nanosecond(micros).unwrap_or(now))
+        let micros = |d: std::time::Duration| i64::try_from(d.as_micros()).unwrap_or(i64::MAX);
+        match std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+            Ok(since) => Timestamp::from_micros(micros(since)),
+            // A clock set before 1970.
+            Err(before) => Timestamp::from_micros(micros(before.duration()).saturating_neg()),
+        }
+    }
+
+    /// `micros` since the epoch, clamped to the years the text can say.
+    fn from_micros(micros: i64) -> Self {
+        Timestamp(micros.clamp(FIRST, LAST))
     }
 
     /// Milliseconds since the Unix epoch (rounded down).
     pub fn unix_millis(self) -> i64 {
-        self.0
-            .unix_timestamp()
-            .saturating_mul(1_000)
-            .saturating_add(i64::from(self.0.millisecond()))
+        self.0.div_euclid(1_000)
     }
 
     /// This time plus `duration` (saturating).
     pub fn plus(self, duration: std::time::Duration) -> Self {
-        Timestamp(
-            self.0
-                .saturating_add(time::Duration::try_from(duration).unwrap_or(time::Duration::MAX)),
-        )
+        let micros = i64::try_from(duration.as_micros()).unwrap_or(i64::MAX);
+        Timestamp::from_micros(self.0.saturating_add(micros))
     }
 
     /// Microseconds since the Unix epoch, rounded down (what durable backends order by).
-    ///
-    /// Seconds and the second's microseconds, not nanoseconds divided: those are an `i128`,
-    /// whose division is a library call (a durable step compares four of these).
     pub fn unix_micros(self) -> i64 {
         self.0
-            .unix_timestamp()
-            .saturating_mul(1_000_000)
-            .saturating_add(i64::from(self.0.microsecond()))
+    }
+
+    /// The instant as a calendar date-time in UTC.
+    fn calendar(self) -> OffsetDateTime {
+        // In range by construction; the epoch only if that were ever broken.
+        OffsetDateTime::from_unix_timestamp_nanos(i128::from(self.0) * 1_000)
+            .unwrap_or(OffsetDateTime::UNIX_EPOCH)
     }
 
     /// The instant, for drivers that bind date-times.
     #[cfg(feature = "postgres")]
     pub(crate) fn datetime(self) -> OffsetDateTime {
-        self.0
+        self.calendar()
     }
 
-    /// An instant read back from a driver, in UTC.
+    /// An instant read back from a driver, in UTC (to the microsecond).
     #[cfg(feature = "postgres")]
     pub(crate) fn from_datetime(at: OffsetDateTime) -> Self {
-        Timestamp(at.to_offset(time::UtcOffset::UTC))
+        Timestamp::from_calendar(at)
     }
 
-    /// Parses RFC 3339 text with any offset.
+    fn from_calendar(at: OffsetDateTime) -> Self {
+        let micros = at.unix_timestamp_nanos().div_euclid(1_000);
+        Timestamp::from_micros(i64::try_from(micros).unwrap_or(if micros < 0 {
+            FIRST
+        } else {
+            LAST
+        }))
+    }
+
+    /// Parses RFC 3339 text with any offset (to the microsecond: finer digits are dropped).
     ///
     /// # Errors
     /// [`TimestampError`] when `text` is not RFC 3339.
     pub fn parse(text: &str) -> Result<Self, TimestampError> {
         OffsetDateTime::parse(text, &Rfc3339)
-            .map(|t| Timestamp(t.to_offset(time::UtcOffset::UTC)))
+            .map(Timestamp::from_calendar)
             .map_err(|e| TimestampError {
                 text: text.to_owned(),
                 reason: e.to_string(),
@@ -87,14 +109,13 @@ impl Timestamp {
 }
 
 impl Timestamp {
-    /// The RFC 3339 text of a time whose year has four digits (every clock's), built on the
-    /// stack: what [`Display`](fmt::Display) writes, for stores that bind it without a `String`.
-    pub(crate) fn rfc3339(self) -> Option<[u8; 27]> {
-        let t = self.0;
+    /// The RFC 3339 text, built on the stack: what [`Display`](fmt::Display) writes, for
+    /// stores that bind it without a `String`.
+    pub(crate) fn rfc3339(self) -> [u8; 27] {
+        let t = self.calendar();
         let (year, month, day) = t.to_calendar_date();
-        let Ok(year @ 0..=9_999) = u32::try_from(year) else {
-            return None;
-        };
+        // 0–9999 by construction.
+        let year = u32::try_from(year).unwrap_or(0);
         let (hour, minute, second, micro) = t.to_hms_micro();
         let mut text = *b"0000-00-00T00:00:00.000000Z";
         let mut put = |at: std::ops::Range<usize>, mut value: u32| {
@@ -110,7 +131,7 @@ impl Timestamp {
         put(14..16, u32::from(minute));
         put(17..19, u32::from(second));
         put(20..26, micro);
-        Some(text)
+        text
     }
 }
 
@@ -119,22 +140,7 @@ impl fmt::Display for Timestamp {
     /// a durable step stores four of these, and through `write!`'s padded integers each cost
     /// ~3,000 instructions (a tenth of a SQLite step's CPU).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(text) = self.rfc3339() {
-            return f.write_str(std::str::from_utf8(&text).map_err(|_| fmt::Error)?);
-        }
-        // A year outside RFC 3339's four digits: never written by a clock, but readable.
-        let t = self.0;
-        write!(
-            f,
-            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z",
-            t.year(),
-            u8::from(t.month()),
-            t.day(),
-            t.hour(),
-            t.minute(),
-            t.second(),
-            t.microsecond()
-        )
+        f.write_str(std::str::from_utf8(&self.rfc3339()).map_err(|_| fmt::Error)?)
     }
 }
 
@@ -449,7 +455,9 @@ mod tests {
             "9999-12-31T23:59:59.999999Z",
         ] {
             let at = Timestamp::parse(text).unwrap();
-            let nanos = at.0.unix_timestamp_nanos();
+            let nanos = OffsetDateTime::parse(text, &Rfc3339)
+                .unwrap()
+                .unix_timestamp_nanos();
             let floor = |unit: i128| i64::try_from(nanos.div_euclid(unit)).unwrap();
             assert_eq!(at.unix_micros(), floor(1_000), "{text}");
             assert_eq!(at.unix_millis(), floor(1_000_000), "{text}");
@@ -471,6 +479,28 @@ mod tests {
                 .to_string()
                 .starts_with("invalid RFC 3339 timestamp `yesterday`")
         );
+    }
+
+    #[test]
+    fn timestamps_stay_within_the_years_their_text_can_say() {
+        let first = Timestamp::parse("0000-01-01T00:00:00Z").unwrap();
+        let last = Timestamp::parse("9999-12-31T23:59:59.999999Z").unwrap();
+        assert_eq!((first.unix_micros(), last.unix_micros()), (FIRST, LAST));
+        // An offset that puts the instant outside them, a lease of "forever", a clock read.
+        let before = Timestamp::parse("0000-01-01T00:00:00+01:00").unwrap();
+        assert_eq!(before.to_string(), "0000-01-01T00:00:00.000000Z");
+        let after = Timestamp::parse("9999-12-31T23:59:59-01:00").unwrap();
+        assert_eq!(after, last);
+        assert_eq!(Timestamp::now().plus(std::time::Duration::MAX), last);
+        assert_eq!(last.to_string(), "9999-12-31T23:59:59.999999Z");
+        // Finer digits than microseconds are dropped, as the text drops them.
+        let fine = Timestamp::parse("2026-12-03T13:02:20.123456789Z").unwrap();
+        assert_eq!(
+            fine,
+            Timestamp::parse("2026-12-03T13:02:20.123456Z").unwrap()
+        );
+        let lease = fine.plus(std::time::Duration::from_secs(30));
+        assert_eq!(lease.to_string(), "2026-12-03T13:02:50.123456Z");
     }
 
     #[test]

@@ -145,24 +145,16 @@ pub(super) struct CheckpointRow {
 }
 
 /// A time as its RFC 3339 text, kept inline: a checkpoint row binds one every step.
-pub(super) enum TimeText {
-    Inline([u8; 27]),
-    /// A year outside 0–9999 (never a clock's).
-    Long(String),
-}
+pub(super) struct TimeText([u8; 27]);
 
 impl TimeText {
     fn of(at: Timestamp) -> Self {
-        at.rfc3339()
-            .map_or_else(|| TimeText::Long(at.to_string()), TimeText::Inline)
+        TimeText(at.rfc3339())
     }
 
     pub(super) fn as_str(&self) -> &str {
-        match self {
-            // ASCII digits and separators: always UTF-8.
-            TimeText::Inline(text) => std::str::from_utf8(text).unwrap_or_default(),
-            TimeText::Long(text) => text,
-        }
+        // ASCII digits and separators: always UTF-8.
+        std::str::from_utf8(&self.0).unwrap_or_default()
     }
 }
 
