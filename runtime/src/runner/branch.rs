@@ -110,7 +110,7 @@ impl<S: GraphState> Run<S> {
         } else {
             RunStatus::Running
         };
-        Ok(self.record(status, self.state_json()?, Timestamp::now(), None))
+        Ok(self.record(status, self.state_json_as_read()?, Timestamp::now(), None))
     }
 
     /// Folds `update` into the state as if `node` had written it, and makes the nodes `node`'s
@@ -226,7 +226,7 @@ impl<S: GraphState> Run<S> {
         if let Some(store) = self.graph.checkpointer.clone() {
             let mut claim = self.record(
                 RunStatus::Running,
-                self.state_json()?,
+                self.state_json_as_read()?,
                 Timestamp::now(),
                 None,
             );

@@ -173,7 +173,7 @@ impl<S: GraphState> Run<S> {
             parent: record.parent,
             thread: record.thread,
             metadata: record.metadata,
-            written: super::written::Written::default(),
+            written: super::written::Written::read_from(checkpoint.state, &state),
         };
         Ok(Self::assemble(
             graph, run_id, state, work, held, progress, ledger,

@@ -27,12 +27,17 @@ pub(super) struct Written {
     /// For a run started on a thread, before its first checkpoint: the checkpoint of the run
     /// before whose state it went on from, which its first checkpoint's changes follow.
     from: Option<CheckpointRef>,
+    /// The JSON the state was read from when the run was restored, until the state changes:
+    /// what a resume's claim writes, so that a state just read is not serialized again. With
+    /// it in debug builds, the state's own JSON then, to check that nothing changed it since.
+    read: Option<(Arc<serde_json::Value>, Option<serde_json::Value>)>,
 }
 
 impl Written {
     /// Forgets the state's JSON after a change that did not say what it changed: the next
     /// checkpoint holds the whole state.
     pub(super) fn forget(&mut self) {
+        self.read = None;
         self.json = None;
         self.changes = StateChanges::default();
         self.from = None;
@@ -50,6 +55,17 @@ impl Written {
         self.changes = StateChanges::default();
         self.deltas = chain;
         self.from = Some(from);
+    }
+
+    /// A run restored from a checkpoint whose state, `state`, was read from `json`.
+    pub(super) fn read_from<S: GraphState>(json: Arc<serde_json::Value>, state: &S) -> Self {
+        let own = cfg!(debug_assertions)
+            .then(|| serde_json::to_value(state).ok())
+            .flatten();
+        Written {
+            read: Some((json, own)),
+            ..Written::default()
+        }
     }
 
     fn knows(&self) -> bool {
@@ -103,7 +119,11 @@ impl<S: GraphState> Run<S> {
         updates: Updates<'_, S::Update>,
         step: u64,
     ) -> Result<(), RunError> {
-        if !self.ledger.written.knows() || matches!(updates, Updates::None) {
+        if matches!(updates, Updates::None) {
+            return Ok(());
+        }
+        self.ledger.written.read = None;
+        if !self.ledger.written.knows() {
             return algo::merge(&mut self.state, updates, step);
         }
         let copies = updates.to_vec();
@@ -137,6 +157,26 @@ impl<S: GraphState> Run<S> {
         let deltas = self.writes_deltas();
         self.ledger.written.whole(&json, deltas);
         Ok((json, None))
+    }
+
+    /// The state as JSON, as [`state_json`](Self::state_json) makes it: the JSON it was read
+    /// from while nothing has changed it since (checked against a fresh one in debug builds).
+    ///
+    /// The JSON read may differ from what the state writes now (a field the state type has
+    /// added since, with a default): a claim changes the run's status, not its state, and the
+    /// checkpoint after it writes the state whole.
+    pub(super) fn state_json_as_read(&self) -> Result<Arc<serde_json::Value>, RunError> {
+        let Some((read, own)) = &self.ledger.written.read else {
+            return self.state_json();
+        };
+        if let Some(own) = own {
+            assert_eq!(
+                *own,
+                *self.state_json()?,
+                "the state changed since it was read, and the JSON it was read from was kept"
+            );
+        }
+        Ok(Arc::clone(read))
     }
 
     /// Whether the run writes deltas, and so works out what each of its steps changed: when it
