@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::name::Name;
+
 pub use crate::reply::{AnswerSiteInfo, Reply, TakesAnswer};
 pub use crate::resume::{Answers, Resume};
 pub use crate::state::ApplyResume;
@@ -17,9 +19,9 @@ pub use trellis_graph::InterruptPoint;
 pub struct InterruptRequest {
     /// What kind of answer is wanted (`approval`, `clarification`, …); the pause checkpoint is
     /// labelled `pause:<kind>`.
-    pub kind: String,
+    pub kind: Name,
     /// The question, for the person.
-    pub question: String,
+    pub question: Name,
     /// The answers to choose from; empty for a free answer.
     pub options: Vec<String>,
     /// Where the run continues after the answer: one of the node's declared targets, or the
@@ -36,8 +38,8 @@ impl InterruptRequest {
     /// A request of `kind` asking `question`, with no options, continuing along the node's edges.
     pub fn new(kind: impl Into<String>, question: impl Into<String>) -> Self {
         InterruptRequest {
-            kind: kind.into(),
-            question: question.into(),
+            kind: kind.into().into(),
+            question: question.into().into(),
             options: Vec::new(),
             resume_to: None,
             payload: None,
@@ -70,12 +72,16 @@ impl InterruptRequest {
 }
 
 /// One pending question of a paused run.
+///
+/// Its text is [`Name`]s (read as `&str`, compared with `str` and `String`): a pause's
+/// questions are copied into its record, its checkpoint, each load of them and the outcome, and
+/// as `String`s those copies were a tenth of an interrupt-and-resume cycle in memory.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Interrupt {
     /// Unique within the run: `<node>@<step>`. A resume answers each pending id.
-    pub id: String,
+    pub id: Name,
     /// The node that paused.
-    pub node: String,
+    pub node: Name,
     /// The super-step it paused in (the step about to run, for `interrupt before`).
     pub step: u64,
     /// Before, after, or from inside the node.
@@ -85,15 +91,17 @@ pub struct Interrupt {
 }
 
 impl Interrupt {
+    /// `node` is shared (with the graph's name for it, say), not copied.
     pub(crate) fn new(
-        node: &str,
+        node: impl Into<Name>,
         step: u64,
         point: InterruptPoint,
         request: InterruptRequest,
     ) -> Self {
+        let node = node.into();
         Interrupt {
-            id: format!("{node}@{step}"),
-            node: node.to_owned(),
+            id: format!("{node}@{step}").into(),
+            node,
             step,
             point,
             request,
@@ -103,23 +111,31 @@ impl Interrupt {
     /// The request of a static `interrupt before|after` on `node`.
     /// `question` is the node's own (`interrupt before "…"`), if it has one.
     pub(crate) fn fixed(
-        node: &str,
+        node: impl Into<Name>,
         step: u64,
         point: InterruptPoint,
         question: Option<&str>,
     ) -> Self {
+        let node = node.into();
         let (kind, default) = match point {
-            InterruptPoint::Before => ("before", format!("approve running `{node}`")),
-            _ => ("after", format!("review the result of `{node}`")),
+            InterruptPoint::Before => ("before", format_args!("approve running `{node}`")),
+            _ => ("after", format_args!("review the result of `{node}`")),
         };
-        let question = question.map_or(default, str::to_owned);
-        Interrupt::new(node, step, point, InterruptRequest::new(kind, question))
+        let question = question.map_or_else(|| Name::from(default.to_string()), Name::from);
+        let request = InterruptRequest {
+            kind: kind.into(),
+            question,
+            options: Vec::new(),
+            resume_to: None,
+            payload: None,
+        };
+        Interrupt::new(node, step, point, request)
     }
 
     /// The interrupt of sent branch `branch` of its node: `node@step#branch`, so that sibling
     /// branches' are told apart.
     pub(crate) fn of_branch(mut self, branch: usize) -> Self {
-        self.id = format!("{}#{branch}", self.id);
+        self.id = format!("{}#{branch}", self.id).into();
         self
     }
 

@@ -56,15 +56,15 @@ impl<I> Answers<I> {
                 }
                 Err(RunError::Answers {
                     run_id: run.run_id().clone(),
-                    pending: asked.iter().map(|i| i.id.clone()).collect(),
+                    pending: asked.iter().map(|i| i.id.as_str().to_owned()).collect(),
                     given: vec!["(none: only a run's own breakpoints go on without)".to_owned()],
                 })
             }
             Answers::One(answer) => match run.interrupts() {
-                [only] => Ok(vec![(only.id.clone(), answer)]),
+                [only] => Ok(vec![(only.id.as_str().to_owned(), answer)]),
                 pending => Err(RunError::Answers {
                     run_id: run.run_id().clone(),
-                    pending: pending.iter().map(|i| i.id.clone()).collect(),
+                    pending: pending.iter().map(|i| i.id.as_str().to_owned()).collect(),
                     given: vec!["(one answer without an id)".to_owned()],
                 }),
             },

@@ -232,7 +232,7 @@ pub fn rename(checkpoint: &mut Checkpoint, record: &mut RunRecord, renames: &Ren
         .iter_mut()
         .chain(&mut record.interrupts)
     {
-        text(&mut interrupt.node);
+        name(&mut interrupt.node);
         if let Some(to) = interrupt.request.resume_to.as_mut() {
             text(to);
         }

@@ -207,7 +207,7 @@ async fn each_branch_asks_its_own_question_and_is_answered_on_its_own() {
     let asked: Vec<(String, String)> = paused
         .interrupts()
         .iter()
-        .map(|i| (i.id.clone(), i.request.question.clone()))
+        .map(|i| (i.id.to_string(), i.request.question.to_string()))
         .collect();
     assert_eq!(
         asked,

@@ -122,7 +122,11 @@ async fn a_run_that_failed_folding_answers_in_is_paused_again_by_a_retry() {
         let graph = two_approvals(Arc::clone(&store));
         let paused = graph.invoke(ticket("contract")).await.unwrap();
         let run_id = paused.run_id().clone();
-        let ids: Vec<String> = paused.interrupts().iter().map(|i| i.id.clone()).collect();
+        let ids: Vec<String> = paused
+            .interrupts()
+            .iter()
+            .map(|i| i.id.to_string())
+            .collect();
         assert_eq!(ids, ["legal@2", "finance@2"]);
         let conflict = graph
             .resume(

@@ -139,8 +139,8 @@ pub fn sample_run(run_id: RunId, created_at: Timestamp) -> RunRecord {
         })
         .into(),
         interrupts: vec![Interrupt {
-            id: "send@5".to_owned(),
-            node: "send".to_owned(),
+            id: "send@5".into(),
+            node: "send".into(),
             step: 5,
             point: InterruptPoint::Before,
             request: InterruptRequest::new("approval", "send this reply?")
@@ -183,8 +183,8 @@ pub fn sample_checkpoint(run_id: &RunId, id: u64) -> Checkpoint {
             message: "timed out after 10s".to_owned(),
         }],
         interrupts: vec![Interrupt {
-            id: format!("send@{id}"),
-            node: "send".to_owned(),
+            id: format!("send@{id}").into(),
+            node: "send".into(),
             step: id,
             point: InterruptPoint::Node,
             request: InterruptRequest::new("approval", "send «this»?").with_options(["yes"]),

@@ -305,7 +305,7 @@ impl<S: GraphState> Run<S> {
             for question in asked {
                 let mut interrupt =
                     Interrupt::new(name, step, InterruptPoint::Node, question.request.clone());
-                interrupt.id = format!("{segment}/{}", question.id);
+                interrupt.id = format!("{segment}/{}", question.id).into();
                 absorbed.rare().interrupts.push((i, interrupt));
             }
             return true;

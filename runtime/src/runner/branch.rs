@@ -206,7 +206,12 @@ impl<S: GraphState> Run<S> {
         if !self.held.interrupts.is_empty() {
             return Err(RunError::Answers {
                 run_id: self.scope.run_id.clone(),
-                pending: self.held.interrupts.iter().map(|i| i.id.clone()).collect(),
+                pending: self
+                    .held
+                    .interrupts
+                    .iter()
+                    .map(|i| i.id.as_str().to_owned())
+                    .collect(),
                 given: Vec::new(),
             });
         }

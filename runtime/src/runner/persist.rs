@@ -19,7 +19,7 @@ impl<S: GraphState> Run<S> {
     ) -> Result<Advanced, RunError> {
         self.progress.phase = Phase::Paused;
         self.held.interrupts = interrupts;
-        let kind = self.held.interrupts[0].request.kind.clone();
+        let kind = self.held.interrupts[0].request.kind.as_str().to_owned();
         self.save(CheckpointLabel::Pause(kind), RunStatus::Paused, ran, None)
             .await?;
         self.emit(|| Event::RunPaused {

@@ -127,7 +127,12 @@ impl<S: ApplyResume> Run<S> {
         let run_id = self.scope.run_id.clone();
         let proceeds = matches!(answers, Answers::Proceed);
         let mut answers = answers.keyed(self)?;
-        let mut pending: Vec<String> = self.held.interrupts.iter().map(|i| i.id.clone()).collect();
+        let mut pending: Vec<String> = self
+            .held
+            .interrupts
+            .iter()
+            .map(|i| i.id.as_str().to_owned())
+            .collect();
         // Going on past breakpoints answers each of them with nothing.
         let mut given: Vec<String> = if proceeds {
             pending.clone()
@@ -150,7 +155,10 @@ impl<S: ApplyResume> Run<S> {
             run_id: run_id.clone(),
             graph: self.scope.graph.to_string(),
             step: self.progress.step,
-            interrupts: interrupts.iter().map(|i| i.id.clone()).collect(),
+            interrupts: interrupts
+                .iter()
+                .map(|i| i.id.as_str().to_owned())
+                .collect(),
         });
         // Changed outside a step: the next checkpoint holds the whole state.
         self.ledger.written.forget();

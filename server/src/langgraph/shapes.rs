@@ -99,7 +99,7 @@ pub(crate) fn thread(record: &ThreadRecord, newest: Option<&RunRecord>) -> Value
         .map(|run| {
             run.interrupts
                 .iter()
-                .map(|q| (q.id.clone(), json!([interrupt(q)])))
+                .map(|q| (q.id.as_str().to_owned(), json!([interrupt(q)])))
                 .collect()
         })
         .unwrap_or_default();
@@ -292,8 +292,8 @@ mod tests {
     fn a_question_asked_inside_a_node_names_where_its_answer_leads() {
         let run_id = RunId::from("01JRUN");
         let question = Interrupt {
-            id: "review@2".to_owned(),
-            node: "review".to_owned(),
+            id: "review@2".into(),
+            node: "review".into(),
             step: 2,
             point: trellis::interrupt::InterruptPoint::Node,
             request: trellis::interrupt::InterruptRequest::new("approval", "Send it?")
