@@ -207,11 +207,15 @@ impl Checkpointer for InMemoryCheckpointer {
             {
                 stored.runs.push(run_id.clone());
             }
+            // Room for a short run's checkpoints (a pointer each): a list grown from one
+            // reallocates twice by the fifth.
+            let mut checkpoints = Vec::with_capacity(8);
+            checkpoints.push(Box::new(checkpoint));
             runs.insert(
                 run_id,
                 Box::new(Stored {
                     record: run,
-                    checkpoints: vec![Box::new(checkpoint)],
+                    checkpoints,
                 }),
             );
             return Ok(());

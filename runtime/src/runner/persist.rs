@@ -145,6 +145,14 @@ impl<S: GraphState> Run<S> {
         let name = |i: usize| Name::from(&nodes[i].name);
         let names = |list: &[usize]| -> Vec<Name> { list.iter().map(|&i| name(i)).collect() };
         let now = Timestamp::now();
+        // Inserted, not collected: `collect` sorts a list it allocates first, which for a
+        // run's few visited nodes costs more than the map.
+        let mut visits = BTreeMap::new();
+        for (i, &count) in self.progress.visits.iter().enumerate() {
+            if count > 0 {
+                visits.insert(name(i), count);
+            }
+        }
         let checkpoint = Checkpoint {
             id: self.ledger.checkpoints + 1,
             run_id: self.scope.run_id.clone(),
@@ -153,14 +161,7 @@ impl<S: GraphState> Run<S> {
             label,
             state: Arc::clone(&state),
             frontier: names(&self.work.frontier),
-            visits: self
-                .progress
-                .visits
-                .iter()
-                .enumerate()
-                .filter(|&(_, &count)| count > 0)
-                .map(|(i, &count)| (name(i), count))
-                .collect::<BTreeMap<_, _>>(),
+            visits,
             approved: names(&self.held.approved),
             breakpoints: crate::interrupt::Breakpoints {
                 before: names(&self.held.stops.before),
