@@ -27,9 +27,10 @@ pub(super) struct Written {
     /// For a run started on a thread, before its first checkpoint: the checkpoint of the run
     /// before whose state it went on from, which its first checkpoint's changes follow.
     from: Option<CheckpointRef>,
-    /// The JSON the state was read from when the run was restored, until the state changes:
-    /// what a resume's claim writes, so that a state just read is not serialized again. With
-    /// it in debug builds, the state's own JSON then, to check that nothing changed it since.
+    /// The JSON the state was read from when the run was restored, until the run's next
+    /// checkpoint or change outside a step: what a resume's claim writes, so that a state just
+    /// read is not serialized again. With it in debug builds, the state's own JSON then, to
+    /// check that nothing changed it since.
     read: Option<(Arc<serde_json::Value>, Option<serde_json::Value>)>,
 }
 
@@ -119,11 +120,7 @@ impl<S: GraphState> Run<S> {
         updates: Updates<'_, S::Update>,
         step: u64,
     ) -> Result<(), RunError> {
-        if matches!(updates, Updates::None) {
-            return Ok(());
-        }
-        self.ledger.written.read = None;
-        if !self.ledger.written.knows() {
+        if !self.ledger.written.knows() || matches!(updates, Updates::None) {
             return algo::merge(&mut self.state, updates, step);
         }
         let copies = updates.to_vec();
@@ -145,6 +142,10 @@ impl<S: GraphState> Run<S> {
     pub(super) fn state_to_write(
         &mut self,
     ) -> Result<(Arc<serde_json::Value>, Option<Arc<StateDelta>>), RunError> {
+        // Every change of the state is saved before a claim can read it (a step's merge at the
+        // step's end, an edit or an answer through `forget`): forgotten here, the JSON read
+        // costs the steps' merges nothing.
+        self.ledger.written.read = None;
         let every = self.graph.snapshot_every;
         if let Some((json, delta)) = self.ledger.written.delta(self.ledger.checkpoints, every) {
             if cfg!(debug_assertions) {
