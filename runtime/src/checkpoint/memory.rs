@@ -1,6 +1,8 @@
 //! `InMemoryCheckpointer`: the contract kept in a process's memory, for tests and short runs.
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Mutex, MutexGuard};
 
 use async_trait::async_trait;
@@ -71,6 +73,55 @@ impl InMemoryCheckpointer {
         self.threads
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// [`Checkpointer::save_step`], done.
+    fn save_now(&self, run: RunRecord, mut checkpoint: Checkpoint) -> Result<(), CheckpointError> {
+        // Memory keeps the whole state (see `writes_deltas`): a delta is only a hint.
+        checkpoint.delta = None;
+        if run.run_id != checkpoint.run_id {
+            return Err(CheckpointError::Corrupt {
+                what: format!("checkpoint {} of run {}", checkpoint.id, checkpoint.run_id),
+                reason: format!("saved with the record of run {}", run.run_id),
+            });
+        }
+        let mut runs = self.lock();
+        // One lookup: the run id is hashed once a step, not once per check.
+        let Some(stored) = runs.get_mut(&run.run_id) else {
+            // A run's first write: nothing to fence against.
+            let run_id = run.run_id.clone();
+            if let Some(thread) = &run.thread
+                && let Some(stored) = self.threads().get_mut(thread)
+            {
+                stored.runs.push(run_id.clone());
+            }
+            // Room for a short run's checkpoints (a pointer each): a list grown from one
+            // reallocates twice by the fifth.
+            let mut checkpoints = Vec::with_capacity(8);
+            checkpoints.push(Box::new(checkpoint));
+            runs.insert(
+                run_id,
+                Box::new(Stored {
+                    record: run,
+                    checkpoints,
+                }),
+            );
+            return Ok(());
+        };
+        if stored.record.owner != run.owner {
+            return Err(CheckpointError::Fenced {
+                run_id: run.run_id.clone(),
+                owner: stored
+                    .record
+                    .owner
+                    .as_deref()
+                    .unwrap_or("nobody")
+                    .to_owned(),
+            });
+        }
+        stored.record = run;
+        stored.put(checkpoint);
+        Ok(())
     }
 }
 
@@ -184,56 +235,19 @@ impl Checkpointer for InMemoryCheckpointer {
         }
     }
 
-    async fn save_step(
-        &self,
+    /// Written out, not `async fn`: the store never waits, and as an `async fn` the record and
+    /// the checkpoint were moved into its boxed future and out again (~700 bytes, several
+    /// copies a save). The work is done when called; the future only hands back the result.
+    fn save_step<'store, 'saving>(
+        &'store self,
         run: RunRecord,
-        mut checkpoint: Checkpoint,
-    ) -> Result<(), CheckpointError> {
-        // Memory keeps the whole state (see `writes_deltas`): a delta is only a hint.
-        checkpoint.delta = None;
-        if run.run_id != checkpoint.run_id {
-            return Err(CheckpointError::Corrupt {
-                what: format!("checkpoint {} of run {}", checkpoint.id, checkpoint.run_id),
-                reason: format!("saved with the record of run {}", run.run_id),
-            });
-        }
-        let mut runs = self.lock();
-        // One lookup: the run id is hashed once a step, not once per check.
-        let Some(stored) = runs.get_mut(&run.run_id) else {
-            // A run's first write: nothing to fence against.
-            let run_id = run.run_id.clone();
-            if let Some(thread) = &run.thread
-                && let Some(stored) = self.threads().get_mut(thread)
-            {
-                stored.runs.push(run_id.clone());
-            }
-            // Room for a short run's checkpoints (a pointer each): a list grown from one
-            // reallocates twice by the fifth.
-            let mut checkpoints = Vec::with_capacity(8);
-            checkpoints.push(Box::new(checkpoint));
-            runs.insert(
-                run_id,
-                Box::new(Stored {
-                    record: run,
-                    checkpoints,
-                }),
-            );
-            return Ok(());
-        };
-        if stored.record.owner != run.owner {
-            return Err(CheckpointError::Fenced {
-                run_id: run.run_id.clone(),
-                owner: stored
-                    .record
-                    .owner
-                    .as_deref()
-                    .unwrap_or("nobody")
-                    .to_owned(),
-            });
-        }
-        stored.record = run;
-        stored.put(checkpoint);
-        Ok(())
+        checkpoint: Checkpoint,
+    ) -> Pin<Box<dyn Future<Output = Result<(), CheckpointError>> + Send + 'saving>>
+    where
+        'store: 'saving,
+        Self: 'saving,
+    {
+        Box::pin(std::future::ready(self.save_now(run, checkpoint)))
     }
 
     fn writes_deltas(&self) -> bool {
